@@ -1,0 +1,52 @@
+/*
+ * cli.h: private to cli/. Commands are declared in one table (main.c), each
+ * in its own file; options are declared as tables and parsed by one shared
+ * parser that also prints usage; outputs go through an atomic writer.
+ */
+#ifndef FUSESCAN_CLI_H
+#define FUSESCAN_CLI_H
+
+#include <stdio.h>
+
+enum { FS_EXIT_OK = 0, FS_EXIT_GATE = 1, FS_EXIT_INPUT = 2 };
+
+enum fs_opt_kind { FS_OPT_FLAG, FS_OPT_STRING, FS_OPT_CHOICE };
+
+struct fs_option {
+	const char *name;            /* long name without "--" */
+	char short_name;             /* 0 if none */
+	enum fs_opt_kind kind;
+	const char *arg;             /* argument placeholder for usage */
+	const char *help;
+	void *dest;                  /* int* for flags/choices, const char** for strings */
+	const char *const *choices;  /* FS_OPT_CHOICE: NULL-terminated */
+};
+
+struct fs_command {
+	const char *name;
+	int (*run)(const struct fs_command *cmd, int argc, char **argv);
+	const char *synopsis;        /* "[options] PATH..." */
+	const char *summary;         /* one line */
+};
+
+/* Parses options, leaving positional arguments (in order) at argv[0..*npos).
+ * Prints a usage error and returns -1 on a bad option; returns 1 after
+ * printing help for --help; 0 otherwise. */
+int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
+		  int argc, char **argv, int *npos);
+void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, FILE *out);
+
+/* Atomic output: stdout for NULL or "-", else a temp file renamed on commit. */
+struct fs_out {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+
+int fs_out_open(struct fs_out *o, const char *path);
+int fs_out_commit(struct fs_out *o);   /* 0 ok, -1 on error (message printed) */
+void fs_out_abort(struct fs_out *o);
+
+int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * main.c: fusescan's entry point and command table. `fusescan CMD ...` runs
+ * a command; `fusescan PATH...` (first argument not a command) means scan.
+ */
+#include "cli.h"
+#include "fusescan/base.h"
+
+#include <string.h>
+
+static const struct fs_command commands[] = {
+	{"scan", fs_cmd_scan, "[options] PATH...",
+	 "summarise every graph in dump files, run directories or directories of runs"},
+};
+
+enum { N_COMMANDS = sizeof(commands) / sizeof(commands[0]) };
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: fusescan [COMMAND] [options] PATH...\n\n"
+		     "Finds what to fuse next in AutoDeploy / torch.export graph dumps.\n\ncommands:\n");
+	for (int i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nWithout a command, PATH... is scanned. 'fusescan COMMAND --help' for options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return FS_EXIT_INPUT;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return FS_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("fusescan %s\n", FS_VERSION);
+		return FS_EXIT_OK;
+	}
+	for (int i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(&commands[i], argc - 2, argv + 2);
+	return commands[0].run(&commands[0], argc - 1, argv + 1);
+}

@@ -1,0 +1,108 @@
+/*
+ * opts.c: the one option parser of every command (table-driven, GNU style:
+ * --name VALUE, --name=VALUE, -x VALUE, -- ends options) and its usage text.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const struct fs_option help_opt = {"help", 'h', FS_OPT_FLAG, NULL, "show this help", NULL, NULL};
+
+void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, FILE *out)
+{
+	fprintf(out, "usage: fusescan %s %s\n  %s\n\noptions:\n", cmd->name, cmd->synopsis, cmd->summary);
+	for (const struct fs_option *o = opts;; o++) {
+		if (!o->name)
+			o = &help_opt;
+		char left[64];
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
+			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(out, "  %-28s %s", left, o->help);
+		if (o->kind == FS_OPT_CHOICE) {
+			fprintf(out, " (");
+			for (int i = 0; o->choices[i]; i++)
+				fprintf(out, "%s%s", i ? "|" : "", o->choices[i]);
+			fprintf(out, ")");
+		}
+		fputc('\n', out);
+		if (o == &help_opt)
+			break;
+	}
+}
+
+static const struct fs_option *find(const struct fs_option *opts, const char *name, size_t n, char c)
+{
+	for (const struct fs_option *o = opts; o->name; o++)
+		if (c ? o->short_name == c : (strlen(o->name) == n && !memcmp(o->name, name, n)))
+			return o;
+	return NULL;
+}
+
+static int bad(const struct fs_command *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "fusescan %s: %s '%s'\n(see 'fusescan %s --help')\n", cmd->name, what, arg,
+		cmd->name);
+	return -1;
+}
+
+static int set(const struct fs_command *cmd, const struct fs_option *o, const char *val)
+{
+	if (o->kind == FS_OPT_FLAG) {
+		*(int *)o->dest = 1;
+		return 0;
+	}
+	if (o->kind == FS_OPT_STRING) {
+		*(const char **)o->dest = val;
+		return 0;
+	}
+	for (int i = 0; o->choices[i]; i++)
+		if (!strcmp(o->choices[i], val)) {
+			*(int *)o->dest = i;
+			return 0;
+		}
+	fprintf(stderr, "fusescan %s: invalid value '%s' for --%s\n(see 'fusescan %s --help')\n",
+		cmd->name, val, o->name, cmd->name);
+	return -1;
+}
+
+int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
+		  int argc, char **argv, int *npos)
+{
+	int k = 0, only_pos = 0;
+	for (int i = 0; i < argc; i++) {
+		char *a = argv[i];
+		if (only_pos || a[0] != '-' || !a[1]) {
+			argv[k++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fs_opts_usage(cmd, opts, stdout);
+			return 1;
+		}
+		const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+		const struct fs_option *o = a[1] == '-'
+			? find(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
+			: (a[2] ? NULL : find(opts, NULL, 0, a[1]));
+		if (!o)
+			return bad(cmd, "unknown option", a);
+		const char *val = NULL;
+		if (o->kind != FS_OPT_FLAG) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return bad(cmd, "missing value for option", a);
+		} else if (eq)
+			return bad(cmd, "option takes no value", a);
+		if (set(cmd, o, val) < 0)
+			return -1;
+	}
+	*npos = k;
+	return 0;
+}

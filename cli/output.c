@@ -1,0 +1,79 @@
+/*
+ * output.c: atomic output files. Reports are written to a temporary file in
+ * the destination's directory and renamed over it only once complete, so a
+ * reader never sees a half-written report and a failure leaves no debris.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int fs_out_open(struct fs_out *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	size_t n = strlen(path);
+	o->path = malloc(n + 1);
+	o->tmp = malloc(n + 16);
+	if (!o->path || !o->tmp)
+		goto fail;
+	memcpy(o->path, path, n + 1);
+	snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0)
+		goto fail;
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp);
+		goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(errno));
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	return -1;
+}
+
+int fs_out_commit(struct fs_out *o)
+{
+	if (!o->path) {
+		int r = fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+		if (r)
+			fprintf(stderr, "fusescan: cannot write output: %s\n", strerror(errno));
+		return r;
+	}
+	int ok = fflush(o->f) == 0 && !ferror(o->f) && fsync(fileno(o->f)) == 0;
+	ok = (fclose(o->f) == 0) && ok;
+	if (ok && rename(o->tmp, o->path) == 0) {
+		free(o->path);
+		free(o->tmp);
+		memset(o, 0, sizeof(*o));
+		return 0;
+	}
+	fprintf(stderr, "fusescan: cannot write %s: %s\n", o->path, strerror(errno));
+	unlink(o->tmp);
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	return -1;
+}
+
+void fs_out_abort(struct fs_out *o)
+{
+	if (o->path) {
+		fclose(o->f);
+		unlink(o->tmp);
+		free(o->path);
+		free(o->tmp);
+	}
+	memset(o, 0, sizeof(*o));
+}

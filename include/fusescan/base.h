@@ -1,0 +1,71 @@
+/*
+ * base.h: memory and string primitives shared by every fusescan module.
+ *
+ *   struct fs_arena a;  fs_arena_init(&a);
+ *   char *p = fs_arena_alloc(&a, 64);      // freed only by fs_arena_release
+ *   struct fs_strtab t; fs_strtab_init(&t);
+ *   uint32_t id = fs_strtab_intern(&t, "aten.add", 8);  // same text -> same id
+ *
+ * Allocation failure is treated as a broken invariant: fs_xmalloc prints and
+ * aborts (fusescan inputs are bounded by files on disk; running out of memory
+ * is not a recoverable input error).
+ */
+#ifndef FUSESCAN_BASE_H
+#define FUSESCAN_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FS_VERSION "0.1.0"
+
+void *fs_xmalloc(size_t n);
+void *fs_xcalloc(size_t n, size_t size);
+void *fs_xrealloc(void *p, size_t n);
+char *fs_xstrndup(const char *s, size_t n);
+
+/* Grow *p (element size `size`) so that it holds at least `need` elements. */
+void fs_grow(void **p, size_t size, uint32_t *cap, size_t need);
+#define FS_GROW(arr, cap, need) fs_grow((void **)&(arr), sizeof(*(arr)), &(cap), (need))
+
+/* Chained-block arena: many small allocations, one release. 16-byte aligned. */
+struct fs_arena_block;
+struct fs_arena {
+	struct fs_arena_block *head;
+	size_t used;      /* bytes used in head */
+	size_t cap;       /* capacity of head */
+};
+
+void fs_arena_init(struct fs_arena *a);
+void *fs_arena_alloc(struct fs_arena *a, size_t n);
+char *fs_arena_strndup(struct fs_arena *a, const char *s, size_t n);
+void fs_arena_release(struct fs_arena *a);
+
+/* 64-bit content hash (not cryptographic; equality is confirmed by memcmp). */
+uint64_t fs_hash_bytes(const void *data, size_t n, uint64_t seed);
+
+/* String interner: text -> dense id (0 is the empty string). */
+struct fs_strent {
+	const char *s;        /* NUL-terminated, in the table's arena */
+	uint32_t len;
+	uint64_t hash;
+};
+
+struct fs_strtab {
+	struct fs_arena arena;
+	struct fs_strent *ent; /* id -> entry */
+	uint32_t n, cap;
+	uint32_t *slots;      /* open addressing: id + 1, 0 = empty */
+	uint32_t nslots;      /* power of two */
+};
+
+void fs_strtab_init(struct fs_strtab *t);
+uint32_t fs_strtab_intern(struct fs_strtab *t, const char *s, size_t n);
+/* Returns the id or UINT32_MAX if the text was never interned. */
+uint32_t fs_strtab_find(const struct fs_strtab *t, const char *s, size_t n);
+static inline const char *fs_strtab_str(const struct fs_strtab *t, uint32_t id)
+{
+	return t->ent[id].s;
+}
+void fs_strtab_release(struct fs_strtab *t);
+
+#endif

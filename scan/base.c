@@ -1,0 +1,216 @@
+/*
+ * base.c: allocation helpers, the chained-block arena, the content hash and
+ * the string interner. Used by every layer; depends on nothing but libc.
+ */
+#include "fusescan/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "fusescan: out of memory (asked for %zu bytes)\n", n);
+	abort();
+}
+
+void *fs_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *fs_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *fs_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *fs_xstrndup(const char *s, size_t n)
+{
+	char *p = fs_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void fs_grow(void **p, size_t size, uint32_t *cap, size_t need)
+{
+	size_t c = *cap;
+	if (need <= c)
+		return;
+	if (need > UINT32_MAX)
+		oom(need * size);
+	c = c ? c : 8;
+	while (c < need)
+		c *= 2;
+	if (c > UINT32_MAX)
+		c = UINT32_MAX;
+	*p = fs_xrealloc(*p, c * size);
+	*cap = (uint32_t)c;
+}
+
+/* ---- arena ---------------------------------------------------------------- */
+
+struct fs_arena_block {
+	struct fs_arena_block *next;
+	max_align_t align[];
+};
+
+enum { ARENA_BLOCK = 64 * 1024 };
+
+void fs_arena_init(struct fs_arena *a)
+{
+	a->head = NULL;
+	a->used = 0;
+	a->cap = 0;
+}
+
+void *fs_arena_alloc(struct fs_arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!a->head || a->used + n > a->cap) {
+		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+		struct fs_arena_block *b = fs_xmalloc(sizeof(*b) + cap);
+		b->next = a->head;
+		a->head = b;
+		a->used = 0;
+		a->cap = cap;
+	}
+	void *p = (char *)a->head->align + a->used;
+	a->used += n;
+	return p;
+}
+
+char *fs_arena_strndup(struct fs_arena *a, const char *s, size_t n)
+{
+	char *p = fs_arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void fs_arena_release(struct fs_arena *a)
+{
+	struct fs_arena_block *b = a->head;
+	while (b) {
+		struct fs_arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	fs_arena_init(a);
+}
+
+/* ---- hash: 8 bytes a step, multiply-xorshift mixing (wyhash-like) ------- */
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v * 0x9E3779B97F4A7C15ull;
+	h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 32);
+}
+
+uint64_t fs_hash_bytes(const void *data, size_t n, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ (n * 0x94D049BB133111EBull);
+	uint64_t h2 = h ^ 0x2545F4914F6CDD1Dull;
+	while (n >= 16) {
+		uint64_t v, w;
+		memcpy(&v, p, 8);
+		memcpy(&w, p + 8, 8);
+		h = mix(h, v);
+		h2 = mix(h2, w);
+		p += 16;
+		n -= 16;
+	}
+	uint64_t tail[2] = {0, 0};
+	memcpy(tail, p, n);
+	h = mix(h, tail[0]);
+	h2 = mix(h2, tail[1]);
+	return mix(h, h2);
+}
+
+/* ---- string interner ------------------------------------------------------ */
+
+static void strtab_rehash(struct fs_strtab *t, uint32_t nslots)
+{
+	free(t->slots);
+	t->slots = fs_xcalloc(nslots, sizeof(*t->slots));
+	t->nslots = nslots;
+	for (uint32_t id = 0; id < t->n; id++) {
+		uint32_t i = (uint32_t)t->ent[id].hash & (nslots - 1);
+		while (t->slots[i])
+			i = (i + 1) & (nslots - 1);
+		t->slots[i] = id + 1;
+	}
+}
+
+void fs_strtab_init(struct fs_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	fs_arena_init(&t->arena);
+	strtab_rehash(t, 1024);
+	fs_strtab_intern(t, "", 0);
+}
+
+static uint32_t strtab_lookup(const struct fs_strtab *t, const char *s, size_t n,
+			      uint64_t h, uint32_t *slot)
+{
+	uint32_t i = (uint32_t)h & (t->nslots - 1);
+	for (;; i = (i + 1) & (t->nslots - 1)) {
+		uint32_t e = t->slots[i];
+		if (!e)
+			break;
+		e--;
+		const struct fs_strent *x = &t->ent[e];
+		if (x->hash == h && x->len == n && memcmp(x->s, s, n) == 0)
+			return e;
+	}
+	*slot = i;
+	return UINT32_MAX;
+}
+
+uint32_t fs_strtab_find(const struct fs_strtab *t, const char *s, size_t n)
+{
+	uint32_t slot;
+	return strtab_lookup(t, s, n, fs_hash_bytes(s, n, 0), &slot);
+}
+
+uint32_t fs_strtab_intern(struct fs_strtab *t, const char *s, size_t n)
+{
+	uint64_t h = fs_hash_bytes(s, n, 0);
+	uint32_t slot;
+	uint32_t id = strtab_lookup(t, s, n, h, &slot);
+	if (id != UINT32_MAX)
+		return id;
+	FS_GROW(t->ent, t->cap, t->n + 1);
+	id = t->n++;
+	t->ent[id].s = fs_arena_strndup(&t->arena, s, n);
+	t->ent[id].len = (uint32_t)n;
+	t->ent[id].hash = h;
+	t->slots[slot] = id + 1;
+	if (t->n * 2 > t->nslots)
+		strtab_rehash(t, t->nslots * 2);
+	return id;
+}
+
+void fs_strtab_release(struct fs_strtab *t)
+{
+	free(t->ent);
+	free(t->slots);
+	fs_arena_release(&t->arena);
+	memset(t, 0, sizeof(*t));
+}

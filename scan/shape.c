@@ -1,0 +1,302 @@
+/*
+ * shape.c: shapes and symbolic dims. A printed shape ("s72xs70x4096",
+ * "s70*s72x256", "s72xs70 + 1", "scalar", "?") is interned by its text and
+ * parsed once per scan; each dim is an integer or an expression over
+ * symbols, integers, + - * // and parentheses, evaluated by fs_dim_eval
+ * once symbols are bound (the cost model's job). Dims this grammar cannot
+ * read (e.g. sympy's Max(...)) keep their text and are marked opaque.
+ */
+#include "scan_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- expression parser: one function per rule ----------------------------- */
+
+struct ep {
+	struct fs_scan *s;
+	const char *p, *end;
+	int bad;
+};
+
+static void ep_ws(struct ep *e)
+{
+	while (e->p < e->end && *e->p == ' ')
+		e->p++;
+}
+
+static int32_t ep_node(struct ep *e, uint8_t op, int32_t lhs, int32_t rhs)
+{
+	struct fs_types *t = &e->s->types;
+	FS_GROW(t->exprs, t->cap_exprs, t->n_exprs + 1);
+	struct fs_expr *x = &t->exprs[t->n_exprs];
+	memset(x, 0, sizeof(*x));
+	x->op = op;
+	x->lhs = lhs;
+	x->rhs = rhs;
+	return (int32_t)t->n_exprs++;
+}
+
+static int32_t ep_expr(struct ep *e);
+
+/* atom := INT | SYMBOL | '(' expr ')' */
+static int32_t ep_atom(struct ep *e)
+{
+	ep_ws(e);
+	if (e->p >= e->end)
+		return e->bad = 1, -1;
+	const char *q = e->p;
+	if (*q == '(') {
+		e->p++;
+		int32_t x = ep_expr(e);
+		ep_ws(e);
+		if (e->p >= e->end || *e->p != ')')
+			return e->bad = 1, -1;
+		e->p++;
+		return x;
+	}
+	if (*q >= '0' && *q <= '9') {
+		int64_t v = 0;
+		while (e->p < e->end && *e->p >= '0' && *e->p <= '9') {
+			if (__builtin_mul_overflow(v, 10, &v) ||
+			    __builtin_add_overflow(v, *e->p - '0', &v))
+				return e->bad = 1, -1;
+			e->p++;
+		}
+		int32_t x = ep_node(e, FS_EX_INT, -1, -1);
+		e->s->types.exprs[x].value = v;
+		return x;
+	}
+	if (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')) {
+		while (e->p < e->end && (*e->p == '_' || (*e->p >= 'a' && *e->p <= 'z') ||
+					 (*e->p >= 'A' && *e->p <= 'Z') || (*e->p >= '0' && *e->p <= '9')))
+			e->p++;
+		int32_t x = ep_node(e, FS_EX_SYM, -1, -1);
+		e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
+		return x;
+	}
+	return e->bad = 1, -1;
+}
+
+/* unary := '-' unary | atom */
+static int32_t ep_unary(struct ep *e)
+{
+	ep_ws(e);
+	if (e->p < e->end && *e->p == '-') {
+		e->p++;
+		int32_t x = ep_unary(e);
+		return e->bad ? -1 : ep_node(e, FS_EX_NEG, x, -1);
+	}
+	return ep_atom(e);
+}
+
+/* term := unary (('*' | '//') unary)* */
+static int32_t ep_term(struct ep *e)
+{
+	int32_t x = ep_unary(e);
+	while (!e->bad) {
+		ep_ws(e);
+		uint8_t op;
+		if (e->p + 1 < e->end && e->p[0] == '/' && e->p[1] == '/') {
+			op = FS_EX_FLOORDIV;
+			e->p += 2;
+		} else if (e->p < e->end && *e->p == '*' && (e->p + 1 >= e->end || e->p[1] != '*')) {
+			op = FS_EX_MUL;
+			e->p++;
+		} else
+			break;
+		int32_t y = ep_unary(e);
+		x = e->bad ? -1 : ep_node(e, op, x, y);
+	}
+	return x;
+}
+
+/* expr := term (('+' | '-') term)* */
+static int32_t ep_expr(struct ep *e)
+{
+	int32_t x = ep_term(e);
+	while (!e->bad) {
+		ep_ws(e);
+		if (e->p >= e->end || (*e->p != '+' && *e->p != '-'))
+			break;
+		uint8_t op = *e->p == '+' ? FS_EX_ADD : FS_EX_SUB;
+		e->p++;
+		int32_t y = ep_term(e);
+		x = e->bad ? -1 : ep_node(e, op, x, y);
+	}
+	return x;
+}
+
+/* ---- evaluation ------------------------------------------------------------ */
+
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int expr_eval(const struct fs_types *t, int32_t i, const struct fs_binding *b,
+		     uint32_t nb, int64_t *out)
+{
+	const struct fs_expr *x = &t->exprs[i];
+	int64_t l = 0, r = 0;
+	switch (x->op) {
+	case FS_EX_INT:
+		*out = x->value;
+		return 0;
+	case FS_EX_SYM:
+		for (uint32_t k = 0; k < nb; k++)
+			if (b[k].sym == x->sym)
+				return *out = b[k].value, 0;
+		return -1;
+	case FS_EX_NEG:
+		if (expr_eval(t, x->lhs, b, nb, &l) || l == INT64_MIN)
+			return -1;
+		*out = -l;
+		return 0;
+	default:
+		break;
+	}
+	if (expr_eval(t, x->lhs, b, nb, &l) || expr_eval(t, x->rhs, b, nb, &r))
+		return -1;
+	switch (x->op) {
+	case FS_EX_ADD:
+		return __builtin_add_overflow(l, r, out) ? -1 : 0;
+	case FS_EX_SUB:
+		return __builtin_sub_overflow(l, r, out) ? -1 : 0;
+	case FS_EX_MUL:
+		return __builtin_mul_overflow(l, r, out) ? -1 : 0;
+	case FS_EX_FLOORDIV:
+		if (r == 0 || (l == INT64_MIN && r == -1))
+			return -1;
+		*out = floordiv(l, r);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int fs_dim_eval(const struct fs_types *t, const struct fs_dim *d,
+		const struct fs_binding *b, uint32_t nb, int64_t *out)
+{
+	if (d->expr == FS_DIM_CONST)
+		return *out = d->value, 0;
+	if (d->expr == FS_DIM_OPAQUE)
+		return -1;
+	return expr_eval(t, d->expr, b, nb, out);
+}
+
+/* ---- shapes ---------------------------------------------------------------- */
+
+static void parse_dim(struct fs_scan *s, const char *p, size_t n, struct fs_dim *d)
+{
+	while (n && p[0] == ' ')
+		p++, n--;
+	while (n && p[n - 1] == ' ')
+		n--;
+	d->text = fs_strtab_intern(&s->strs, p, n);
+	uint32_t mark = s->types.n_exprs;
+	struct ep e = {s, p, p + n, 0};
+	int32_t root = ep_expr(&e);
+	if (e.bad || e.p != e.end || root < 0) {
+		s->types.n_exprs = mark; /* drop the partial tree */
+		d->expr = FS_DIM_OPAQUE;
+		return;
+	}
+	int64_t v;
+	if (expr_eval(&s->types, root, NULL, 0, &v) == 0) {
+		s->types.n_exprs = mark; /* constant: no tree needed */
+		d->expr = FS_DIM_CONST;
+		d->value = v;
+		return;
+	}
+	d->expr = root;
+}
+
+/* A dim separator: 'x' at paren depth 0 right after a digit, a symbol's
+ * trailing digit or ')' ("s72xs70", "4x(s0 + 1)"), never inside "Max(". */
+static int is_sep(const char *p, const char *start, int depth)
+{
+	if (*p != 'x' || depth || p == start)
+		return 0;
+	char c = p[-1];
+	return (c >= '0' && c <= '9') || c == ')';
+}
+
+static void parse_shape(struct fs_scan *s, struct fs_shape *sh, const char *p, size_t n)
+{
+	if ((n == 1 && p[0] == '?') || (n == 4 && memcmp(p, "None", 4) == 0) || n == 0) {
+		sh->kind = FS_SHAPE_UNKNOWN;
+		return;
+	}
+	if (n == 6 && memcmp(p, "scalar", 6) == 0) {
+		sh->kind = FS_SHAPE_SCALAR;
+		return;
+	}
+	struct fs_types *t = &s->types;
+	sh->kind = FS_SHAPE_DIMS;
+	sh->dims = t->n_dims;
+	const char *d0 = p, *end = p + n;
+	int depth = 0;
+	for (const char *q = p;; q++) {
+		if (q < end && (*q == '(' || *q == ')')) {
+			depth += *q == '(' ? 1 : -1;
+			continue;
+		}
+		if (q < end && !is_sep(q, p, depth))
+			continue;
+		FS_GROW(t->dims, t->cap_dims, t->n_dims + 1);
+		struct fs_dim *d = &t->dims[t->n_dims++];
+		memset(d, 0, sizeof(*d));
+		parse_dim(s, d0, (size_t)(q - d0), d);
+		if (d->expr != FS_DIM_CONST)
+			sh->symbolic = 1;
+		sh->rank++;
+		if (q >= end)
+			break;
+		d0 = q + 1;
+	}
+}
+
+uint32_t fs_types_shape(struct fs_scan *s, const char *text, size_t n)
+{
+	struct fs_types *t = &s->types;
+	uint32_t sym = fs_strtab_intern(&s->strs, text, n);
+	if (sym < t->cap_shape_of_text && t->shape_of_text[sym])
+		return t->shape_of_text[sym] - 1;
+	uint32_t old = t->cap_shape_of_text;
+	FS_GROW(t->shape_of_text, t->cap_shape_of_text, sym + 1);
+	memset(t->shape_of_text + old, 0, (t->cap_shape_of_text - old) * sizeof(uint32_t));
+	FS_GROW(t->shapes, t->cap_shapes, t->n_shapes + 1);
+	uint32_t id = t->n_shapes++;
+	struct fs_shape sh;
+	memset(&sh, 0, sizeof(sh));
+	sh.text = sym;
+	parse_shape(s, &sh, text, n);
+	t->shapes[id] = sh;
+	t->shape_of_text[sym] = id + 1;
+	return id;
+}
+
+enum fs_dtype fs_types_dtype(struct fs_scan *s, const char *text, size_t n)
+{
+	struct fs_scan_priv *p = s->priv;
+	uint32_t sym = fs_strtab_intern(&s->strs, text, n);
+	if (sym < p->cap_dtype_of_sym && p->dtype_of_sym[sym])
+		return (enum fs_dtype)(p->dtype_of_sym[sym] - 1);
+	uint32_t old = p->cap_dtype_of_sym;
+	FS_GROW(p->dtype_of_sym, p->cap_dtype_of_sym, sym + 1);
+	memset(p->dtype_of_sym + old, 0, p->cap_dtype_of_sym - old);
+	enum fs_dtype d = fs_dtype_parse(text, n);
+	p->dtype_of_sym[sym] = (uint8_t)(d + 1);
+	return d;
+}
+
+void fs_types_release(struct fs_types *t)
+{
+	free(t->shapes);
+	free(t->dims);
+	free(t->exprs);
+	free(t->shape_of_text);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# CLI behaviour: help, usage errors and exit codes, the default command,
+# atomic -o output, and refusing to write over an input.
+# usage: cli.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+pass=0 fail=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check NAME WANT_RC CMD...
+	local name=$1 want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; head -5 "$tmp/err"; fi
+}
+contains() { # contains NAME FILE TEXT
+	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
+}
+
+run=$tests/data/adrun_tiny_llama_2l
+check "help" 0 "$exe" --help
+contains "help lists scan" "$tmp/out" "scan"
+check "scan help" 0 "$exe" scan --help
+contains "scan help lists --format" "$tmp/out" "--format FMT"
+check "version" 0 "$exe" --version
+check "no arguments" 2 "$exe"
+check "no input" 2 "$exe" scan
+contains "no input message" "$tmp/err" "no input"
+check "unknown option" 2 "$exe" scan --bogus "$run"
+contains "unknown option message" "$tmp/err" "unknown option '--bogus'"
+check "bad format" 2 "$exe" scan --format xml "$run"
+contains "bad format message" "$tmp/err" "invalid value 'xml' for --format"
+check "missing value" 2 "$exe" scan "$run" --format
+check "plain path is scan" 0 "$exe" "$run"
+cp "$tmp/out" "$tmp/plain"
+check "scan command" 0 "$exe" scan "$run"
+if cmp -s "$tmp/out" "$tmp/plain"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL plain != scan"; fi
+check "json to file" 0 "$exe" scan --format=json -o "$tmp/r.json" "$run"
+if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="fusescan.scan/1"' "$tmp/r.json"; then
+	pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL -o json not valid"; fi
+if ls "$tmp" | grep -q '\.tmp\.'; then fail=$((fail + 1)); echo "FAIL temp file left behind"; else pass=$((pass + 1)); fi
+check "unwritable output" 2 "$exe" scan -o "$tmp/no/such/dir/r.json" "$run"
+cp "$tests/bad/duplicate.txt" "$tmp/in.txt"
+sum=$(md5sum < "$tmp/in.txt")
+check "output over input" 2 "$exe" scan -o "$tmp/in.txt" "$tmp/in.txt"
+contains "output over input message" "$tmp/err" "refusing to write the report over input"
+[ "$(md5sum < "$tmp/in.txt")" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL input modified"; }
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
