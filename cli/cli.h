@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "fusescan/scan.h"
+
 enum { FS_EXIT_OK = 0, FS_EXIT_GATE = 1, FS_EXIT_INPUT = 2 };
 
 enum fs_opt_kind { FS_OPT_FLAG, FS_OPT_STRING, FS_OPT_CHOICE };
@@ -46,7 +48,10 @@ struct fs_out {
 int fs_out_open(struct fs_out *o, const char *path);
 int fs_out_commit(struct fs_out *o);   /* 0 ok, -1 on error (message printed) */
 void fs_out_abort(struct fs_out *o);
+/* 1 if path names one of the files the scan read: reports never replace inputs. */
+int fs_out_is_input(const struct fs_scan *s, const char *path);
 
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);
 
 #endif

@@ -9,21 +9,8 @@
 #include "fusescan/scan.h"
 
 #include <string.h>
-#include <sys/stat.h>
 
 static const char *const formats[] = {"text", "json", NULL};
-
-/* Refuse to write the report over one of the inputs. */
-static int output_is_input(const struct fs_scan *s, const char *out)
-{
-	struct stat so, si;
-	if (!out || !strcmp(out, "-") || stat(out, &so) != 0)
-		return 0;
-	for (uint32_t i = 0; i < s->n_files; i++)
-		if (stat(s->files[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-			return 1;
-	return 0;
-}
 
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 {
@@ -45,7 +32,7 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_scan *s = fs_scan_new();
 	for (int i = 0; i < npos; i++)
 		fs_scan_path(s, argv[i]);
-	if (output_is_input(s, out_path)) {
+	if (fs_out_is_input(s, out_path)) {
 		fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
 		fs_scan_free(s);
 		return FS_EXIT_INPUT;

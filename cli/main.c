@@ -1,6 +1,6 @@
 /*
  * main.c: fusescan's entry point and command table. `fusescan CMD ...` runs
- * a command; `fusescan PATH...` (first argument not a command) means scan.
+ * a command; `fusescan PATH...` (first argument not a command) means discover.
  */
 #include "cli.h"
 #include "fusescan/base.h"
@@ -8,6 +8,8 @@
 #include <string.h>
 
 static const struct fs_command commands[] = {
+	{"discover", fs_cmd_discover, "[options] PATH...",
+	 "rank the unfused chains worth fusing, with kernels, evidence and advice (the default)"},
 	{"scan", fs_cmd_scan, "[options] PATH...",
 	 "summarise every graph in dump files, run directories or directories of runs"},
 };
@@ -20,7 +22,7 @@ static void usage(FILE *out)
 		     "Finds what to fuse next in AutoDeploy / torch.export graph dumps.\n\ncommands:\n");
 	for (int i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nWithout a command, PATH... is scanned. 'fusescan COMMAND --help' for options.\n");
+	fprintf(out, "\nWithout a command, discover runs on PATH... 'fusescan COMMAND --help' for options.\n");
 }
 
 int main(int argc, char **argv)

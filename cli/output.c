@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int fs_out_open(struct fs_out *o, const char *path)
@@ -76,4 +77,15 @@ void fs_out_abort(struct fs_out *o)
 		free(o->tmp);
 	}
 	memset(o, 0, sizeof(*o));
+}
+
+int fs_out_is_input(const struct fs_scan *s, const char *path)
+{
+	struct stat so, si;
+	if (!path || !strcmp(path, "-") || stat(path, &so) != 0)
+		return 0;
+	for (uint32_t i = 0; i < s->n_files; i++)
+		if (stat(s->files[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			return 1;
+	return 0;
 }

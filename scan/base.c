@@ -4,6 +4,7 @@
  */
 #include "fusescan/base.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,28 @@ char *fs_xstrndup(const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
+}
+
+char *fs_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = fs_xmalloc(cap + 1);
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0)
+		if ((n += got) == cap)
+			buf = fs_xrealloc(buf, (cap *= 2) + 1);
+	int err = ferror(f) ? (errno ? errno : EIO) : 0;
+	fclose(f);
+	if (err) {
+		free(buf);
+		errno = err;
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
 }
 
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need)

@@ -24,7 +24,7 @@ static const char *const class_names[] = {
 };
 _Static_assert(sizeof(class_names) / sizeof(class_names[0]) == FS_OPC_COUNT, "class table size");
 
-enum { C = FS_OPF_COMMUTATIVE, V = FS_OPF_INDEX_ONLY };
+enum { C = FS_OPF_COMMUTATIVE, V = FS_OPF_INDEX_ONLY, N = FS_OPF_NOFUSE };
 
 static const struct fs_op_row {
 	const char *key;
@@ -183,6 +183,22 @@ static void classify(struct fs_scan *s, struct fs_op *op, const struct split *sp
 	op->flags = r ? r->flags : 0;
 }
 
+/* Canonical key: flavours of one op compare equal (aten.to.dtype and
+ * aten._to_copy are both "cast"; mul.Tensor and mul.Scalar are "mul"). */
+static uint32_t op_key(struct fs_scan *s, const struct fs_op *op, const struct split *sp)
+{
+	char key[256];
+	if (op->cls == FS_OPC_CAST)
+		return fs_strtab_intern(&s->strs, "cast", 4);
+	if ((sp->nns == 4 && !memcmp(sp->ns, "aten", 4)) || !sp->nns ||
+	    (sp->nns == 8 && !memcmp(sp->ns, "builtins", 8)))
+		return fs_strtab_intern(&s->strs, sp->name, sp->nname);
+	int n = snprintf(key, sizeof(key), "%.*s.%.*s", (int)sp->nns, sp->ns, (int)sp->nname, sp->name);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return op->target;
+	return fs_strtab_intern(&s->strs, key, (size_t)n);
+}
+
 uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 {
 	uint32_t sym = fs_strtab_intern(&s->strs, target, n);
@@ -205,6 +221,22 @@ uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 	op->name = fs_strtab_intern(&s->strs, sp.name, sp.nname);
 	op->overload = fs_strtab_intern(&s->strs, sp.ov, sp.nov);
 	classify(s, op, &sp);
+	op->key = op_key(s, op, &sp);
 	s->op_of_target[sym] = ++s->n_ops;
 	return s->n_ops - 1;
+}
+
+int fs_op_key_flags(const struct fs_scan *s, const char *key, size_t n)
+{
+	static const char *const prefixes[] = {"aten.", "builtins.", "", "."};
+	char buf[256];
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		int k = snprintf(buf, sizeof(buf), "%s%.*s", prefixes[i], (int)n, key);
+		if (k <= 0 || (size_t)k >= sizeof(buf))
+			continue;
+		const struct fs_op_row *r = row_for(s, buf, (size_t)k);
+		if (r)
+			return r->flags;
+	}
+	return -1;
 }

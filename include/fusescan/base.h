@@ -23,6 +23,10 @@ void *fs_xcalloc(size_t n, size_t size);
 void *fs_xrealloc(void *p, size_t n);
 char *fs_xstrndup(const char *s, size_t n);
 
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with errno
+ * set on failure. For small inputs (catalogs, logs, sources). */
+char *fs_read_file(const char *path, size_t *len);
+
 /* Grow *p (element size `size`) so that it holds at least `need` elements. */
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need);
 #define FS_GROW(arr, cap, need) fs_grow((void **)&(arr), sizeof(*(arr)), &(cap), (need))

@@ -98,7 +98,7 @@ const char *fs_op_class_name(enum fs_op_class c);
 enum {
 	FS_OPF_COMMUTATIVE = 1 << 0, /* operands 0 and 1 may be swapped */
 	FS_OPF_INDEX_ONLY = 1 << 1,  /* view that moves no data (absorbable) */
-	FS_OPF_MULTI_OUT = 1 << 2,   /* returns a tuple */
+	FS_OPF_NOFUSE = 1 << 2,      /* never part of a mined region (scans, sorts) */
 };
 
 /* An interned op target, split into namespace / name / overload. */
@@ -107,6 +107,8 @@ struct fs_op {
 	uint32_t ns;        /* "aten", "auto_deploy", "builtins", "python", "" */
 	uint32_t name;      /* "add", "torch_rmsnorm", "getitem", ... */
 	uint32_t overload;  /* "Tensor", "default", "" for packets / callables */
+	uint32_t key;       /* canonical key: aten ops by name ("mul"), casts as
+			       "cast", others ns.name ("auto_deploy.torch_rmsnorm") */
 	uint8_t cls;        /* enum fs_op_class */
 	uint8_t flags;      /* FS_OPF_* */
 	uint8_t known;      /* 1 if the op table has a row for it */

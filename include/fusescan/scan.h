@@ -110,6 +110,10 @@ uint32_t fs_dumpfile_nodes(const struct fs_scan *s, const struct fs_dumpfile *f)
 int fs_dumpfiles_identical(const struct fs_scan *s, const struct fs_dumpfile *a,
 			   const struct fs_dumpfile *b);
 
+/* Op-table flags (FS_OPF_*) of a canonical op key ("unsqueeze", "cast",
+ * "auto_deploy.torch_rmsnorm"), or -1 if the table has no row for it. */
+int fs_op_key_flags(const struct fs_scan *s, const char *key, size_t n);
+
 static inline const char *fs_scan_str(const struct fs_scan *s, uint32_t sym)
 {
 	return fs_strtab_str(&s->strs, sym);

@@ -33,10 +33,11 @@ contains "unknown option message" "$tmp/err" "unknown option '--bogus'"
 check "bad format" 2 "$exe" scan --format xml "$run"
 contains "bad format message" "$tmp/err" "invalid value 'xml' for --format"
 check "missing value" 2 "$exe" scan "$run" --format
-check "plain path is scan" 0 "$exe" "$run"
+check "plain path is discover" 0 "$exe" "$run"
 cp "$tmp/out" "$tmp/plain"
+check "discover command" 0 "$exe" discover "$run"
+if cmp -s "$tmp/out" "$tmp/plain"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL plain != discover"; fi
 check "scan command" 0 "$exe" scan "$run"
-if cmp -s "$tmp/out" "$tmp/plain"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL plain != scan"; fi
 check "json to file" 0 "$exe" scan --format=json -o "$tmp/r.json" "$run"
 if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="fusescan.scan/1"' "$tmp/r.json"; then
 	pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL -o json not valid"; fi

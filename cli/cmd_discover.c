@@ -1,0 +1,81 @@
+/*
+ * cmd_discover.c: `fusescan [discover] PATH...`: the ranked list of what to
+ * fuse next, with evidence (text, JSON or Markdown). Exit 2 on bad input or
+ * options, after reporting whatever could be analysed.
+ */
+#include "cli.h"
+#include "fusescan/discover.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const formats[] = {"text", "json", "markdown", NULL};
+
+int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
+{
+	int format = 0;
+	const char *out_path = NULL, *tokens = NULL, *top = NULL;
+	struct fs_discover_opts o = {.tokens = 8192};
+	const struct fs_option opts[] = {
+		{"format", 'f', FS_OPT_CHOICE, "FMT", "report format", &format, formats},
+		{"output", 'o', FS_OPT_STRING, "FILE", "write the report to FILE (atomically)", &out_path, NULL},
+		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to analyse (default: the last)", &o.dump, NULL},
+		{"dims", 0, FS_OPT_STRING, "S=N,...", "bind symbolic dims for the cost model, e.g. s72=1,s70=4096", &o.dims, NULL},
+		{"tokens", 0, FS_OPT_STRING, "N", "tokens for the cost model, batch 1 (default 8192)", &tokens, NULL},
+		{"top", 0, FS_OPT_STRING, "N", "show the N best candidates per graph (default all)", &top, NULL},
+		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
+		{"kernels-from", 0, FS_OPT_STRING, "DIR", "index custom-op / transform registrations in a source tree", &o.kernels_from, NULL},
+		{0},
+	};
+	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
+	if (r)
+		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	char *end;
+	if (tokens && ((o.tokens = strtoll(tokens, &end, 10)) <= 0 || *end))
+		return fprintf(stderr, "fusescan %s: --tokens wants a positive integer, got '%s'\n", cmd->name, tokens),
+		       FS_EXIT_INPUT;
+	if (top && (o.top = (uint32_t)strtoul(top, &end, 10), *end || !*top || *top == '-'))
+		return fprintf(stderr, "fusescan %s: --top wants a number, got '%s'\n", cmd->name, top), FS_EXIT_INPUT;
+	if (!npos) {
+		fprintf(stderr, "fusescan %s: no input; give dump files or run directories\n", cmd->name);
+		fs_opts_usage(cmd, opts, stderr);
+		return FS_EXIT_INPUT;
+	}
+	struct fs_scan *s = fs_scan_new();
+	if (o.dims) {
+		struct fs_binding b[16];
+		size_t at = 0;
+		if (fs_bind_parse(s, o.dims, b, 16, &at) < 0) {
+			fprintf(stderr, "fusescan %s: --dims: expected NAME=N[,NAME=N...] at offset %zu of '%s'\n",
+				cmd->name, at, o.dims);
+			fs_scan_free(s);
+			return FS_EXIT_INPUT;
+		}
+	}
+	for (int i = 0; i < npos; i++)
+		fs_scan_path(s, argv[i]);
+	if (fs_out_is_input(s, out_path)) {
+		fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
+		fs_scan_free(s);
+		return FS_EXIT_INPUT;
+	}
+	struct fs_discovery *d = fs_discover(s, &o);
+	int rc = 0;
+	if (d) {
+		struct fs_out out;
+		rc = fs_out_open(&out, out_path);
+		if (rc == 0) {
+			rc = format == 1 ? fs_discover_json(d, out.f)
+			   : format == 2 ? fs_discover_markdown(d, out.f) : fs_discover_text(d, out.f);
+			rc = rc ? (fs_out_abort(&out), -1) : fs_out_commit(&out);
+		}
+	}
+	fs_diags_print(&s->diags, stderr);
+	int errors = (int)s->diags.n_errors;
+	if (errors)
+		fprintf(stderr, "fusescan: %d error%s in the input\n", errors, errors == 1 ? "" : "s");
+	int analysed = d != NULL;
+	fs_discovery_free(d);
+	fs_scan_free(s);
+	return rc || errors || !analysed ? FS_EXIT_INPUT : FS_EXIT_OK;
+}

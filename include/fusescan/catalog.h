@@ -1,0 +1,90 @@
+/*
+ * catalog.h: the kernel catalog (kernels/catalog.txt: fused ops, the chains
+ * they implement, constraints, evidence) and the index of a user's source
+ * tree (--kernels-from DIR) that finds custom-op and transform registrations.
+ *
+ *   struct fs_catalog c; fs_catalog_init(&c, scan);
+ *   fs_catalog_load(&c, "kernels/catalog.txt", &diags);   // file:line:col errors
+ *   fs_catalog_index_tree(&c, "TensorRT-LLM/", &diags);    // PCRE2 scan of sources
+ *   int e = fs_catalog_match(&c, keys, n_keys, views, n_views);
+ *   fs_catalog_release(&c);
+ */
+#ifndef FUSESCAN_CATALOG_H
+#define FUSESCAN_CATALOG_H
+
+#include "fusescan/diag.h"
+#include "fusescan/scan.h"
+
+enum fs_kind {
+	FS_KIND_ELEMENTWISE,
+	FS_KIND_NORM,
+	FS_KIND_GEMM_EPILOGUE,
+	FS_KIND_ATTENTION_ADJACENT,
+	FS_KIND_LAYOUT,
+	FS_KIND_MULTI_OUTPUT,
+	FS_KIND_HORIZONTAL_GEMM,
+	FS_KIND_COUNT
+};
+
+const char *fs_kind_name(enum fs_kind k);
+
+/* One alternative form of a chain: a multiset of canonical op keys (struct
+ * fs_op.key, interned in the scan's string table, sorted) plus views that must
+ * be present. */
+struct fs_chain {
+	uint32_t *ops;      /* sorted syms */
+	uint32_t n_ops;
+	uint32_t *views;    /* required index-only views */
+	uint32_t n_views;
+	uint32_t root;      /* key of the chain's output op (listed last) */
+	uint32_t line;
+};
+
+/* Where a kernel or transform was found in a source tree. */
+struct fs_evidence {
+	char *path;
+	uint32_t line;
+	char *symbol;
+};
+
+struct fs_catalog_entry {
+	char *name;
+	enum fs_kind kind;
+	struct fs_chain *chains;
+	uint32_t n_chains, cap_chains;
+	uint32_t *kernels;       /* op keys ("auto_deploy.flashinfer_rms_norm") */
+	uint32_t n_kernels;
+	uint32_t *transforms;    /* AutoDeploy transform names */
+	uint32_t n_transforms;
+	char *dtypes, *constraints, *evidence;
+	uint32_t line;
+};
+
+struct fs_catalog {
+	struct fs_scan *scan;    /* whose string table keys are interned in */
+	struct fs_catalog_entry *e;
+	uint32_t n, cap;
+	struct fs_evidence *found;   /* registrations found by fs_catalog_index_tree */
+	uint32_t n_found, cap_found;
+	uint32_t files_indexed;
+};
+
+void fs_catalog_init(struct fs_catalog *c, struct fs_scan *s);
+/* Parses catalog text; errors (file:line:col) go to d. Returns errors added. */
+uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *text, size_t len,
+			  struct fs_diags *d);
+uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags *d);
+/* Indexes *.py, *.cpp, *.cu, *.cc, *.h, *.hpp, *.cuh under dir for
+ * torch.library.custom_op / torch.library.define / TORCH_LIBRARY + m.def /
+ * TransformRegistry.register registrations. */
+uint32_t fs_catalog_index_tree(struct fs_catalog *c, const char *dir, struct fs_diags *d);
+/* Registrations whose symbol is `sym` ("auto_deploy::flashinfer_rms_norm",
+ * "fuse_add_rms_norm"); returns the first index >= from, or -1. */
+int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from);
+/* The entry one of whose chains is exactly this multiset (sorted keys) with
+ * its required views among `views`; -1 if none. */
+int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint32_t n,
+			 const uint32_t *views, uint32_t n_views);
+void fs_catalog_release(struct fs_catalog *c);
+
+#endif

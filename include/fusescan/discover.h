@@ -1,0 +1,70 @@
+/*
+ * discover.h: fusescan's main job (`fusescan PATH...`): choose the graph to
+ * analyse in each run (its last dump, or --dump) and each file given on its
+ * own, mine it, gather evidence (catalog, source tree, ad.log, timeline) and
+ * follow each candidate's count across the run's transforms; then report it
+ * as text, versioned JSON (fusescan.discover/1) or Markdown.
+ *
+ *   struct fs_discover_opts o = {.tokens = 8192, .catalog = "kernels/catalog.txt"};
+ *   struct fs_discovery *d = fs_discover(scan, &o);   // diagnostics in scan->diags
+ *   fs_discover_text(d, stdout);
+ *   fs_discovery_free(d);
+ */
+#ifndef FUSESCAN_DISCOVER_H
+#define FUSESCAN_DISCOVER_H
+
+#include <stdio.h>
+
+#include "fusescan/adlog.h"
+#include "fusescan/catalog.h"
+#include "fusescan/mine.h"
+
+#define FS_DISCOVER_SCHEMA "fusescan.discover/1"
+
+struct fs_discover_opts {
+	const char *catalog;       /* catalog file */
+	const char *kernels_from;  /* source tree to index, or NULL */
+	const char *dump;          /* "NNN" or a file name: the dump to analyse in a run */
+	const char *dims;          /* "s72=1,s70=4096", or NULL */
+	int64_t tokens;            /* with batch 1 when dims is NULL */
+	uint32_t top;              /* candidates per graph in reports, 0 = all */
+};
+
+/* One analysed graph. */
+struct fs_analysis {
+	uint32_t module;           /* index into scan->modules */
+	uint32_t run;              /* UINT32_MAX for a file given on its own */
+	struct fs_mine *mine;
+	struct fs_binding bind[16];
+	uint32_t n_bind;
+};
+
+/* Candidate counts across a run: rows are signatures, columns the run's files. */
+struct fs_evolution {
+	uint32_t run;
+	uint64_t *sigs;
+	char (*names)[64];
+	uint32_t n_sigs;
+	uint32_t *counts;          /* n_sigs x run->n_files */
+};
+
+struct fs_discovery {
+	struct fs_scan *scan;
+	struct fs_catalog cat;
+	struct fs_adlog *logs;     /* per run */
+	struct fs_analysis *a;
+	uint32_t n_a, cap_a;
+	struct fs_evolution *evo;  /* per run */
+	uint32_t top;
+};
+
+/* NULL only when nothing could be analysed at all (errors in scan->diags). */
+struct fs_discovery *fs_discover(struct fs_scan *scan, const struct fs_discover_opts *o);
+void fs_discovery_free(struct fs_discovery *d);
+
+/* Each returns 0, or -1 if writing failed. */
+int fs_discover_text(const struct fs_discovery *d, FILE *out);
+int fs_discover_json(const struct fs_discovery *d, FILE *out);
+int fs_discover_markdown(const struct fs_discovery *d, FILE *out);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * mine.h: fusion-candidate discovery on one graph. Regions are maximal
+ * fusible sets of nodes (elementwise / cast / row-reduction / data-movement
+ * ops and the index-only views between them), split where a catalog chain
+ * sits inside a larger region; per-layer instances with the same canonical
+ * signature collapse into one candidate, costed in bytes and launches saved.
+ *
+ *   struct fs_binding b[8];
+ *   uint32_t nb = fs_bind_default(scan, g, 8192, b, 8);
+ *   struct fs_mine_opts o = {&catalog, b, nb};
+ *   struct fs_mine *m = fs_mine_graph(scan, g, &o);
+ *   for (uint32_t i = 0; i < m->n_cands; i++) use(&m->cands[i]);   // ranked
+ *   fs_mine_free(m);
+ */
+#ifndef FUSESCAN_MINE_H
+#define FUSESCAN_MINE_H
+
+#include "fusescan/catalog.h"
+#include "fusescan/scan.h"
+
+/* Risks a fusion carries (strengths / weaknesses / risks in reports). */
+enum {
+	FS_RISK_NUMERICS = 1 << 0,   /* casts or reductions inside: rounding differs */
+	FS_RISK_MULTI_OUTPUT = 1 << 1, /* more than one value leaves the region */
+	FS_RISK_DYNAMIC = 1 << 2,    /* symbolic dims: kernel must handle any size */
+	FS_RISK_LAYOUT = 1 << 3,     /* transposes / concatenation / copies inside */
+};
+
+enum fs_rec { FS_REC_USE_EXISTING, FS_REC_NEEDS_TRITON, FS_REC_DEFER };
+const char *fs_rec_name(enum fs_rec r);
+
+/* One fusible region (one instance of a candidate). */
+struct fs_region {
+	uint32_t *nodes;       /* graph node indices, file order; views included */
+	uint32_t n_nodes;
+	uint32_t *outputs;     /* nodes whose values are used outside the region */
+	uint32_t n_outputs;
+	uint32_t *inputs;      /* producers outside the region read directly */
+	uint32_t n_inputs;
+	uint32_t n_kernels;    /* nodes that launch a kernel when unfused */
+	uint32_t n_math;       /* elementwise / cast / reduction nodes */
+	uint64_t sig;          /* canonical structural signature */
+	int32_t entry;         /* catalog entry whose chain it is, or -1 */
+	uint8_t kind;          /* enum fs_kind */
+	uint8_t cost_known;    /* every tensor size could be evaluated */
+	uint32_t risks;        /* FS_RISK_* */
+	int64_t bytes_saved;
+	uint32_t launches_saved;
+};
+
+struct fs_candidate {
+	char id[80];           /* name + signature hash: stable for the same input */
+	char name[64];         /* catalog entry name, or kind:op-op-... */
+	uint8_t kind;          /* enum fs_kind */
+	uint64_t sig;
+	uint32_t *instances;   /* region indices, file order */
+	uint32_t n_instances;
+	uint32_t pairs;        /* instances pairing up through a shared input */
+	int64_t bytes_per_instance; /* mean over instances */
+	int64_t bytes_total;
+	uint32_t launches_per_instance;
+	uint64_t launches_total;
+	uint8_t cost_known;
+	int32_t entry;         /* catalog entry, or -1 */
+	uint32_t risks;
+	enum fs_rec rec;
+};
+
+enum fs_cleanup_kind {
+	FS_CLEAN_NOOP_SLICE,   /* slice(x, d, 0, INT64_MAX) */
+	FS_CLEAN_NOOP_MUL1,    /* x * 1.0 */
+	FS_CLEAN_NOOP_ADD0,    /* x + 0 */
+	FS_CLEAN_NOOP_EXPAND,  /* expand to the same shape */
+	FS_CLEAN_NOOP_REINDEX, /* a chain of views that ends at the shape it began with */
+	FS_CLEAN_DUPLICATE,    /* same target and inputs as an earlier node */
+	FS_CLEAN_VIEW_MERGE,   /* two consecutive views that merge into one */
+	FS_CLEAN_COUNT
+};
+const char *fs_cleanup_name(enum fs_cleanup_kind k);
+
+struct fs_cleanup {
+	uint8_t kind;
+	uint32_t node;
+	uint32_t other;        /* duplicate: the earlier node; view merge: the first view */
+};
+
+struct fs_mine_opts {
+	const struct fs_catalog *cat;
+	const struct fs_binding *bind;
+	uint32_t n_bind;
+};
+
+struct fs_mine {
+	const struct fs_scan *s;
+	const struct fs_graph *g;
+	struct fs_region *regions;
+	uint32_t n_regions, cap_regions;
+	struct fs_candidate *cands;  /* ranked: bytes_total desc, launches, name, id */
+	uint32_t n_cands, cap_cands;
+	struct fs_cleanup *cleanups;
+	uint32_t n_cleanups, cap_cleanups;
+	uint32_t *fused;             /* per catalog entry: nodes already calling its kernels */
+	uint32_t *fused_op;          /* per catalog entry: one such op (key), or 0 */
+	struct fs_arena arena;
+};
+
+struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
+			      const struct fs_mine_opts *o);
+void fs_mine_free(struct fs_mine *m);
+
+/* Symbol bindings for the cost model. fs_bind_default binds the first symbolic
+ * dim of the first placeholder that has any to 1 (batch) and its last one to
+ * `tokens`; fs_bind_parse reads "s72=1,s70=4096" (returns -1 on bad text,
+ * with the offending offset in *err_at). Both return the count. */
+uint32_t fs_bind_default(const struct fs_scan *s, const struct fs_graph *g, int64_t tokens,
+			 struct fs_binding *out, uint32_t max);
+int fs_bind_parse(struct fs_scan *s, const char *text, struct fs_binding *out, uint32_t max,
+		  size_t *err_at);
+/* Bytes of a typed value, or -1 if a dim is unknown or unbound. */
+int64_t fs_type_bytes(const struct fs_scan *s, const struct fs_type *t,
+		      const struct fs_binding *b, uint32_t nb);
+
+#endif

@@ -1,0 +1,442 @@
+/*
+ * candidates.c: from regions to ranked candidates (called by mine.c).
+ * Vertical regions worth fusing are grouped by signature; two passes add
+ * what vertical grouping cannot see: a producer whose value feeds a norm and
+ * escapes elsewhere (residual add + RMSNorm: a second output), and GEMMs
+ * reading one input (QKV, gate/up). Each candidate gets a name (its catalog
+ * entry, or kind:ops), a stable id, a cost, risks and a recommendation.
+ */
+#include "mine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t h64(uint64_t h, uint64_t v)
+{
+	return fs_hash_bytes(&v, sizeof(v), h);
+}
+
+static uint64_t hkey(const struct ctx *c, uint32_t node, uint64_t h)
+{
+	const char *k = fs_scan_str(c->s, c->s->ops[c->g->nodes[node].op].key);
+	return fs_hash_bytes(k, strlen(k), h);
+}
+
+static uint32_t add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
+			   uint32_t n_in, const uint32_t *outputs, uint32_t n_out)
+{
+	struct fs_mine *m = c->m;
+	FS_GROW(m->regions, m->cap_regions, m->n_regions + 1);
+	struct fs_region *r = &m->regions[m->n_regions];
+	memset(r, 0, sizeof(*r));
+	r->entry = -1;
+	r->nodes = fs_arena_alloc(&m->arena, (n + n_in + n_out + 1) * sizeof(uint32_t));
+	memcpy(r->nodes, nodes, n * sizeof(uint32_t));
+	r->n_nodes = n;
+	r->inputs = r->nodes + n;
+	memcpy(r->inputs, inputs, n_in * sizeof(uint32_t));
+	r->n_inputs = n_in;
+	r->outputs = r->inputs + n_in;
+	memcpy(r->outputs, outputs, n_out * sizeof(uint32_t));
+	r->n_outputs = n_out;
+	return m->n_regions++;
+}
+
+/* Whether a user of `node` (through views) is of class cls. */
+static int feeds_class(const struct ctx *c, uint32_t node, enum fs_op_class cls, int depth)
+{
+	const struct fs_node *n = &c->g->nodes[node];
+	for (uint32_t u = 0; u < n->n_users; u++) {
+		uint32_t user = c->g->users[n->users + u];
+		if (c->s->ops[c->g->nodes[user].op].cls == cls ||
+		    (depth < 8 && c->role[user] == ROLE_VIEW && feeds_class(c, user, cls, depth + 1)))
+			return 1;
+	}
+	return 0;
+}
+
+/* A GEMM / attention (cls) produces one of the region's inputs or reads one
+ * of its outputs, looking through views. */
+static int is_anchor_neighbour(const struct ctx *c, const struct fs_region *r, enum fs_op_class cls)
+{
+	for (uint32_t k = 0; k < r->n_inputs; k++)
+		if (c->s->ops[c->g->nodes[fs_mine_source(c, r->inputs[k])].op].cls == cls)
+			return 1;
+	for (uint32_t k = 0; k < r->n_outputs; k++)
+		if (feeds_class(c, r->outputs[k], cls, 0))
+			return 1;
+	return 0;
+}
+
+static uint8_t region_kind(const struct ctx *c, const struct fs_region *r)
+{
+	if (r->entry >= 0)
+		return (uint8_t)c->o->cat->e[r->entry].kind;
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		uint8_t cls = c->s->ops[c->g->nodes[r->nodes[k]].op].cls;
+		if (cls == FS_OPC_REDUCTION || cls == FS_OPC_NORM)
+			return FS_KIND_NORM;
+	}
+	int attn = is_anchor_neighbour(c, r, FS_OPC_ATTENTION);
+	if (!r->n_math)
+		return attn ? FS_KIND_ATTENTION_ADJACENT : FS_KIND_LAYOUT;
+	if (attn)
+		return FS_KIND_ATTENTION_ADJACENT;
+	for (uint32_t k = 0; k < r->n_inputs; k++) {
+		uint32_t p = fs_mine_source(c, r->inputs[k]);
+		if (c->s->ops[c->g->nodes[p].op].cls == FS_OPC_GEMM)
+			return FS_KIND_GEMM_EPILOGUE;
+	}
+	return FS_KIND_ELEMENTWISE;
+}
+
+/* Worth a candidate: a catalog chain, two kernels or more fused, or data
+ * movement that a neighbouring GEMM / attention kernel can absorb. */
+static int worth_it(const struct ctx *c, const struct fs_region *r)
+{
+	if (!r->n_nodes || !r->n_kernels)
+		return 0;
+	if (r->entry >= 0)
+		return 1;
+	if (r->n_math)
+		return r->n_kernels >= 2;
+	return is_anchor_neighbour(c, r, FS_OPC_GEMM) || is_anchor_neighbour(c, r, FS_OPC_ATTENTION);
+}
+
+/* ---- multi-output: a producer feeding a norm ------------------------------------- */
+
+static int32_t fused_norm_entry(const struct ctx *c, uint32_t node)
+{
+	const struct fs_catalog *cat = c->o->cat;
+	uint32_t key = c->s->ops[c->g->nodes[node].op].key;
+	for (uint32_t e = 0; cat && e < cat->n; e++)
+		if (cat->e[e].kind == FS_KIND_NORM)
+			for (uint32_t k = 0; k < cat->e[e].n_kernels; k++)
+				if (cat->e[e].kernels[k] == key)
+					return (int32_t)e;
+	return -1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
+{
+	const struct fs_region *P = &c->m->regions[pi];
+	uint32_t ni = c->region_of[user];
+	const struct fs_region *N = ni != UINT32_MAX ? &c->m->regions[ni] : NULL;
+	uint32_t n = P->n_nodes + (N ? N->n_nodes : 1);
+	uint32_t *nodes = fs_xmalloc(n * sizeof(uint32_t)), k = 0, ins[2] = {0, 0}, n_in = 0;
+	uint32_t *keys = fs_xmalloc(n * sizeof(uint32_t)), nk = 0;
+	uint64_t sig = h64(P->sig, N ? N->sig : hkey(c, user, 7));
+	for (uint32_t i = 0; i < P->n_nodes; i++)
+		nodes[k++] = P->nodes[i];
+	for (uint32_t i = 0; N && i < N->n_nodes; i++)
+		nodes[k++] = N->nodes[i];
+	if (!N)
+		nodes[k++] = user;
+	qsort(nodes, k, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < k; i++)
+		if (c->role[nodes[i]] != ROLE_VIEW)
+			keys[nk++] = c->s->ops[c->g->nodes[nodes[i]].op].key;
+	qsort(keys, nk, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < P->n_inputs && n_in < 2; i++)
+		ins[n_in++] = P->inputs[i];
+	uint32_t outs[2] = {o, N ? N->outputs[0] : user};
+	int64_t b = fs_type_bytes(c->s, &c->g->types[c->g->nodes[o].out], c->o->bind, c->o->n_bind);
+	uint32_t ri = add_region(c, nodes, k, ins, n_in, outs, 2);
+	struct fs_region *r = &c->m->regions[ri];
+	r->sig = h64(sig, 0x3417);
+	r->kind = FS_KIND_MULTI_OUTPUT;
+	r->entry = c->o->cat ? fs_catalog_match(c->o->cat, keys, nk, NULL, 0) : -1;
+	r->n_kernels = P->n_kernels + (N ? N->n_kernels : 1);
+	r->n_math = P->n_math + (N ? N->n_math : 1);
+	r->bytes_saved = b < 0 ? 0 : b;
+	r->cost_known = b >= 0;
+	r->launches_saved = 1;
+	r->risks = FS_RISK_MULTI_OUTPUT | FS_RISK_NUMERICS | (P->risks & FS_RISK_DYNAMIC);
+	free(nodes);
+	free(keys);
+}
+
+/* Whether a path leaves `from` through a node outside both regions and comes
+ * back into region ni (or to node `target` when ni is none): fusing P and N
+ * would then make a cycle. DAG in file order: nothing past `limit` matters. */
+static int comes_back(const struct ctx *c, uint32_t from, uint32_t pi, uint32_t ni, uint32_t target,
+		      uint32_t limit)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t *stack = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), n = 0;
+	uint8_t *seen = fs_xcalloc(g->n_nodes + 1, 1);
+	int found = 0;
+	stack[n++] = from;
+	while (n && !found) {
+		const struct fs_node *x = &g->nodes[stack[--n]];
+		for (uint32_t u = 0; u < x->n_users && !found; u++) {
+			uint32_t y = g->users[x->users + u];
+			int in_p = c->region_of[y] == pi, in_n = ni != UINT32_MAX ? c->region_of[y] == ni : y == target;
+			if (y > limit || seen[y] || in_p)
+				continue;
+			if (in_n) {
+				found = x != &g->nodes[from];
+				continue;
+			}
+			seen[y] = 1;
+			stack[n++] = y;
+		}
+	}
+	free(stack);
+	free(seen);
+	return found;
+}
+
+/* P: a math region with one output that escapes to a norm region (or a fused
+ * norm op) and elsewhere. */
+static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
+{
+	const struct fs_graph *g = c->g;
+	for (uint32_t pi = 0; pi < n_vertical; pi++) {
+		const struct fs_region *P = &c->m->regions[pi];
+		if (!P->n_nodes || !P->n_math || P->n_outputs != 1 || P->kind == FS_KIND_NORM)
+			continue;
+		uint32_t o = P->outputs[0];
+		const struct fs_node *n = &g->nodes[o];
+		for (uint32_t u = 0; u < n->n_users; u++) {
+			uint32_t user = g->users[n->users + u], ni = c->region_of[user];
+			int norm = ni != UINT32_MAX ? c->m->regions[ni].kind == FS_KIND_NORM && worth_it(c, &c->m->regions[ni])
+						    : fused_norm_entry(c, user) >= 0;
+			uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
+			if (norm && !comes_back(c, o, pi, ni, user, last)) {
+				multi_output(c, pi, o, user);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- horizontal: GEMMs sharing an input ---------------------------------------------------- */
+
+static uint32_t view_root(const struct ctx *c, uint32_t i)
+{
+	while (c->role[i] == ROLE_VIEW) {
+		const struct fs_node *n = &c->g->nodes[i];
+		if (!n->n_args || c->g->args[n->args].kind != FS_ARG_NODE)
+			break;
+		i = c->g->args[n->args].node;
+	}
+	return i;
+}
+
+static uint64_t weight_class(const struct ctx *c, const struct fs_node *n)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t a = n->args + g->args[n->args].span;
+	if (a >= n->args + n->n_args || g->args[a].kind != FS_ARG_NODE)
+		return 0;
+	const struct fs_type *t = &g->types[g->nodes[view_root(c, g->args[a].node)].out];
+	return h64(t->dtype, c->s->types.shapes[t->shape].rank);
+}
+
+static void find_parallel_gemms(struct ctx *c)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t n = g->n_nodes, *src = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	uint32_t *members = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_node *x = &g->nodes[i];
+		src[i] = UINT32_MAX;
+		if (x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM && x->n_args &&
+		    g->args[x->args].kind == FS_ARG_NODE)
+			src[i] = view_root(c, g->args[x->args].node);
+	}
+	int32_t entry = -1;
+	for (uint32_t e = 0; c->o->cat && e < c->o->cat->n; e++)
+		if (c->o->cat->e[e].kind == FS_KIND_HORIZONTAL_GEMM)
+			entry = (int32_t)e;
+	for (uint32_t i = 0; i < n; i++) {
+		if (src[i] == UINT32_MAX)
+			continue;
+		uint32_t k = 0, s0 = src[i];
+		uint64_t sig = hkey(c, i, 0x6e33);
+		for (uint32_t j = i; j < n; j++)
+			if (src[j] == s0) {
+				members[k++] = j;
+				sig = h64(sig, weight_class(c, &g->nodes[j]));
+				src[j] = UINT32_MAX;
+			}
+		if (k < 2)
+			continue;
+		sig = h64(sig, k);
+		int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
+		uint32_t ri = add_region(c, members, k, &s0, 1, members, k);
+		struct fs_region *r = &c->m->regions[ri];
+		r->sig = sig;
+		r->kind = FS_KIND_HORIZONTAL_GEMM;
+		r->entry = entry;
+		r->n_kernels = k;
+		r->bytes_saved = b < 0 ? 0 : b * (k - 1);
+		r->cost_known = b >= 0;
+		r->launches_saved = k - 1;
+		r->risks = c->s->types.shapes[g->types[g->nodes[s0].out].shape].symbolic ? FS_RISK_DYNAMIC : 0;
+	}
+	free(members);
+	free(src);
+}
+
+/* ---- grouping into candidates -------------------------------------------------------------- */
+
+struct keyed {
+	uint64_t sig;
+	uint32_t first;   /* first node, for file order inside a group */
+	uint32_t region;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->sig != y->sig)
+		return x->sig < y->sig ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* entry name, or kind:op-op-... from the first instance's kernels */
+static void name_candidate(const struct ctx *c, struct fs_candidate *k, const struct fs_region *r)
+{
+	if (r->entry >= 0) {
+		snprintf(k->name, sizeof(k->name), "%s", c->o->cat->e[r->entry].name);
+		return;
+	}
+	size_t len = (size_t)snprintf(k->name, sizeof(k->name), "%s:", fs_kind_name((enum fs_kind)r->kind));
+	uint32_t seen[6], ns = 0;
+	for (uint32_t i = 0; i < r->n_nodes && ns < 6 && len < sizeof(k->name); i++) {
+		uint32_t node = r->nodes[i];
+		if (r->kind != FS_KIND_HORIZONTAL_GEMM && !fs_mine_is_kernel(c, node))
+			continue;
+		uint32_t key = c->s->ops[c->g->nodes[node].op].key, j = 0;
+		while (j < ns && seen[j] != key)
+			j++;
+		if (j < ns)
+			continue;
+		seen[ns++] = key;
+		len += (size_t)snprintf(k->name + len, sizeof(k->name) - len, "%s%s", ns > 1 ? "-" : "",
+					fs_scan_str(c->s, key));
+	}
+}
+
+/* Instances that share a computed input with exactly one other instance:
+ * q and k RoPE chains of one layer reading the same cos / sin, say. */
+static uint32_t count_pairs(const struct ctx *c, const struct fs_candidate *k)
+{
+	uint32_t shared = 0;
+	for (uint32_t i = 0; i < k->n_instances; i++) {
+		const struct fs_region *a = &c->m->regions[k->instances[i]];
+		int found = 0;
+		for (uint32_t x = 0; x < a->n_inputs && !found; x++) {
+			if (c->g->nodes[a->inputs[x]].kind != FS_NODE_CALL)
+				continue;
+			uint32_t holders = 0;
+			for (uint32_t j = 0; j < k->n_instances; j++) {
+				const struct fs_region *b = &c->m->regions[k->instances[j]];
+				for (uint32_t y = 0; y < b->n_inputs; y++)
+					holders += b->inputs[y] == a->inputs[x];
+			}
+			found = holders == 2;
+		}
+		shared += (uint32_t)found;
+	}
+	return shared / 2;
+}
+
+static enum fs_rec recommend(const struct ctx *c, const struct fs_candidate *k)
+{
+	if (k->entry >= 0) {
+		const struct fs_catalog_entry *e = &c->o->cat->e[k->entry];
+		if (e->n_kernels || e->n_transforms)
+			return FS_REC_USE_EXISTING;
+	}
+	if (k->kind == FS_KIND_HORIZONTAL_GEMM || k->kind == FS_KIND_LAYOUT)
+		return FS_REC_DEFER; /* needs a change inside a GEMM / attention kernel */
+	if (k->cost_known && k->bytes_total < (1 << 20))
+		return FS_REC_DEFER; /* under a MiB per forward pass: not worth a kernel */
+	return FS_REC_NEEDS_TRITON;
+}
+
+static void make_candidate(struct ctx *c, const struct keyed *v, uint32_t n)
+{
+	struct fs_mine *m = c->m;
+	FS_GROW(m->cands, m->cap_cands, m->n_cands + 1);
+	struct fs_candidate *k = &m->cands[m->n_cands++];
+	memset(k, 0, sizeof(*k));
+	const struct fs_region *r0 = &m->regions[v[0].region];
+	k->sig = v[0].sig;
+	k->kind = r0->kind;
+	k->entry = r0->entry;
+	k->instances = fs_arena_alloc(&m->arena, n * sizeof(uint32_t));
+	k->n_instances = n;
+	k->cost_known = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_region *r = &m->regions[v[i].region];
+		k->instances[i] = v[i].region;
+		k->bytes_total += r->bytes_saved;
+		k->launches_total += r->launches_saved;
+		k->risks |= r->risks;
+		k->cost_known &= r->cost_known;
+	}
+	k->bytes_per_instance = k->bytes_total / n;
+	k->launches_per_instance = r0->launches_saved;
+	name_candidate(c, k, r0);
+	snprintf(k->id, sizeof(k->id), "%s-%08x", k->name, (uint32_t)(k->sig >> 32));
+	for (char *p = k->id; *p; p++)
+		if (*p == ':')
+			*p = '.';
+	k->pairs = count_pairs(c, k);
+	k->rec = recommend(c, k);
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct fs_candidate *x = a, *y = b;
+	if (x->bytes_total != y->bytes_total)
+		return x->bytes_total > y->bytes_total ? -1 : 1;
+	if (x->launches_total != y->launches_total)
+		return x->launches_total > y->launches_total ? -1 : 1;
+	int s = strcmp(x->name, y->name);
+	return s ? s : strcmp(x->id, y->id);
+}
+
+void fs_mine_candidates(struct ctx *c)
+{
+	struct fs_mine *m = c->m;
+	uint32_t n_vertical = m->n_regions;
+	for (uint32_t i = 0; i < n_vertical; i++) {
+		struct fs_region *r = &m->regions[i];
+		if (!r->n_nodes)
+			continue;
+		r->kind = region_kind(c, r);
+		fs_mine_region_cost(c, r);
+		r->sig = fs_mine_signature(c, r);
+	}
+	find_multi_outputs(c, n_vertical);
+	find_parallel_gemms(c);
+	struct keyed *v = fs_xmalloc((m->n_regions + 1) * sizeof(*v));
+	uint32_t nv = 0;
+	for (uint32_t i = 0; i < m->n_regions; i++) {
+		const struct fs_region *r = &m->regions[i];
+		if (i < n_vertical && !worth_it(c, r))
+			continue;
+		v[nv++] = (struct keyed){r->sig, r->nodes[0], i};
+	}
+	qsort(v, nv, sizeof(*v), keyed_cmp);
+	for (uint32_t i = 0, j; i < nv; i = j) {
+		for (j = i + 1; j < nv && v[j].sig == v[i].sig; j++)
+			;
+		make_candidate(c, v + i, j - i);
+	}
+	free(v);
+	if (m->n_cands)
+		qsort(m->cands, m->n_cands, sizeof(*m->cands), rank_cmp);
+}

@@ -1,0 +1,459 @@
+/*
+ * catalog.c: the kernel catalog (kernels/catalog.txt, format documented at
+ * its top) and chain matching; and the source-tree index behind
+ * --kernels-from, which finds custom-op and transform registrations with
+ * PCRE2. Called by discovery to name regions and collect evidence.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "fusescan/catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const kind_names[] = {
+	"elementwise", "norm", "gemm_epilogue", "attention_adjacent", "layout", "multi_output",
+	"horizontal_gemm",
+};
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == FS_KIND_COUNT, "kind names");
+
+const char *fs_kind_name(enum fs_kind k)
+{
+	return k < FS_KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+void fs_catalog_init(struct fs_catalog *c, struct fs_scan *s)
+{
+	memset(c, 0, sizeof(*c));
+	c->scan = s;
+}
+
+/* ---- parsing: one function per line form --------------------------------- */
+
+struct cparse {
+	struct fs_catalog *c;
+	const char *name;
+	struct fs_diags *d;
+	const char *line;
+	size_t len;
+	uint32_t no, errors;
+	struct fs_catalog_entry *cur;
+};
+
+static void cerr(struct cparse *P, const char *at, const char *msg)
+{
+	fs_diag_add(P->d, FS_ERROR, P->name, P->no, (uint32_t)(at - P->line) + 1, P->line, P->len,
+		    "%s", msg);
+	P->errors++;
+}
+
+static void trim(const char **p, const char **e)
+{
+	while (*p < *e && (**p == ' ' || **p == '\t'))
+		(*p)++;
+	while (*e > *p && ((*e)[-1] == ' ' || (*e)[-1] == '\t' || (*e)[-1] == '\r'))
+		(*e)--;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A value's whitespace-separated words, interned. */
+static uint32_t *words(struct cparse *P, const char *p, const char *e, uint32_t *n)
+{
+	uint32_t *v = NULL, cap = 0;
+	*n = 0;
+	while (p < e) {
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		const char *w = p;
+		while (p < e && *p != ' ' && *p != '\t')
+			p++;
+		if (p == w)
+			break;
+		FS_GROW(v, cap, *n + 1);
+		v[(*n)++] = fs_strtab_intern(&P->c->scan->strs, w, (size_t)(p - w));
+	}
+	return v;
+}
+
+/* chain = ops...: the ops that launch kernels are a multiset, the last one
+ * (the output) always among them (a reshape that copies, say); the other
+ * index-only views must be present around the region. */
+static void add_chain(struct cparse *P, const char *p, const char *e)
+{
+	uint32_t n;
+	uint32_t *w = words(P, p, e, &n);
+	if (!n) {
+		free(w);
+		return cerr(P, p, "empty chain");
+	}
+	struct fs_catalog_entry *en = P->cur;
+	FS_GROW(en->chains, en->cap_chains, en->n_chains + 1);
+	struct fs_chain *ch = &en->chains[en->n_chains++];
+	memset(ch, 0, sizeof(*ch));
+	ch->line = P->no;
+	ch->root = w[n - 1];
+	ch->ops = fs_xmalloc(n * sizeof(uint32_t));
+	ch->views = fs_xmalloc(n * sizeof(uint32_t));
+	const struct fs_scan *s = P->c->scan;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *k = fs_scan_str(s, w[i]);
+		int flags = fs_op_key_flags(s, k, strlen(k));
+		if (i + 1 < n && flags >= 0 && (flags & FS_OPF_INDEX_ONLY))
+			ch->views[ch->n_views++] = w[i];
+		else
+			ch->ops[ch->n_ops++] = w[i];
+	}
+	qsort(ch->ops, ch->n_ops, sizeof(uint32_t), cmp_u32);
+	free(w);
+}
+
+static char *text_value(const char *p, const char *e)
+{
+	return fs_xstrndup(p, (size_t)(e - p));
+}
+
+/* [name] */
+static void section_line(struct cparse *P, const char *p, const char *e)
+{
+	if (e[-1] != ']')
+		return cerr(P, e - 1, "expected ']' closing the entry name");
+	const char *n = p + 1, *ne = e - 1;
+	trim(&n, &ne);
+	if (n == ne)
+		return cerr(P, p, "empty entry name");
+	for (const char *q = n; q < ne; q++)
+		if (!(*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+			return cerr(P, q, "entry names are letters, digits and '_'");
+	struct fs_catalog *c = P->c;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (strlen(c->e[i].name) == (size_t)(ne - n) && !memcmp(c->e[i].name, n, (size_t)(ne - n)))
+			return cerr(P, n, "duplicate entry name");
+	FS_GROW(c->e, c->cap, c->n + 1);
+	P->cur = &c->e[c->n++];
+	memset(P->cur, 0, sizeof(*P->cur));
+	P->cur->name = text_value(n, ne);
+	P->cur->kind = FS_KIND_ELEMENTWISE;
+	P->cur->line = P->no;
+}
+
+static int set_kind(struct fs_catalog_entry *en, const char *v, const char *ve)
+{
+	for (int k = 0; k < FS_KIND_COUNT; k++)
+		if (strlen(kind_names[k]) == (size_t)(ve - v) && !memcmp(kind_names[k], v, (size_t)(ve - v))) {
+			en->kind = (enum fs_kind)k;
+			return 0;
+		}
+	return -1;
+}
+
+static int key_is(const char *k, const char *ke, const char *lit)
+{
+	return strlen(lit) == (size_t)(ke - k) && !memcmp(k, lit, (size_t)(ke - k));
+}
+
+/* key = value */
+static void key_line(struct cparse *P, const char *p, const char *e, const char *eq)
+{
+	const char *k = p, *ke = eq, *v = eq + 1, *ve = e;
+	trim(&k, &ke);
+	trim(&v, &ve);
+	struct fs_catalog_entry *en = P->cur;
+	if (!en)
+		return cerr(P, p, "'key = value' outside an entry; start one with [name]");
+	if (key_is(k, ke, "kind")) {
+		if (set_kind(en, v, ve) < 0)
+			cerr(P, v, "unknown kind (norm, elementwise, gemm_epilogue, attention_adjacent, "
+				   "layout, multi_output, horizontal_gemm)");
+	} else if (key_is(k, ke, "chain"))
+		add_chain(P, v, ve);
+	else if (key_is(k, ke, "kernels")) {
+		free(en->kernels);
+		en->kernels = words(P, v, ve, &en->n_kernels);
+	} else if (key_is(k, ke, "transforms")) {
+		free(en->transforms);
+		en->transforms = words(P, v, ve, &en->n_transforms);
+	} else if (key_is(k, ke, "dtypes")) {
+		free(en->dtypes);
+		en->dtypes = text_value(v, ve);
+	} else if (key_is(k, ke, "constraints")) {
+		free(en->constraints);
+		en->constraints = text_value(v, ve);
+	} else if (key_is(k, ke, "evidence")) {
+		free(en->evidence);
+		en->evidence = text_value(v, ve);
+	} else
+		cerr(P, k, "unknown key (kind, chain, kernels, transforms, dtypes, constraints, evidence)");
+}
+
+uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *text, size_t len,
+			  struct fs_diags *d)
+{
+	struct cparse P = {c, name, d, NULL, 0, 0, 0, NULL};
+	const char *end = text + len;
+	for (const char *pos = text; pos < end;) {
+		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
+		const char *le = nl ? nl : end;
+		P.line = pos;
+		P.len = (size_t)(le - pos);
+		P.no++;
+		const char *p = pos, *e = le;
+		pos = nl ? nl + 1 : end;
+		trim(&p, &e);
+		if (p == e || *p == '#')
+			continue;
+		if (memchr(p, '\0', (size_t)(e - p)))
+			cerr(&P, p, "NUL byte in catalog");
+		else if (*p == '[')
+			section_line(&P, p, e);
+		else if (memchr(p, '=', (size_t)(e - p)))
+			key_line(&P, p, e, memchr(p, '=', (size_t)(e - p)));
+		else
+			cerr(&P, p, "expected '[name]' or 'key = value'");
+	}
+	return P.errors;
+}
+
+uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags *d)
+{
+	size_t len;
+	char *text = fs_read_file(path, &len);
+	if (!text) {
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", strerror(errno));
+		return 1;
+	}
+	uint32_t n = fs_catalog_parse(c, path, text, len, d);
+	free(text);
+	return n;
+}
+
+/* ---- matching -------------------------------------------------------------- */
+
+static int has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have)
+{
+	for (uint32_t i = 0; i < n_need; i++) {
+		uint32_t k = 0;
+		while (k < n_have && have[k] != need[i])
+			k++;
+		if (k == n_have)
+			return 0;
+	}
+	return 1;
+}
+
+int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint32_t n,
+			 const uint32_t *views, uint32_t n_views)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		for (uint32_t k = 0; k < c->e[i].n_chains; k++) {
+			const struct fs_chain *ch = &c->e[i].chains[k];
+			if (ch->n_ops == n && !memcmp(ch->ops, keys, n * sizeof(*keys)) &&
+			    has_all(ch->views, ch->n_views, views, n_views))
+				return (int32_t)i;
+		}
+	return -1;
+}
+
+/* ---- source-tree index ----------------------------------------------------- */
+
+enum { RX_CUSTOM_OP, RX_DEFINE, RX_LIBRARY, RX_MDEF, RX_TRANSFORM, RX_COUNT };
+
+static const char *const patterns[RX_COUNT] = {
+	"torch\\.library\\.custom_op\\(\\s*[\"']([\\w.]+)::(\\w+)",
+	"torch\\.library\\.define\\(\\s*[\"']([\\w.]+)::(\\w+)",
+	"TORCH_LIBRARY(?:_FRAGMENT)?\\(\\s*(\\w+)\\s*,",
+	"\\bm\\.def\\(\\s*\"(\\w+)",
+	"TransformRegistry\\.register\\(\\s*[\"'](\\w+)[\"']",
+};
+
+struct indexer {
+	struct fs_catalog *c;
+	pcre2_code *rx[RX_COUNT];
+	pcre2_match_data *md;
+	struct fs_diags *d;
+};
+
+static void add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym)
+{
+	FS_GROW(c->found, c->cap_found, c->n_found + 1);
+	struct fs_evidence *e = &c->found[c->n_found++];
+	e->path = fs_xstrndup(path, strlen(path));
+	e->line = line;
+	e->symbol = fs_xstrndup(sym, strlen(sym));
+}
+
+static uint32_t line_of(const char *text, size_t off)
+{
+	uint32_t line = 1;
+	for (const char *p = text; (p = memchr(p, '\n', off - (size_t)(p - text))); p++)
+		line++;
+	return line;
+}
+
+static void group(const char *text, const PCRE2_SIZE *ov, int g, char *buf, size_t n)
+{
+	size_t len = ov[2 * g + 1] - ov[2 * g];
+	snprintf(buf, n, "%.*s", (int)len, text + ov[2 * g]);
+}
+
+/* Each registration in one file; m.def takes the nearest TORCH_LIBRARY above it. */
+static void index_text(struct indexer *X, const char *path, const char *text, size_t len)
+{
+	char ns[128] = "", a[128], b[128], sym[300];
+	for (int r = 0; r < RX_COUNT; r++) {
+		PCRE2_SIZE at = 0;
+		while (at <= len && pcre2_match(X->rx[r], (PCRE2_SPTR)text, len, at, 0, X->md, NULL) > 0) {
+			const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(X->md);
+			at = ov[1] > at ? ov[1] : at + 1;
+			group(text, ov, 1, a, sizeof(a));
+			if (r == RX_LIBRARY)
+				continue;
+			if (r == RX_CUSTOM_OP || r == RX_DEFINE) {
+				group(text, ov, 2, b, sizeof(b));
+				snprintf(sym, sizeof(sym), "%s::%s", a, b);
+			} else if (r == RX_MDEF) {
+				ns[0] = '\0';
+				PCRE2_SIZE lat = 0;
+				pcre2_match_data *md = pcre2_match_data_create_from_pattern(X->rx[RX_LIBRARY], NULL);
+				while (md && pcre2_match(X->rx[RX_LIBRARY], (PCRE2_SPTR)text, ov[0], lat, 0, md, NULL) > 0) {
+					const PCRE2_SIZE *lv = pcre2_get_ovector_pointer(md);
+					group(text, lv, 1, ns, sizeof(ns));
+					lat = lv[1];
+				}
+				pcre2_match_data_free(md);
+				snprintf(sym, sizeof(sym), "%s::%s", ns[0] ? ns : "?", a);
+			} else
+				snprintf(sym, sizeof(sym), "transform:%s", a);
+			add_evidence(X->c, path, line_of(text, ov[0]), sym);
+		}
+	}
+}
+
+static int indexed_ext(const char *name)
+{
+	static const char *const ext[] = {".py", ".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp"};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		size_t k = strlen(ext[i]);
+		if (n > k && !strcmp(name + n - k, ext[i]))
+			return 1;
+	}
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void index_dir(struct indexer *X, const char *dir, int depth)
+{
+	DIR *dp = depth < 32 ? opendir(dir) : NULL;
+	if (!dp) {
+		if (depth < 32)
+			fs_diag_add(X->d, FS_WARNING, dir, 0, 0, NULL, 0, "cannot open directory: %s", strerror(errno));
+		return;
+	}
+	char **names = NULL;
+	uint32_t n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue; /* ., .., .git and other hidden trees */
+		FS_GROW(names, cap, n + 1);
+		names[n++] = fs_xstrndup(de->d_name, strlen(de->d_name));
+	}
+	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp); /* deterministic evidence order */
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		char *full = fs_xmalloc(len);
+		snprintf(full, len, "%s/%s", dir, names[i]);
+		struct stat st;
+		if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
+			index_dir(X, full, depth + 1);
+		else if (S_ISREG(st.st_mode) && indexed_ext(names[i])) {
+			size_t tl;
+			char *text = fs_read_file(full, &tl);
+			if (text) {
+				index_text(X, full, text, tl);
+				X->c->files_indexed++;
+				free(text);
+			}
+		}
+		free(full);
+		free(names[i]);
+	}
+	free(names);
+}
+
+uint32_t fs_catalog_index_tree(struct fs_catalog *c, const char *dir, struct fs_diags *d)
+{
+	struct indexer X = {c, {0}, NULL, d};
+	uint32_t before = d->n_errors;
+	for (int r = 0; r < RX_COUNT; r++) {
+		int err;
+		PCRE2_SIZE off;
+		X.rx[r] = pcre2_compile((PCRE2_SPTR)patterns[r], PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+		if (!X.rx[r]) {
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(err, msg, sizeof(msg));
+			fs_diag_add(d, FS_ERROR, "fusescan", 0, 0, NULL, 0, "internal regex %d at %zu: %s", r,
+				    (size_t)off, (const char *)msg);
+			goto done;
+		}
+		pcre2_jit_compile(X.rx[r], PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+	}
+	X.md = pcre2_match_data_create(8, NULL);
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		fs_diag_add(d, FS_ERROR, dir, 0, 0, NULL, 0, "--kernels-from: not a directory");
+	else
+		index_dir(&X, dir, 0);
+done:
+	pcre2_match_data_free(X.md);
+	for (int r = 0; r < RX_COUNT; r++)
+		pcre2_code_free(X.rx[r]);
+	return d->n_errors - before;
+}
+
+int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from)
+{
+	for (uint32_t i = from; i < c->n_found; i++)
+		if (!strcmp(c->found[i].symbol, sym))
+			return (int32_t)i;
+	return -1;
+}
+
+void fs_catalog_release(struct fs_catalog *c)
+{
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct fs_catalog_entry *e = &c->e[i];
+		for (uint32_t k = 0; k < e->n_chains; k++) {
+			free(e->chains[k].ops);
+			free(e->chains[k].views);
+		}
+		free(e->chains);
+		free(e->kernels);
+		free(e->transforms);
+		free(e->name);
+		free(e->dtypes);
+		free(e->constraints);
+		free(e->evidence);
+	}
+	free(c->e);
+	for (uint32_t i = 0; i < c->n_found; i++) {
+		free(c->found[i].path);
+		free(c->found[i].symbol);
+	}
+	free(c->found);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,218 @@
+/*
+ * cost.c: the cost model. A fused kernel no longer moves its intermediates:
+ * each internal tensor is written once and read by each kernel that consumes
+ * it (numel x dtype size); a region output read again inside the region saves
+ * those reads; an input read by k kernels of the region is read once (k - 1
+ * reads saved). A region of pure data movement next to a GEMM or attention
+ * saves its whole traffic, since it folds into that kernel's loads or stores.
+ * Launches saved: kernels - 1 (all of them for folded data movement).
+ * Symbolic dims are evaluated with the bindings of --dims / --tokens.
+ */
+#include "mine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t fs_type_bytes(const struct fs_scan *s, const struct fs_type *t,
+		      const struct fs_binding *b, uint32_t nb)
+{
+	const struct fs_shape *sh = &s->types.shapes[t->shape];
+	int64_t n = 1, v;
+	uint32_t size = fs_dtype_size((enum fs_dtype)t->dtype);
+	if (!size || sh->kind == FS_SHAPE_UNKNOWN)
+		return -1;
+	for (uint32_t i = 0; i < sh->rank; i++) {
+		if (fs_dim_eval(&s->types, &s->types.dims[sh->dims + i], b, nb, &v) || v < 0 ||
+		    __builtin_mul_overflow(n, v, &n))
+			return -1;
+	}
+	return __builtin_mul_overflow(n, (int64_t)size, &n) ? -1 : n;
+}
+
+static int64_t node_bytes(const struct ctx *c, uint32_t i, int *known)
+{
+	const struct fs_node *n = &c->g->nodes[i];
+	int64_t total = 0;
+	for (uint16_t k = 0; k < n->n_out; k++) {
+		int64_t b = fs_type_bytes(c->s, &c->g->types[n->out + k], c->o->bind, c->o->n_bind);
+		if (b < 0) {
+			*known = 0;
+			continue;
+		}
+		total += b;
+	}
+	return total;
+}
+
+/* Distinct kernels of region r that read `src` (directly or through views). */
+static uint32_t kernel_readers(const struct ctx *c, const struct fs_region *r, uint32_t src)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		uint32_t i = r->nodes[k];
+		if (!fs_mine_is_kernel(c, i))
+			continue;
+		const struct fs_node *x = &g->nodes[i];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && fs_mine_source(c, g->args[a].node) == src) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+static int is_output(const struct fs_region *r, uint32_t i)
+{
+	for (uint32_t k = 0; k < r->n_outputs; k++)
+		if (r->outputs[k] == i)
+			return 1;
+	return 0;
+}
+
+static int is_float(uint8_t dt)
+{
+	return dt == FS_DT_F64 || dt == FS_DT_F32 || dt == FS_DT_F16 || dt == FS_DT_BF16 ||
+	       (dt >= FS_DT_F8E4M3 && dt <= FS_DT_F4X2);
+}
+
+/* Where rounding can differ from eager: a cast between float types, or a
+ * reduction / norm over floats. */
+static int float_math(const struct ctx *c, const struct fs_node *n, const struct fs_op *op)
+{
+	uint8_t out = c->g->types[n->out].dtype;
+	if (op->cls == FS_OPC_REDUCTION || op->cls == FS_OPC_NORM)
+		return is_float(out);
+	if (op->cls != FS_OPC_CAST || !n->n_args || c->g->args[n->args].kind != FS_ARG_NODE)
+		return 0;
+	uint8_t in = c->g->types[c->g->nodes[c->g->args[n->args].node].out].dtype;
+	return is_float(in) && is_float(out) && in != out;
+}
+
+static uint32_t region_risks(const struct ctx *c, const struct fs_region *r)
+{
+	uint32_t risks = r->n_outputs > 1 ? FS_RISK_MULTI_OUTPUT : 0;
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		const struct fs_node *n = &c->g->nodes[r->nodes[k]];
+		const struct fs_op *op = &c->s->ops[n->op];
+		if (float_math(c, n, op))
+			risks |= FS_RISK_NUMERICS;
+		if (c->role[r->nodes[k]] == ROLE_COPY || (c->role[r->nodes[k]] == ROLE_VIEW && !c->contig[r->nodes[k]]))
+			risks |= FS_RISK_LAYOUT;
+		if (c->s->types.shapes[c->g->types[n->out].shape].symbolic)
+			risks |= FS_RISK_DYNAMIC;
+	}
+	return risks;
+}
+
+/* Data movement only: everything it reads and writes is saved. */
+static void layout_cost(struct ctx *c, struct fs_region *r, int *known)
+{
+	const struct fs_graph *g = c->g;
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		uint32_t i = r->nodes[k];
+		const struct fs_node *x = &g->nodes[i];
+		if (!fs_mine_is_kernel(c, i))
+			continue;
+		r->bytes_saved += node_bytes(c, i, known);
+		if (x->n_args && g->args[x->args].kind == FS_ARG_NODE)
+			r->bytes_saved += node_bytes(c, fs_mine_source(c, g->args[x->args].node), known);
+	}
+	r->launches_saved = r->n_kernels;
+}
+
+void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
+{
+	int known = 1;
+	r->bytes_saved = 0;
+	r->risks = region_risks(c, r);
+	if (!r->n_math) {
+		layout_cost(c, r, &known);
+		r->cost_known = (uint8_t)known;
+		return;
+	}
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		uint32_t i = r->nodes[k];
+		if (!fs_mine_is_kernel(c, i))
+			continue;
+		uint32_t readers = kernel_readers(c, r, i);
+		int64_t b = node_bytes(c, i, &known);
+		r->bytes_saved += is_output(r, i) ? b * readers : b * (1 + readers);
+	}
+	/* an external value read by several kernels (maybe through different
+	 * views of it) is read once by the fused kernel */
+	uint32_t *srcs = fs_xmalloc((r->n_inputs + 1) * sizeof(uint32_t)), ns = 0;
+	for (uint32_t k = 0; k < r->n_inputs; k++) {
+		uint32_t s = fs_mine_source(c, r->inputs[k]), j = 0;
+		while (j < ns && srcs[j] != s)
+			j++;
+		if (j < ns)
+			continue;
+		srcs[ns++] = s;
+		uint32_t readers = kernel_readers(c, r, s);
+		if (readers >= 2)
+			r->bytes_saved += node_bytes(c, s, &known) * (readers - 1);
+	}
+	free(srcs);
+	r->launches_saved = r->n_kernels ? r->n_kernels - 1 : 0;
+	r->cost_known = (uint8_t)known;
+}
+
+/* ---- bindings -------------------------------------------------------------------- */
+
+uint32_t fs_bind_default(const struct fs_scan *s, const struct fs_graph *g, int64_t tokens,
+			 struct fs_binding *out, uint32_t max)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct fs_node *n = &g->nodes[i];
+		if (n->kind != FS_NODE_PLACEHOLDER)
+			continue;
+		const struct fs_shape *sh = &s->types.shapes[g->types[n->out].shape];
+		int32_t first = -1, last = -1;
+		for (uint32_t d = 0; d < sh->rank; d++) {
+			const struct fs_dim *dim = &s->types.dims[sh->dims + d];
+			if (dim->expr >= 0 && s->types.exprs[dim->expr].op == FS_EX_SYM) {
+				if (first < 0)
+					first = (int32_t)d;
+				last = (int32_t)d;
+			}
+		}
+		if (first < 0 || max < 1)
+			continue;
+		uint32_t nb = 0;
+		if (first != last && max >= 2) {
+			out[nb].sym = s->types.exprs[s->types.dims[sh->dims + (uint32_t)first].expr].sym;
+			out[nb++].value = 1;
+		}
+		out[nb].sym = s->types.exprs[s->types.dims[sh->dims + (uint32_t)last].expr].sym;
+		out[nb++].value = tokens;
+		return nb;
+	}
+	return 0;
+}
+
+int fs_bind_parse(struct fs_scan *s, const char *text, struct fs_binding *out, uint32_t max,
+		  size_t *err_at)
+{
+	uint32_t n = 0;
+	const char *p = text;
+	while (*p) {
+		const char *name = p;
+		while (*p && *p != '=' && *p != ',')
+			p++;
+		if (*p != '=' || p == name || n == max)
+			return *err_at = (size_t)(name - text), -1;
+		const char *v = ++p;
+		int64_t val = 0;
+		while (*p >= '0' && *p <= '9' && val < INT64_MAX / 10)
+			val = val * 10 + (*p++ - '0');
+		if (p == v || (*p && *p != ','))
+			return *err_at = (size_t)(p - text), -1;
+		out[n].sym = fs_strtab_intern(&s->strs, name, (size_t)(v - 1 - name));
+		out[n++].value = val;
+		if (*p == ',')
+			p++;
+	}
+	return (int)n;
+}

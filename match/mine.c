@@ -1,0 +1,76 @@
+/*
+ * mine.c: discovery on one graph, the entry point of match/ (see mine.h):
+ * roles -> regions -> candidates -> cleanups, and how often the graph already
+ * calls each catalog entry's fused kernels.
+ */
+#include "mine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *fs_rec_name(enum fs_rec r)
+{
+	static const char *const names[] = {"use_existing_kernel", "needs_triton_fallback", "defer"};
+	return r <= FS_REC_DEFER ? names[r] : "defer";
+}
+
+static void count_fused(struct ctx *c)
+{
+	const struct fs_catalog *cat = c->o->cat;
+	struct fs_mine *m = c->m;
+	uint32_t n = cat ? cat->n : 0;
+	m->fused = fs_arena_alloc(&m->arena, (n + 1) * sizeof(uint32_t));
+	m->fused_op = fs_arena_alloc(&m->arena, (n + 1) * sizeof(uint32_t));
+	memset(m->fused, 0, (n + 1) * sizeof(uint32_t));
+	memset(m->fused_op, 0, (n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < c->g->n_nodes; i++) {
+		const struct fs_node *x = &c->g->nodes[i];
+		if (x->kind != FS_NODE_CALL)
+			continue;
+		uint32_t key = c->s->ops[x->op].key;
+		for (uint32_t e = 0; e < n; e++)
+			for (uint32_t k = 0; k < cat->e[e].n_kernels; k++)
+				if (cat->e[e].kernels[k] == key) {
+					m->fused[e]++;
+					m->fused_op[e] = m->fused_op[e] ? m->fused_op[e] : key;
+				}
+	}
+}
+
+struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
+			      const struct fs_mine_opts *o)
+{
+	struct fs_mine *m = fs_xcalloc(1, sizeof(*m));
+	fs_arena_init(&m->arena);
+	m->s = s;
+	m->g = g;
+	uint32_t n = g->n_nodes + 1;
+	struct ctx c = {m, s, g, o, fs_xcalloc(n, 1), fs_xcalloc(n, 1), fs_xmalloc(n * sizeof(uint32_t)),
+			fs_xcalloc(n, sizeof(uint64_t)), fs_xcalloc(n, sizeof(uint32_t)),
+			fs_xcalloc(n, sizeof(uint32_t)), fs_xcalloc(n, 1)};
+	memset(c.region_of, 0xff, n * sizeof(uint32_t));
+	fs_mine_roles(&c);
+	fs_mine_regions(&c);
+	fs_mine_candidates(&c);
+	fs_mine_cleanups(&c);
+	count_fused(&c);
+	free(c.role);
+	free(c.contig);
+	free(c.region_of);
+	free(c.merkle);
+	free(c.uses);
+	free(c.visit);
+	free(c.mark);
+	return m;
+}
+
+void fs_mine_free(struct fs_mine *m)
+{
+	if (!m)
+		return;
+	free(m->regions);
+	free(m->cands);
+	free(m->cleanups);
+	fs_arena_release(&m->arena);
+	free(m);
+}

@@ -1,0 +1,50 @@
+/*
+ * mine_int.h: private to match/. The per-graph facts mining works from
+ * (each node's role and whether its value is laid out contiguously), shared
+ * by region building (regions.c), costing (cost.c), candidate assembly
+ * (candidates.c) and cleanups (cleanup.c).
+ */
+#ifndef FUSESCAN_MINE_INT_H
+#define FUSESCAN_MINE_INT_H
+
+#include "fusescan/mine.h"
+
+enum role {
+	ROLE_NONE,    /* placeholder, external constant, side-effect node */
+	ROLE_MATH,    /* elementwise, cast, fusible reduction, norm composite */
+	ROLE_COPY,    /* data movement that launches a kernel: cat, clone, contiguous */
+	ROLE_VIEW,    /* index-only view */
+	ROLE_ANCHOR,  /* GEMM, attention, custom op, indexing, creation, ... */
+};
+
+struct ctx {
+	struct fs_mine *m;
+	const struct fs_scan *s;
+	const struct fs_graph *g;
+	const struct fs_mine_opts *o;
+	uint8_t *role;       /* per node */
+	uint8_t *contig;     /* per node: output laid out contiguously */
+	uint32_t *region_of; /* per node: region index or UINT32_MAX */
+	uint64_t *merkle;    /* signature scratch, per node, kept zeroed */
+	uint32_t *uses, *visit;
+	uint8_t *mark;       /* per node scratch for trimming, kept zeroed */
+};
+
+void fs_mine_roles(struct ctx *c);
+void fs_mine_regions(struct ctx *c);
+void fs_mine_region_cost(struct ctx *c, struct fs_region *r);
+int fs_mine_is_kernel(const struct ctx *c, uint32_t node);
+uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r);
+void fs_mine_candidates(struct ctx *c);
+void fs_mine_cleanups(struct ctx *c);
+
+/* The value a node stands for, looking through index-only views that move
+ * no data (a copying reshape is a kernel and stops the walk). */
+uint32_t fs_mine_source(const struct ctx *c, uint32_t node);
+
+static inline int fs_mine_is_real_user(const struct fs_graph *g, uint32_t u)
+{
+	return !(g->nodes[u].flags & FS_NODE_SIDE_EFFECT);
+}
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * discover.c: runs discovery over a scan (see fusescan/discover.h): picks
+ * the graphs to analyse, loads the catalog (built in, or --catalog), indexes
+ * --kernels-from, reads each run's ad.log, mines, and counts every
+ * candidate signature in every distinct graph of each run (identical graphs
+ * are mined once) so the report can say at which transform a chain went away.
+ */
+#include "fusescan/discover.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const char fs_builtin_catalog[]; /* kernels/catalog.txt, embedded at build time */
+extern const size_t fs_builtin_catalog_len;
+
+static int names_dump(const struct fs_dumpfile *f, const char *dump)
+{
+	if (!strcmp(f->base, dump) || !strcmp(f->path, dump))
+		return 1;
+	char *end;
+	long long v = strtoll(dump, &end, 10);
+	return dump[0] >= '0' && dump[0] <= '9' && !*end && f->number == v;
+}
+
+/* The file to analyse in run r: its last parsed dump, or the one --dump names. */
+static int32_t pick_file(const struct fs_scan *s, const struct fs_run *r, const char *dump)
+{
+	for (uint32_t i = r->n_files; i-- > 0;) {
+		const struct fs_dumpfile *f = &s->files[r->first_file + i];
+		if (f->n_modules && !f->n_errors && (!dump || names_dump(f, dump)))
+			return (int32_t)(r->first_file + i);
+	}
+	return -1;
+}
+
+static uint32_t bind_dims(struct fs_scan *s, const struct fs_graph *g,
+			  const struct fs_discover_opts *o, struct fs_binding *b)
+{
+	if (o->dims) {
+		size_t at;
+		int n = fs_bind_parse(s, o->dims, b, 16, &at);
+		return n < 0 ? 0 : (uint32_t)n; /* the CLI validated the text */
+	}
+	return fs_bind_default(s, g, o->tokens, b, 16);
+}
+
+static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run,
+		    const struct fs_discover_opts *o)
+{
+	FS_GROW(d->a, d->cap_a, d->n_a + 1);
+	struct fs_analysis *a = &d->a[d->n_a++];
+	memset(a, 0, sizeof(*a));
+	a->module = module;
+	a->run = run;
+	const struct fs_graph *g = d->scan->modules[module].graph;
+	a->n_bind = bind_dims(d->scan, g, o, a->bind);
+	struct fs_mine_opts mo = {&d->cat, a->bind, a->n_bind};
+	a->mine = fs_mine_graph(d->scan, g, &mo);
+}
+
+static void analyse_file(struct fs_discovery *d, uint32_t file, uint32_t run,
+			 const struct fs_discover_opts *o)
+{
+	const struct fs_dumpfile *f = &d->scan->files[file];
+	for (uint32_t m = 0; m < f->n_modules; m++)
+		analyse(d, f->first_module + m, run, o);
+}
+
+static uint32_t evo_row(struct fs_evolution *e, uint32_t n_files, const struct fs_candidate *k,
+			uint32_t *cap)
+{
+	for (uint32_t i = 0; i < e->n_sigs; i++)
+		if (e->sigs[i] == k->sig)
+			return i;
+	uint32_t c1 = *cap, c2 = *cap;
+	FS_GROW(e->sigs, c1, e->n_sigs + 1);
+	FS_GROW(e->names, c2, e->n_sigs + 1);
+	*cap = c1;
+	e->counts = fs_xrealloc(e->counts, (size_t)(e->n_sigs + 1) * n_files * sizeof(uint32_t));
+	memset(e->counts + (size_t)e->n_sigs * n_files, 0, n_files * sizeof(uint32_t));
+	e->sigs[e->n_sigs] = k->sig;
+	snprintf(e->names[e->n_sigs], sizeof(e->names[0]), "%s", k->name);
+	return e->n_sigs++;
+}
+
+/* Counts of every candidate in every file of a run; each distinct graph is
+ * mined once. */
+static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discover_opts *o)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_run *r = &s->runs[run];
+	struct fs_evolution *e = &d->evo[run];
+	const struct fs_graph **seen = fs_xcalloc(s->n_modules + 1, sizeof(*seen));
+	struct fs_mine **mines = fs_xcalloc(s->n_modules + 1, sizeof(*mines));
+	uint32_t n_seen = 0, cap = 0;
+	e->run = run;
+	for (uint32_t fi = 0; fi < r->n_files; fi++) {
+		const struct fs_dumpfile *f = &s->files[r->first_file + fi];
+		for (uint32_t mi = 0; mi < f->n_modules && !f->n_errors; mi++) {
+			const struct fs_graph *g = s->modules[f->first_module + mi].graph;
+			uint32_t k = 0;
+			while (k < n_seen && seen[k] != g)
+				k++;
+			if (k == n_seen) {
+				struct fs_binding b[16];
+				struct fs_mine_opts mo = {&d->cat, b, bind_dims(d->scan, g, o, b)};
+				seen[n_seen] = g;
+				mines[n_seen++] = fs_mine_graph(s, g, &mo);
+			}
+			for (uint32_t c = 0; c < mines[k]->n_cands; c++) {
+				const struct fs_candidate *cand = &mines[k]->cands[c];
+				uint32_t row = evo_row(e, r->n_files, cand, &cap); /* may move counts */
+				e->counts[(size_t)row * r->n_files + fi] += cand->n_instances;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < n_seen; k++)
+		fs_mine_free(mines[k]);
+	free(mines);
+	free(seen);
+}
+
+struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opts *o)
+{
+	struct fs_discovery *d = fs_xcalloc(1, sizeof(*d));
+	d->scan = s;
+	d->top = o->top;
+	fs_catalog_init(&d->cat, s);
+	if (o->catalog)
+		fs_catalog_load(&d->cat, o->catalog, &s->diags);
+	else
+		fs_catalog_parse(&d->cat, "kernels/catalog.txt (built in)", fs_builtin_catalog,
+				 fs_builtin_catalog_len, &s->diags);
+	if (o->kernels_from)
+		fs_catalog_index_tree(&d->cat, o->kernels_from, &s->diags);
+	d->logs = fs_xcalloc(s->n_runs + 1, sizeof(*d->logs));
+	d->evo = fs_xcalloc(s->n_runs + 1, sizeof(*d->evo));
+	for (uint32_t r = 0; r < s->n_runs; r++) {
+		fs_adlog_init(&d->logs[r]);
+		if (s->runs[r].log)
+			fs_adlog_load(&d->logs[r], s->runs[r].log, &s->diags);
+		int32_t f = pick_file(s, &s->runs[r], o->dump);
+		if (f < 0 && o->dump)
+			fs_diag_add(&s->diags, FS_ERROR, s->runs[r].dir, 0, 0, NULL, 0,
+				    "--dump %s: no such parsed dump in this run", o->dump);
+		if (f >= 0)
+			analyse_file(d, (uint32_t)f, r, o);
+		evolve(d, r, o);
+	}
+	for (uint32_t f = 0; f < s->n_files; f++)
+		if (s->files[f].run == UINT32_MAX && s->files[f].n_modules)
+			analyse_file(d, f, UINT32_MAX, o);
+	if (!d->n_a) {
+		fs_discovery_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void fs_discovery_free(struct fs_discovery *d)
+{
+	if (!d)
+		return;
+	for (uint32_t i = 0; i < d->n_a; i++)
+		fs_mine_free(d->a[i].mine);
+	free(d->a);
+	for (uint32_t r = 0; r < d->scan->n_runs; r++) {
+		fs_adlog_release(&d->logs[r]);
+		free(d->evo[r].sigs);
+		free(d->evo[r].names);
+		free(d->evo[r].counts);
+	}
+	free(d->logs);
+	free(d->evo);
+	fs_catalog_release(&d->cat);
+	free(d);
+}

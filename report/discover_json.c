@@ -1,0 +1,196 @@
+/*
+ * discover_json.c: the discovery report as versioned JSON (schema
+ * fusescan.discover/1, documented in README.md). Candidates are in rank
+ * order, ids are stable for the same input, so golden tests and CI diffs
+ * work. Built with cJSON.
+ */
+#include "report_int.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+static cJSON *str_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *lines_json(const struct lines *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (uint32_t i = 0; i < l->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(l->v[i]));
+	return a;
+}
+
+static cJSON *risks_json(uint32_t risks)
+{
+	static const char *const names[] = {"numerics", "multi_output", "dynamic_dims", "layout"};
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; i < 4; i++)
+		if (risks & (1u << i))
+			cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+	return a;
+}
+
+static cJSON *region_names(const struct fs_discovery *d, const struct fs_graph *g, const uint32_t *v, uint32_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (uint32_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(fs_scan_str(d->scan, g->nodes[v[i]].name)));
+	return a;
+}
+
+static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analysis *a, uint32_t rank,
+			     const struct fs_candidate *k)
+{
+	const struct fs_mine *m = a->mine;
+	const struct fs_region *r0 = &m->regions[k->instances[0]];
+	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray(), *sites = cJSON_CreateArray();
+	char pat[1024], rec[256];
+	struct lines ev = {.n = 0}, as = {.n = 0};
+	cJSON_AddNumberToObject(o, "rank", rank);
+	cJSON_AddStringToObject(o, "id", k->id);
+	cJSON_AddStringToObject(o, "name", k->name);
+	cJSON_AddStringToObject(o, "kind", fs_kind_name((enum fs_kind)k->kind));
+	for (uint32_t i = 0; i < r0->n_nodes; i++)
+		cJSON_AddItemToArray(ops, cJSON_CreateString(fs_scan_str(d->scan, d->scan->ops[m->g->nodes[r0->nodes[i]].op].target)));
+	cJSON_AddItemToObject(o, "ops", ops);
+	cand_pattern(d, a, k, pat, sizeof(pat));
+	cJSON_AddStringToObject(o, "pattern", pat);
+	cJSON_AddNumberToObject(o, "instances", k->n_instances);
+	cJSON_AddNumberToObject(o, "pairs", k->pairs);
+	for (uint32_t i = 0; i < k->n_instances; i++) {
+		const struct fs_region *r = &m->regions[k->instances[i]];
+		cJSON_AddItemToArray(sites, region_names(d, m->g, r->nodes, r->n_nodes));
+	}
+	cJSON_AddItemToObject(o, "sites", sites);
+	cJSON_AddBoolToObject(o, "cost_known", k->cost_known);
+	cJSON_AddNumberToObject(o, "bytes_saved_per_instance", (double)k->bytes_per_instance);
+	cJSON_AddNumberToObject(o, "bytes_saved_total", (double)k->bytes_total);
+	cJSON_AddNumberToObject(o, "launches_saved_per_instance", k->launches_per_instance);
+	cJSON_AddNumberToObject(o, "launches_saved_total", (double)k->launches_total);
+	cJSON *ek = cJSON_AddObjectToObject(o, "existing_kernel");
+	const char *kern = cand_kernel(d, k);
+	cJSON_AddBoolToObject(ek, "found", kern != NULL);
+	cJSON_AddItemToObject(ek, "name", str_or_null(kern));
+	cand_evidence(d, a, k, &ev);
+	cJSON_AddItemToObject(ek, "evidence", lines_json(&ev));
+	cJSON_AddStringToObject(o, "recommendation", fs_rec_name(k->rec));
+	cand_recommendation(d, k, rec, sizeof(rec));
+	cJSON_AddStringToObject(o, "recommendation_text", rec);
+	cJSON_AddItemToObject(o, "risks", risks_json(k->risks));
+	cand_assessment(d, a, k, &as);
+	cJSON_AddItemToObject(o, "assessment", lines_json(&as));
+	return o;
+}
+
+static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analysis *a)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_module *mod = &s->modules[a->module];
+	const struct fs_dumpfile *f = &s->files[mod->file];
+	const struct fs_mine *m = a->mine;
+	cJSON *o = cJSON_CreateObject(), *b = cJSON_CreateObject(), *c = cJSON_CreateArray();
+	cJSON_AddStringToObject(o, "file", f->path);
+	cJSON_AddStringToObject(o, "stage", fs_scan_str(s, f->stage));
+	cJSON_AddStringToObject(o, "transform", fs_scan_str(s, f->transform));
+	cJSON_AddStringToObject(o, "module", fs_scan_str(s, mod->name));
+	cJSON_AddNumberToObject(o, "nodes", mod->graph->n_calls);
+	for (uint32_t i = 0; i < a->n_bind; i++)
+		cJSON_AddNumberToObject(b, fs_scan_str(s, a->bind[i].sym), (double)a->bind[i].value);
+	cJSON_AddItemToObject(o, "binding", b);
+	uint32_t n = d->top && d->top < m->n_cands ? d->top : m->n_cands;
+	cJSON_AddNumberToObject(o, "candidates_total", m->n_cands);
+	for (uint32_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(c, candidate_json(d, a, i + 1, &m->cands[i]));
+	cJSON_AddItemToObject(o, "candidates", c);
+	cJSON *af = cJSON_AddArrayToObject(o, "already_fused");
+	for (uint32_t e = 0; e < d->cat.n; e++) {
+		if (!m->fused[e])
+			continue;
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "name", d->cat.e[e].name);
+		cJSON_AddStringToObject(x, "op", fs_scan_str(s, m->fused_op[e]));
+		cJSON_AddNumberToObject(x, "count", m->fused[e]);
+		cJSON_AddItemToArray(af, x);
+	}
+	cJSON *cl = cJSON_AddArrayToObject(o, "cleanups");
+	for (uint32_t i = 0; i < m->n_cleanups; i++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "kind", fs_cleanup_name((enum fs_cleanup_kind)m->cleanups[i].kind));
+		cJSON_AddStringToObject(x, "node", fs_scan_str(s, m->g->nodes[m->cleanups[i].node].name));
+		cJSON_AddStringToObject(x, "other", fs_scan_str(s, m->g->nodes[m->cleanups[i].other].name));
+		cJSON_AddItemToArray(cl, x);
+	}
+	return o;
+}
+
+static cJSON *run_json(const struct fs_discovery *d, uint32_t ri)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_run *r = &s->runs[ri];
+	const struct fs_evolution *e = &d->evo[ri];
+	cJSON *o = cJSON_CreateObject(), *tl = cJSON_CreateArray(), *ev = cJSON_CreateArray();
+	cJSON_AddStringToObject(o, "dir", r->dir);
+	cJSON_AddItemToObject(o, "log", str_or_null(r->log));
+	for (uint32_t i = 0; i < r->n_files; i++) {
+		const struct fs_dumpfile *f = &s->files[r->first_file + i];
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "file", f->path);
+		cJSON_AddNumberToObject(x, "number", (double)f->number);
+		cJSON_AddStringToObject(x, "stage", fs_scan_str(s, f->stage));
+		cJSON_AddStringToObject(x, "transform", fs_scan_str(s, f->transform));
+		cJSON_AddNumberToObject(x, "nodes", fs_dumpfile_nodes(s, f));
+		cJSON_AddBoolToObject(x, "changed", !i || !fs_dumpfiles_identical(s, f - 1, f));
+		cJSON_AddItemToArray(tl, x);
+	}
+	cJSON_AddItemToObject(o, "timeline", tl);
+	for (uint32_t k = 0; k < e->n_sigs; k++) {
+		cJSON *x = cJSON_CreateObject(), *cn = cJSON_CreateArray();
+		char sig[24], sum[1024];
+		snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)e->sigs[k]);
+		cJSON_AddStringToObject(x, "name", e->names[k]);
+		cJSON_AddStringToObject(x, "signature", sig);
+		for (uint32_t i = 0; i < r->n_files; i++)
+			cJSON_AddItemToArray(cn, cJSON_CreateNumber(e->counts[(size_t)k * r->n_files + i]));
+		cJSON_AddItemToObject(x, "counts", cn);
+		evo_summary(d, e, k, sum, sizeof(sum));
+		cJSON_AddStringToObject(x, "summary", sum);
+		cJSON_AddItemToArray(ev, x);
+	}
+	cJSON_AddItemToObject(o, "evolution", ev);
+	return o;
+}
+
+int fs_discover_json(const struct fs_discovery *d, FILE *out)
+{
+	const struct fs_scan *s = d->scan;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", FS_DISCOVER_SCHEMA);
+	cJSON_AddStringToObject(root, "version", FS_VERSION);
+	cJSON *a = cJSON_AddArrayToObject(root, "runs");
+	for (uint32_t r = 0; r < s->n_runs; r++)
+		cJSON_AddItemToArray(a, run_json(d, r));
+	a = cJSON_AddArrayToObject(root, "analyses");
+	for (uint32_t i = 0; i < d->n_a; i++)
+		cJSON_AddItemToArray(a, analysis_json(d, &d->a[i]));
+	a = cJSON_AddArrayToObject(root, "diagnostics");
+	for (uint32_t i = 0; i < s->diags.n; i++) {
+		const struct fs_diag *g = &s->diags.v[i];
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "file", g->file);
+		cJSON_AddNumberToObject(x, "line", g->line);
+		cJSON_AddNumberToObject(x, "col", g->col);
+		cJSON_AddStringToObject(x, "severity", g->severity == FS_ERROR ? "error" : g->severity == FS_WARNING ? "warning" : "note");
+		cJSON_AddStringToObject(x, "message", g->message);
+		cJSON_AddItemToArray(a, x);
+	}
+	char *text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return -1;
+	fputs(text, out);
+	fputc('\n', out);
+	free(text);
+	return ferror(out) ? -1 : 0;
+}

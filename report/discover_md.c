@@ -1,0 +1,70 @@
+/*
+ * discover_md.c: the discovery report as Markdown for a pull-request
+ * comment: a ranked table per analysed graph, then each candidate's
+ * evidence and assessment in a collapsible block.
+ */
+#include "report_int.h"
+
+static void md_lines(const struct lines *l, FILE *out)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		fprintf(out, "- %s\n", l->v[i]);
+}
+
+static void details(const struct fs_discovery *d, const struct fs_analysis *a, uint32_t rank,
+		    const struct fs_candidate *k, FILE *out)
+{
+	char pat[1024], rec[256];
+	struct lines ev = {.n = 0}, as = {.n = 0};
+	cand_pattern(d, a, k, pat, sizeof(pat));
+	cand_evidence(d, a, k, &ev);
+	cand_assessment(d, a, k, &as);
+	cand_recommendation(d, k, rec, sizeof(rec));
+	fprintf(out, "<details><summary>%u. <b>%s</b> x%u: %s</summary>\n\n", rank, k->name, k->n_instances, rec);
+	fprintf(out, "Pattern: `%s` (id `%s`, kind %s)\n\n**Evidence**\n\n", pat, k->id, fs_kind_name((enum fs_kind)k->kind));
+	md_lines(&ev, out);
+	fprintf(out, "\n**Strengths / weaknesses / risks**\n\n");
+	md_lines(&as, out);
+	fprintf(out, "\n</details>\n\n");
+}
+
+static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_module *mod = &s->modules[a->module];
+	const struct fs_dumpfile *f = &s->files[mod->file];
+	const struct fs_mine *m = a->mine;
+	char bind[256], b[32];
+	binding_text(d, a, bind, sizeof(bind));
+	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
+		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),
+		mod->graph->n_calls, bind, m->n_cands);
+	uint32_t n = d->top && d->top < m->n_cands ? d->top : m->n_cands;
+	fprintf(out, "| # | candidate | kind | x | bytes saved | launches saved | existing kernel | recommendation |\n");
+	fprintf(out, "|---|---|---|---|---|---|---|---|\n");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_candidate *k = &m->cands[i];
+		const char *kern = cand_kernel(d, k);
+		fprintf(out, "| %u | %s | %s | %u | %s | %llu | %s | %s |\n", i + 1, k->name,
+			fs_kind_name((enum fs_kind)k->kind), k->n_instances,
+			k->cost_known ? human_bytes(k->bytes_total, b, sizeof(b)) : "?",
+			(unsigned long long)k->launches_total, kern ? kern : "not found", fs_rec_name(k->rec));
+	}
+	fputc('\n', out);
+	for (uint32_t i = 0; i < n; i++)
+		details(d, a, i + 1, &m->cands[i], out);
+	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
+		if (m->fused[e]) {
+			fprintf(out, "%s- %s x%u via `%s`\n", any++ ? "" : "Already fused:\n\n", d->cat.e[e].name,
+				m->fused[e], fs_scan_str(s, m->fused_op[e]));
+		}
+	fputc('\n', out);
+}
+
+int fs_discover_markdown(const struct fs_discovery *d, FILE *out)
+{
+	fprintf(out, "## fusescan %s: fusion candidates\n\n", FS_VERSION);
+	for (uint32_t i = 0; i < d->n_a; i++)
+		analysis(d, &d->a[i], out);
+	return ferror(out) ? -1 : 0;
+}

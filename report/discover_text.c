@@ -1,0 +1,162 @@
+/*
+ * discover_text.c: the discovery report as text, in the per-candidate
+ * template AutoDeploy's fusion workflow uses (Candidate / Affected graph
+ * pattern / Existing kernel lookup / Evidence / Recommendation / Strengths,
+ * weaknesses, risks), then already-fused chains, cleanups, and per run the
+ * timeline and each candidate's count across the transforms.
+ */
+#include "report_int.h"
+
+#include <string.h>
+
+static void timeline(const struct fs_scan *s, const struct fs_run *r, FILE *out)
+{
+	fprintf(out, "run %s: %u dumps%s%s\n", r->dir, r->n_files, r->log ? ", log " : "", r->log ? r->log : "");
+	const struct fs_dumpfile *prev = NULL;
+	for (uint32_t i = 0; i < r->n_files; i++) {
+		const struct fs_dumpfile *f = &s->files[r->first_file + i];
+		uint32_t n = fs_dumpfile_nodes(s, f);
+		fprintf(out, "  %03lld %-16s %-40s %6u nodes  %s\n", (long long)f->number, fs_scan_str(s, f->stage),
+			fs_scan_str(s, f->transform), n,
+			f->n_errors ? "errors" : !prev ? "" : fs_dumpfiles_identical(s, prev, f) ? "unchanged" : "changed");
+		prev = f;
+	}
+	fputc('\n', out);
+}
+
+static void print_lines(const struct lines *l, const char *indent, FILE *out)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		fprintf(out, "%s%s\n", indent, l->v[i]);
+}
+
+static void sites(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k, FILE *out)
+{
+	const struct fs_graph *g = a->mine->g;
+	fprintf(out, "    sites:");
+	for (uint32_t i = 0; i < k->n_instances && i < 6; i++) {
+		const struct fs_region *r = &a->mine->regions[k->instances[i]];
+		fprintf(out, "%s %%%s", i ? "," : "", fs_scan_str(d->scan, g->nodes[r->outputs[0]].name));
+	}
+	fprintf(out, "%s\n", k->n_instances > 6 ? ", ..." : "");
+}
+
+static void candidate(const struct fs_discovery *d, const struct fs_analysis *a, uint32_t rank,
+		      const struct fs_candidate *k, FILE *out)
+{
+	char pat[1024], b1[32], b2[32], rec[256];
+	struct lines ev = {.n = 0}, as = {.n = 0};
+	cand_pattern(d, a, k, pat, sizeof(pat));
+	const char *kern = cand_kernel(d, k);
+	fprintf(out, "Candidate %u: %s  [%s, id %s]\n", rank, k->name, fs_kind_name((enum fs_kind)k->kind), k->id);
+	fprintf(out, "  Affected graph pattern: %s  x%u\n", pat, k->n_instances);
+	sites(d, a, k, out);
+	if (k->cost_known)
+		fprintf(out, "    saves %s per instance, %s in all; %u launch%s per instance, %llu in all\n",
+			human_bytes(k->bytes_per_instance, b1, sizeof(b1)), human_bytes(k->bytes_total, b2, sizeof(b2)),
+			k->launches_per_instance, k->launches_per_instance == 1 ? "" : "es",
+			(unsigned long long)k->launches_total);
+	else
+		fprintf(out, "    bytes unknown (unbound or unknown sizes); %llu launches in all\n",
+			(unsigned long long)k->launches_total);
+	fprintf(out, "  Existing kernel lookup: %s%s%s\n", kern ? "found (" : "not_found", kern ? kern : "", kern ? ")" : "");
+	cand_evidence(d, a, k, &ev);
+	fprintf(out, "  Evidence:\n");
+	print_lines(&ev, "    - ", out);
+	cand_recommendation(d, k, rec, sizeof(rec));
+	fprintf(out, "  Recommendation: %s\n", rec);
+	cand_assessment(d, a, k, &as);
+	fprintf(out, "  Strengths / weaknesses / risks:\n");
+	print_lines(&as, "    ", out);
+	fputc('\n', out);
+}
+
+static void already_fused(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	int any = 0;
+	for (uint32_t e = 0; e < d->cat.n; e++) {
+		if (!a->mine->fused[e])
+			continue;
+		if (!any)
+			fprintf(out, "Already fused in this graph:\n");
+		any = 1;
+		fprintf(out, "  %-18s x%-4u via %s\n", d->cat.e[e].name, a->mine->fused[e],
+			fs_scan_str(d->scan, a->mine->fused_op[e]));
+	}
+	if (any)
+		fputc('\n', out);
+}
+
+static void cleanups(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	const struct fs_mine *m = a->mine;
+	if (!m->n_cleanups)
+		return;
+	fprintf(out, "Cleanup candidates:\n");
+	for (int kind = 0; kind < FS_CLEAN_COUNT; kind++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < m->n_cleanups; i++)
+			n += m->cleanups[i].kind == kind;
+		if (!n)
+			continue;
+		fprintf(out, "  %-13s x%-4u", fs_cleanup_name((enum fs_cleanup_kind)kind), n);
+		uint32_t shown = 0;
+		for (uint32_t i = 0; i < m->n_cleanups && shown < 4; i++) {
+			const struct fs_cleanup *c = &m->cleanups[i];
+			if (c->kind != kind)
+				continue;
+			fprintf(out, "%s%%%s", shown++ ? ", " : " ", fs_scan_str(d->scan, m->g->nodes[c->node].name));
+			if (c->other != c->node)
+				fprintf(out, " (%s %%%s)", kind == FS_CLEAN_DUPLICATE ? "=" : "after",
+					fs_scan_str(d->scan, m->g->nodes[c->other].name));
+		}
+		fprintf(out, "%s\n", n > shown ? ", ..." : "");
+	}
+	fputc('\n', out);
+}
+
+static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_module *mod = &s->modules[a->module];
+	const struct fs_dumpfile *f = &s->files[mod->file];
+	char bind[256];
+	binding_text(d, a, bind, sizeof(bind));
+	fprintf(out, "== %s  [%s/%s]  module %s, %u nodes\n", f->path, fs_scan_str(s, f->stage),
+		fs_scan_str(s, f->transform), fs_scan_str(s, mod->name), mod->graph->n_calls);
+	fprintf(out, "   sizes: %s; %u candidates\n\n", bind, a->mine->n_cands);
+	uint32_t n = a->mine->n_cands;
+	if (d->top && d->top < n)
+		n = d->top;
+	for (uint32_t i = 0; i < n; i++)
+		candidate(d, a, i + 1, &a->mine->cands[i], out);
+	if (n < a->mine->n_cands)
+		fprintf(out, "(%u more candidates; --top 0 shows all)\n\n", a->mine->n_cands - n);
+	already_fused(d, a, out);
+	cleanups(d, a, out);
+}
+
+static void evolution(const struct fs_discovery *d, const struct fs_evolution *e, FILE *out)
+{
+	if (!e->n_sigs)
+		return;
+	fprintf(out, "Candidate counts across %s (by dump):\n", d->scan->runs[e->run].dir);
+	char buf[1024];
+	for (uint32_t i = 0; i < e->n_sigs; i++) {
+		evo_summary(d, e, i, buf, sizeof(buf));
+		fprintf(out, "  %-40s %s\n", e->names[i], buf);
+	}
+	fputc('\n', out);
+}
+
+int fs_discover_text(const struct fs_discovery *d, FILE *out)
+{
+	const struct fs_scan *s = d->scan;
+	for (uint32_t r = 0; r < s->n_runs; r++)
+		timeline(s, &s->runs[r], out);
+	for (uint32_t i = 0; i < d->n_a; i++)
+		analysis(d, &d->a[i], out);
+	for (uint32_t r = 0; r < s->n_runs; r++)
+		evolution(d, &d->evo[r], out);
+	return ferror(out) ? -1 : 0;
+}

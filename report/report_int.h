@@ -1,0 +1,41 @@
+/*
+ * report_int.h: private to report/. What the three discovery formats (text,
+ * JSON, Markdown) say about a candidate is computed once here, so they never
+ * disagree: the pattern, the existing kernel, the evidence lines, the
+ * strengths / weaknesses / risks, and the evolution of a count across a run.
+ */
+#ifndef FUSESCAN_REPORT_INT_H
+#define FUSESCAN_REPORT_INT_H
+
+#include "fusescan/discover.h"
+
+enum { LINE = 320, MAX_LINES = 24 };
+
+struct lines {
+	char v[MAX_LINES][LINE];
+	uint32_t n;
+};
+
+void lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "cast -> pow -> mean -> ..." of the first instance's kernels (GEMMs for
+ * horizontal candidates), file order. */
+void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
+		  const struct fs_candidate *k, char *buf, size_t n);
+/* The existing kernel (first catalog kernel, else transform), or NULL. */
+const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k);
+void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
+		   const struct fs_candidate *k, struct lines *out);
+void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
+		     const struct fs_candidate *k, struct lines *out);
+/* The recommendation with its reason, one line. */
+void cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n);
+/* "001-014: 65, 015-035: 0 (gone at 015 pattern_matcher/match_rmsnorm_pattern)" */
+void evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
+		 char *buf, size_t n);
+/* Human-readable byte count: "1.5 GB", "302.0 MB", "4.1 kB", "12 B". */
+const char *human_bytes(int64_t b, char *buf, size_t n);
+/* "s72=1 s70=8192" */
+void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n);
+
+#endif
