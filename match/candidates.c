@@ -126,39 +126,44 @@ static int cmp_u32(const void *a, const void *b)
 
 static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 {
-	const struct fs_region *P = &c->m->regions[pi];
+	/* copy what is needed: add_region may move the region array */
+	const struct fs_region P = c->m->regions[pi];
 	uint32_t ni = c->region_of[user];
-	const struct fs_region *N = ni != UINT32_MAX ? &c->m->regions[ni] : NULL;
-	uint32_t n = P->n_nodes + (N ? N->n_nodes : 1);
+	struct fs_region N;
+	memset(&N, 0, sizeof(N));
+	if (ni != UINT32_MAX)
+		N = c->m->regions[ni];
+	int has_n = ni != UINT32_MAX;
+	uint32_t n = P.n_nodes + (has_n ? N.n_nodes : 1);
 	uint32_t *nodes = fs_xmalloc(n * sizeof(uint32_t)), k = 0, ins[2] = {0, 0}, n_in = 0;
 	uint32_t *keys = fs_xmalloc(n * sizeof(uint32_t)), nk = 0;
-	uint64_t sig = h64(P->sig, N ? N->sig : hkey(c, user, 7));
-	for (uint32_t i = 0; i < P->n_nodes; i++)
-		nodes[k++] = P->nodes[i];
-	for (uint32_t i = 0; N && i < N->n_nodes; i++)
-		nodes[k++] = N->nodes[i];
-	if (!N)
+	uint64_t sig = h64(P.sig, has_n ? N.sig : hkey(c, user, 7));
+	for (uint32_t i = 0; i < P.n_nodes; i++)
+		nodes[k++] = P.nodes[i];
+	for (uint32_t i = 0; has_n && i < N.n_nodes; i++)
+		nodes[k++] = N.nodes[i];
+	if (!has_n)
 		nodes[k++] = user;
 	qsort(nodes, k, sizeof(uint32_t), cmp_u32);
 	for (uint32_t i = 0; i < k; i++)
 		if (c->role[nodes[i]] != ROLE_VIEW)
 			keys[nk++] = c->s->ops[c->g->nodes[nodes[i]].op].key;
 	qsort(keys, nk, sizeof(uint32_t), cmp_u32);
-	for (uint32_t i = 0; i < P->n_inputs && n_in < 2; i++)
-		ins[n_in++] = P->inputs[i];
-	uint32_t outs[2] = {o, N ? N->outputs[0] : user};
+	for (uint32_t i = 0; i < P.n_inputs && n_in < 2; i++)
+		ins[n_in++] = P.inputs[i];
+	uint32_t outs[2] = {o, has_n ? N.outputs[0] : user};
 	int64_t b = fs_type_bytes(c->s, &c->g->types[c->g->nodes[o].out], c->o->bind, c->o->n_bind);
 	uint32_t ri = add_region(c, nodes, k, ins, n_in, outs, 2);
 	struct fs_region *r = &c->m->regions[ri];
 	r->sig = h64(sig, 0x3417);
 	r->kind = FS_KIND_MULTI_OUTPUT;
 	r->entry = c->o->cat ? fs_catalog_match(c->o->cat, keys, nk, NULL, 0) : -1;
-	r->n_kernels = P->n_kernels + (N ? N->n_kernels : 1);
-	r->n_math = P->n_math + (N ? N->n_math : 1);
+	r->n_kernels = P.n_kernels + (has_n ? N.n_kernels : 1);
+	r->n_math = P.n_math + (has_n ? N.n_math : 1);
 	r->bytes_saved = b < 0 ? 0 : b;
 	r->cost_known = b >= 0;
 	r->launches_saved = 1;
-	r->risks = FS_RISK_MULTI_OUTPUT | FS_RISK_NUMERICS | (P->risks & FS_RISK_DYNAMIC);
+	r->risks = FS_RISK_MULTI_OUTPUT | FS_RISK_NUMERICS | (P.risks & FS_RISK_DYNAMIC);
 	free(nodes);
 	free(keys);
 }

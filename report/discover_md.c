@@ -20,7 +20,7 @@ static void details(const struct fs_discovery *d, const struct fs_analysis *a, u
 	cand_evidence(d, a, k, &ev);
 	cand_assessment(d, a, k, &as);
 	cand_recommendation(d, k, rec, sizeof(rec));
-	fprintf(out, "<details><summary>%u. <b>%s</b> x%u: %s</summary>\n\n", rank, k->name, k->n_instances, rec);
+	fprintf(out, "<details><summary>%u. <code>%s</code> x%u: %s</summary>\n\n", rank, k->name, k->n_instances, rec);
 	fprintf(out, "Pattern: `%s` (id `%s`, kind %s)\n\n**Evidence**\n\n", pat, k->id, fs_kind_name((enum fs_kind)k->kind));
 	md_lines(&ev, out);
 	fprintf(out, "\n**Strengths / weaknesses / risks**\n\n");
@@ -45,17 +45,18 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_candidate *k = &m->cands[i];
 		const char *kern = cand_kernel(d, k);
-		fprintf(out, "| %u | %s | %s | %u | %s | %llu | %s | %s |\n", i + 1, k->name,
+		fprintf(out, "| %u | `%s` | %s | %u | %s | %llu | %s%s%s | %s |\n", i + 1, k->name,
 			fs_kind_name((enum fs_kind)k->kind), k->n_instances,
 			k->cost_known ? human_bytes(k->bytes_total, b, sizeof(b)) : "?",
-			(unsigned long long)k->launches_total, kern ? kern : "not found", fs_rec_name(k->rec));
+			(unsigned long long)k->launches_total, kern ? "`" : "", kern ? kern : "not found", kern ? "`" : "",
+			fs_rec_name(k->rec));
 	}
 	fputc('\n', out);
 	for (uint32_t i = 0; i < n; i++)
 		details(d, a, i + 1, &m->cands[i], out);
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
 		if (m->fused[e]) {
-			fprintf(out, "%s- %s x%u via `%s`\n", any++ ? "" : "Already fused:\n\n", d->cat.e[e].name,
+			fprintf(out, "%s- `%s` x%u via `%s`\n", any++ ? "" : "Already fused:\n\n", d->cat.e[e].name,
 				m->fused[e], fs_scan_str(s, m->fused_op[e]));
 		}
 	fputc('\n', out);

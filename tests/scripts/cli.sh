@@ -49,5 +49,28 @@ check "output over input" 2 "$exe" scan -o "$tmp/in.txt" "$tmp/in.txt"
 contains "output over input message" "$tmp/err" "refusing to write the report over input"
 [ "$(md5sum < "$tmp/in.txt")" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL input modified"; }
 
+# discovery options and their errors
+check "discover bad tokens" 2 "$exe" discover --tokens 0 "$run"
+contains "bad tokens message" "$tmp/err" "--tokens wants a positive integer"
+check "discover bad dims" 2 "$exe" discover --dims s72=1,s70 "$run"
+contains "bad dims message" "$tmp/err" "--dims: expected NAME=N"
+check "discover bad top" 2 "$exe" discover --top x "$run"
+check "discover missing dump" 2 "$exe" discover --dump 999 "$run"
+contains "missing dump message" "$tmp/err" "--dump 999: no such parsed dump"
+check "discover picks a dump" 0 "$exe" discover --dump 001 --format json "$run"
+contains "picked dump 001" "$tmp/out" '"file":	"'"$run"'/001_export_export_to_gm.txt"'
+check "discover missing catalog" 2 "$exe" discover --catalog "$tmp/none.txt" "$run"
+contains "missing catalog message" "$tmp/err" "cannot read kernel catalog"
+printf '[x]\nkind = sideways\n' > "$tmp/cat.txt"
+check "discover bad catalog" 2 "$exe" discover --catalog "$tmp/cat.txt" "$run"
+contains "bad catalog message" "$tmp/err" "cat.txt:2:8: error: unknown kind"
+check "discover bad kernels-from" 2 "$exe" discover --kernels-from "$tmp/nodir" "$run"
+check "discover top 2" 0 "$exe" discover --top 2 "$run"
+contains "top 2 note" "$tmp/out" "more candidates; --top 0 shows all"
+check "discover markdown to file" 0 "$exe" discover --format markdown -o "$tmp/r.md" "$run"
+contains "markdown file" "$tmp/r.md" "## fusescan"
+check "discover on a bad file still reports the good one" 2 "$exe" discover --format json "$tests/bad/duplicate.txt" "$tests/data/export_tiny_llama_2l"
+contains "good one reported" "$tmp/out" "002_post_export_run_decompositions.txt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Benchmark: discovery time on the largest shared dump and on a whole run.
+
+Times, best of REPEAT and side by side in one run: `fusescan scan FILE` (read +
+parse + summary) and `fusescan discover FILE` (read + parse + mining +
+report) on the largest dump under ../shared/dumps (the 4000-node decomposed
+Llama-3-8B graph), so the difference is the analysis itself; then discover
+on the whole Llama-3-8B run directory (35 dumps, every distinct graph mined
+for the per-transform counts). Prints milliseconds and the ratio.
+
+usage: scripts/bench_discover.py [--fusescan build/fusescan] [--dumps ../shared/dumps]
+"""
+import argparse, os, platform, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def best(cmd, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - t)
+        if r.returncode != 0:
+            sys.exit(f'{" ".join(cmd)} failed ({r.returncode}): {r.stderr.decode()[:400]}')
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--fusescan', default=os.path.join(ROOT, 'build', 'fusescan'))
+    ap.add_argument('--dumps', default=os.path.join(ROOT, '..', 'shared', 'dumps'))
+    ap.add_argument('--repeat', type=int, default=20)
+    a = ap.parse_args()
+    files = [os.path.join(d, f) for d, _, fs in os.walk(a.dumps) for f in fs if f.endswith('.txt')]
+    if not files:
+        sys.exit(f'no dumps under {a.dumps}')
+    largest = max(files, key=os.path.getsize)
+    run = os.path.join(a.dumps, 'adrun_llama3_8b')
+    scan = best([a.fusescan, 'scan', largest], a.repeat)
+    disc = best([a.fusescan, 'discover', largest], a.repeat)
+    disc_json = best([a.fusescan, 'discover', '--format', 'json', largest], a.repeat)
+    rows = [('scan (parse + summary)', scan), ('discover (parse + mine + text)', disc),
+            ('discover --format json', disc_json)]
+    if os.path.isdir(run):
+        rows.append(('discover on the whole run (35 dumps)', best([a.fusescan, 'discover', run], a.repeat)))
+    print(f'largest dump: {os.path.relpath(largest, a.dumps)}, {os.path.getsize(largest) / 1e6:.2f} MB; '
+          f'best of {a.repeat}')
+    print(f'machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores; {time.strftime("%Y-%m-%d")}')
+    for name, t in rows:
+        print(f'  {name:40} {t * 1e3:8.2f} ms')
+    print(f'  analysis alone (discover - scan):        {(disc - scan) * 1e3:8.2f} ms')
+    print(f'  ratio discover / scan:                   {disc / scan:8.2f}')
+
+
+if __name__ == '__main__':
+    main()

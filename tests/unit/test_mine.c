@@ -1,0 +1,354 @@
+/*
+ * test_mine.c: discovery on tiny hand-written graphs: the legality rules
+ * (second consumer, graph output, side-effect users, no cycles), signatures
+ * (different wiring never collides, commutative swaps do not split), the
+ * cost arithmetic and bindings, and the catalog and ad.log parsers.
+ */
+#include "fusescan/adlog.h"
+#include "fusescan/catalog.h"
+#include "fusescan/mine.h"
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct fix {
+	struct fs_scan *s;
+	struct fs_catalog cat;
+	struct fs_mine *m;
+	struct fs_diags d;
+};
+
+static const char CATALOG[] =
+	"[rmsnorm]\nkind = norm\nchain = cast pow mean add rsqrt mul cast mul\n"
+	"kernels = auto_deploy.torch_rmsnorm\n"
+	"[add_rmsnorm]\nkind = multi_output\nchain = add cast pow mean add rsqrt mul cast mul\n"
+	"kernels = auto_deploy.flashinfer_fused_add_rms_norm\ntransforms = fuse_add_rms_norm\n";
+
+static void mine(struct fix *f, const char *text, const char *dims)
+{
+	f->s = fs_scan_new();
+	fs_diags_init(&f->d);
+	fs_scan_buffer(f->s, "t.txt", text, strlen(text));
+	CHECK_EQ_U(f->s->diags.n_errors, 0);
+	fs_catalog_init(&f->cat, f->s);
+	CHECK_EQ_U(fs_catalog_parse(&f->cat, "cat.txt", CATALOG, strlen(CATALOG), &f->d), 0);
+	struct fs_binding b[8];
+	size_t at;
+	int nb = dims ? fs_bind_parse(f->s, dims, b, 8, &at) : 0;
+	struct fs_mine_opts o = {&f->cat, b, nb > 0 ? (uint32_t)nb : 0};
+	f->m = fs_mine_graph(f->s, f->s->modules[0].graph, &o);
+}
+
+static void done(struct fix *f)
+{
+	fs_mine_free(f->m);
+	fs_catalog_release(&f->cat);
+	fs_diags_release(&f->d);
+	fs_scan_free(f->s);
+}
+
+/* "b,c" for the first instance of the candidate at rank k */
+static const char *sites(struct fix *f, uint32_t k, char *buf, size_t n)
+{
+	const struct fs_region *r = &f->m->regions[f->m->cands[k].instances[0]];
+	size_t len = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < r->n_nodes; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "",
+					fs_scan_str(f->s, f->m->g->nodes[r->nodes[i]].name));
+	return buf;
+}
+
+static const struct fs_candidate *by_name(struct fix *f, const char *name)
+{
+	for (uint32_t i = 0; i < f->m->n_cands; i++)
+		if (!strcmp(f->m->cands[i].name, name))
+			return &f->m->cands[i];
+	return NULL;
+}
+
+#define X4 "4x8 : torch.float32"
+
+static void t_second_consumer_stops_a_region(void)
+{
+	struct fix f;
+	char buf[256];
+	mine(&f, "%x : " X4 "\n%w : 8x8 : torch.float32\n"
+		 "%a = aten.exp.default(%x : " X4 ") : " X4 "\n"
+		 "%b = aten.neg.default(%a : " X4 ") : " X4 "\n"
+		 "%c = aten.abs.default(%b : " X4 ") : " X4 "\n"
+		 "%m1 = aten.mm.default(%c : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "%m2 = aten.mm.default(%a : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "output %m1, %m2\n", NULL);
+	CHECK_EQ_U(f.m->n_cands, 1);
+	CHECK_STR(sites(&f, 0, buf, sizeof(buf)), "b,c"); /* a is read by m2 too */
+	done(&f);
+}
+
+static void t_graph_output_is_never_internal(void)
+{
+	struct fix f;
+	char buf[256];
+	mine(&f, "%x : " X4 "\n%w : 8x8 : torch.float32\n"
+		 "%a = aten.exp.default(%x : " X4 ") : " X4 "\n"
+		 "%b = aten.neg.default(%a : " X4 ") : " X4 "\n"
+		 "%c = aten.abs.default(%b : " X4 ") : " X4 "\n"
+		 "%d = aten.sqrt.default(%c : " X4 ") : " X4 "\n"
+		 "%m = aten.mm.default(%d : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "output %m, %b\n", NULL);
+	CHECK_EQ_U(f.m->n_cands, 2);
+	for (uint32_t k = 0; k < f.m->n_cands; k++) {
+		const char *s = sites(&f, k, buf, sizeof(buf));
+		CHECK(!strcmp(s, "a,b") || !strcmp(s, "c,d")); /* b ends its region */
+		const struct fs_region *r = &f.m->regions[f.m->cands[k].instances[0]];
+		if (!strcmp(s, "a,b"))
+			CHECK_STR(fs_scan_str(f.s, f.m->g->nodes[r->outputs[0]].name), "b");
+	}
+	done(&f);
+}
+
+static void t_side_effect_users_do_not_count(void)
+{
+	struct fix f;
+	char buf[256];
+	mine(&f, "%x : " X4 "\n%w : 8x8 : torch.float32\n"
+		 "%a = aten.exp.default(%x : " X4 ") : " X4 "\n"
+		 "%chk = aten._assert_tensor_metadata.default(%a : " X4 ") : ? : NoneType\n"
+		 "%b = aten.neg.default(%a : " X4 ") : " X4 "\n"
+		 "%m = aten.mm.default(%b : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "output %m\n", NULL);
+	CHECK_EQ_U(f.m->n_cands, 1);
+	CHECK_STR(sites(&f, 0, buf, sizeof(buf)), "a,b");
+	done(&f);
+}
+
+/* add -> RMSNorm, the add also read elsewhere; `between` goes after the add,
+ * `scale` is the norm's weight operand. */
+static char *norm_of_add(const char *between, const char *scale)
+{
+	static const char *const parts[] = {
+		"%x : 4x8 : torch.bfloat16\n%y : 4x8 : torch.bfloat16\n%w : 8x8 : torch.bfloat16\n"
+		"%add = aten.add.Tensor(%x : 4x8 : torch.bfloat16, %y : 4x8 : torch.bfloat16) : 4x8 : torch.bfloat16\n",
+		NULL, /* between */
+		"%t = aten.to.dtype(%add : 4x8 : torch.bfloat16, torch.float32) : 4x8 : torch.float32\n"
+		"%p = aten.pow.Tensor_Scalar(%t : 4x8 : torch.float32, 2) : 4x8 : torch.float32\n"
+		"%mean = aten.mean.dim(%p : 4x8 : torch.float32, [-1], True) : 4x1 : torch.float32\n"
+		"%e = aten.add.Tensor(%mean : 4x1 : torch.float32, 1e-05) : 4x1 : torch.float32\n"
+		"%r = aten.rsqrt.default(%e : 4x1 : torch.float32) : 4x1 : torch.float32\n"
+		"%n = aten.mul.Tensor(%t : 4x8 : torch.float32, %r : 4x1 : torch.float32) : 4x8 : torch.float32\n"
+		"%c = aten.to.dtype(%n : 4x8 : torch.float32, torch.bfloat16) : 4x8 : torch.bfloat16\n"
+		"%out = aten.mul.Tensor(",
+		NULL, /* scale */
+		" : 8 : torch.bfloat16, %c : 4x8 : torch.bfloat16) : 4x8 : torch.bfloat16\n"
+		"%m = aten.mm.default(%out : 4x8 : torch.bfloat16, %w : 8x8 : torch.bfloat16) : 4x8 : torch.bfloat16\n"
+		"output %m, %res\n",
+	};
+	char *text = calloc(1, 4096);
+	for (int i = 0; i < 5; i++)
+		strcat(text, i == 1 ? between : i == 3 ? scale : parts[i]);
+	return text;
+}
+
+static const char RES[] =
+	"%res = aten.mm.default(%add : 4x8 : torch.bfloat16, %w : 8x8 : torch.bfloat16) : 4x8 : torch.bfloat16\n";
+
+static void t_add_feeding_norm_is_multi_output(void)
+{
+	struct fix f;
+	char *text = norm_of_add(RES, "%weight");
+	mine(&f, text, NULL);
+	const struct fs_candidate *norm = by_name(&f, "rmsnorm"), *mo = by_name(&f, "add_rmsnorm");
+	CHECK(norm && norm->n_instances == 1);
+	CHECK(mo && mo->n_instances == 1 && mo->kind == FS_KIND_MULTI_OUTPUT);
+	CHECK(mo && (mo->risks & FS_RISK_MULTI_OUTPUT));
+	done(&f);
+	free(text);
+}
+
+static void t_no_cycle_through_outside(void)
+{
+	/* add -> mm (outside) -> the norm's scale: fusing the add into the norm
+	 * would make the fused kernel wait for an mm that waits for it */
+	struct fix f;
+	char *text = norm_of_add(RES, "%res");
+	mine(&f, text, NULL);
+	CHECK(by_name(&f, "add_rmsnorm") == NULL);
+	CHECK(by_name(&f, "rmsnorm") != NULL);
+	done(&f);
+	free(text);
+}
+
+static void t_signatures_follow_wiring(void)
+{
+	struct fix f;
+	mine(&f, "%x : " X4 "\n%y : " X4 "\n%w : 8x8 : torch.float32\n"
+		 /* A: x*y + x */
+		 "%t1 = aten.mul.Tensor(%x : " X4 ", %y : " X4 ") : " X4 "\n"
+		 "%o1 = aten.add.Tensor(%t1 : " X4 ", %x : " X4 ") : " X4 "\n"
+		 "%m1 = aten.mm.default(%o1 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 /* B: same ops, x*y + (x*y): different wiring */
+		 "%t2 = aten.mul.Tensor(%x : " X4 ", %y : " X4 ") : " X4 "\n"
+		 "%o2 = aten.add.Tensor(%t2 : " X4 ", %t2 : " X4 ") : " X4 "\n"
+		 "%m2 = aten.mm.default(%o2 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 /* C: A with commutative operands swapped: same structure */
+		 "%t3 = aten.mul.Tensor(%y : " X4 ", %x : " X4 ") : " X4 "\n"
+		 "%o3 = aten.add.Tensor(%x : " X4 ", %t3 : " X4 ") : " X4 "\n"
+		 "%m3 = aten.mm.default(%o3 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 /* D: A with sub instead of add: different op */
+		 "%t4 = aten.mul.Tensor(%x : " X4 ", %y : " X4 ") : " X4 "\n"
+		 "%o4 = aten.sub.Tensor(%t4 : " X4 ", %x : " X4 ") : " X4 "\n"
+		 "%m4 = aten.mm.default(%o4 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "output %m1, %m2, %m3, %m4\n", NULL);
+	uint32_t ones = 0, twos = 0;
+	for (uint32_t i = 0; i < f.m->n_cands; i++) {
+		if (f.m->cands[i].kind == FS_KIND_HORIZONTAL_GEMM)
+			continue;
+		ones += f.m->cands[i].n_instances == 1;
+		twos += f.m->cands[i].n_instances == 2;
+	}
+	CHECK_EQ_U(twos, 1); /* A and C */
+	CHECK_EQ_U(ones, 2); /* B, D */
+	done(&f);
+}
+
+static void t_cost_arithmetic(void)
+{
+	struct fix f;
+	/* a = exp(x) internal, written + read: 2 x 128 B; x read by exp and mul:
+	 * one read saved, 128 B. s0 = 4: 4 x 8 x 4 B = 128 B. */
+	mine(&f, "%x : s0x8 : torch.float32\n%w : 8x8 : torch.float32\n"
+		 "%a = aten.exp.default(%x : s0x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "%b = aten.mul.Tensor(%a : s0x8 : torch.float32, %x : s0x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "%m = aten.mm.default(%b : s0x8 : torch.float32, %w : 8x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "output %m\n", "s0=4");
+	CHECK_EQ_U(f.m->n_cands, 1);
+	const struct fs_candidate *k = &f.m->cands[0];
+	CHECK(k->cost_known);
+	CHECK_EQ_U(k->bytes_per_instance, 384);
+	CHECK_EQ_U(k->bytes_total, 384);
+	CHECK_EQ_U(k->launches_per_instance, 1);
+	CHECK(k->risks & FS_RISK_DYNAMIC);
+	done(&f);
+	/* unbound symbol: bytes unknown, launches still counted */
+	mine(&f, "%x : s0x8 : torch.float32\n%w : 8x8 : torch.float32\n"
+		 "%a = aten.exp.default(%x : s0x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "%b = aten.neg.default(%a : s0x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "%m = aten.mm.default(%b : s0x8 : torch.float32, %w : 8x8 : torch.float32) : s0x8 : torch.float32\n"
+		 "output %m\n", NULL);
+	CHECK(!f.m->cands[0].cost_known);
+	CHECK_EQ_U(f.m->cands[0].launches_total, 1);
+	done(&f);
+}
+
+static void t_bindings(void)
+{
+	struct fs_scan *s = fs_scan_new();
+	const char *t = "%ids : s72xs70 : torch.int64\n%e = aten.abs.default(%ids : s72xs70 : torch.int64) : s72xs70 : torch.int64\noutput %e\n";
+	fs_scan_buffer(s, "b.txt", t, strlen(t));
+	struct fs_binding b[4];
+	CHECK_EQ_U(fs_bind_default(s, s->modules[0].graph, 8192, b, 4), 2);
+	CHECK_STR(fs_scan_str(s, b[0].sym), "s72");
+	CHECK_EQ_U(b[0].value, 1);
+	CHECK_STR(fs_scan_str(s, b[1].sym), "s70");
+	CHECK_EQ_U(b[1].value, 8192);
+	size_t at = 0;
+	CHECK(fs_bind_parse(s, "s72=2,s70=4096", b, 4, &at) == 2);
+	CHECK_EQ_U(b[1].value, 4096);
+	CHECK(fs_bind_parse(s, "s72=2,s70", b, 4, &at) == -1);
+	CHECK_EQ_U(at, 6);
+	CHECK(fs_bind_parse(s, "s72=x", b, 4, &at) == -1);
+	struct fs_type ty = {s->modules[0].graph->types[0].shape, FS_DT_BF16};
+	struct fs_binding bb[2] = {{fs_strtab_find(&s->strs, "s72", 3), 2}, {fs_strtab_find(&s->strs, "s70", 3), 10}};
+	CHECK(fs_type_bytes(s, &ty, bb, 2) == 40);
+	CHECK(fs_type_bytes(s, &ty, bb, 1) == -1);
+	fs_scan_free(s);
+}
+
+static int diag_has(const struct fs_diags *d, uint32_t line, uint32_t col, const char *text)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->v[i].line == line && d->v[i].col == col && strstr(d->v[i].message, text))
+			return 1;
+	fs_diags_print(d, stderr);
+	return 0;
+}
+
+static void t_catalog_parser(void)
+{
+	struct fs_scan *s = fs_scan_new();
+	struct fs_catalog c;
+	struct fs_diags d;
+	fs_diags_init(&d);
+	fs_catalog_init(&c, s);
+	const char *bad = "kind = norm\n[a]\nkind = nrom\ncolour = red\n[a]\n[b c]\n[d\nnonsense\nchain =\n";
+	CHECK_EQ_U(fs_catalog_parse(&c, "bad.txt", bad, strlen(bad), &d), 8);
+	CHECK(diag_has(&d, 1, 1, "outside an entry"));
+	CHECK(diag_has(&d, 3, 8, "unknown kind"));
+	CHECK(diag_has(&d, 4, 1, "unknown key"));
+	CHECK(diag_has(&d, 5, 2, "duplicate entry name"));
+	CHECK(diag_has(&d, 6, 3, "letters, digits"));
+	CHECK(diag_has(&d, 7, 2, "expected ']'"));
+	CHECK(diag_has(&d, 8, 1, "expected '[name]'"));
+	CHECK(diag_has(&d, 9, 8, "empty chain"));
+	fs_catalog_release(&c);
+	fs_diags_release(&d);
+	fs_diags_init(&d);
+	fs_catalog_init(&c, s);
+	const char *good = "[rope]\nkind = attention_adjacent\nchain = mul slice slice neg cat mul add\n"
+			   "[rkv]\nchain = unsqueeze expand reshape\n";
+	CHECK_EQ_U(fs_catalog_parse(&c, "good.txt", good, strlen(good), &d), 0);
+	CHECK_EQ_U(c.e[0].chains[0].n_ops, 5);   /* slices are required views */
+	CHECK_EQ_U(c.e[0].chains[0].n_views, 2);
+	CHECK_EQ_U(c.e[1].chains[0].n_ops, 1);   /* the output reshape counts */
+	CHECK_STR(fs_scan_str(s, c.e[1].chains[0].ops[0]), "reshape");
+	fs_catalog_release(&c);
+	fs_diags_release(&d);
+	fs_scan_free(s);
+}
+
+static void t_adlog_parser(void)
+{
+	struct fs_adlog l;
+	struct fs_diags d;
+	fs_adlog_init(&l);
+	fs_diags_init(&d);
+	const char *log =
+		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [SUMMARY] matches=65 | time: 0.1s\r\n"
+		"noise line\n"
+		"[I] [stage=post_load_fusion, transform=fuse_add_rms_norm] [SUMMARY] disabled\n"
+		"[I] [stage=compile, transform=compile_model] [SUMMARY] skipped | time: 0.002s\n"
+		"[stage=sharding, transform=detect_sharding] enabled=True, num_matches=3, is_clean=False, has_valid_shapes=True\n"
+		"[stage=sharding, transform=old_off] enabled=False, num_matches=0\n"
+		"[I] [stage=x, transform=broken] [SUMMARY] ???\n";
+	CHECK_EQ_U(fs_adlog_parse(&l, "ad.log", log, strlen(log), &d), 1);
+	CHECK(diag_has(&d, 7, 32, "without a readable summary"));
+	const struct fs_adlog_entry *e = fs_adlog_find(&l, "match_rmsnorm_pattern");
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 65 && e->line == 1);
+	CHECK(e && !strcmp(e->stage, "pattern_matcher"));
+	e = fs_adlog_find(&l, "fuse_add_rms_norm");
+	CHECK(e && e->status == FS_AD_DISABLED);
+	e = fs_adlog_find(&l, "compile_model");
+	CHECK(e && e->status == FS_AD_SKIPPED);
+	e = fs_adlog_find(&l, "detect_sharding");
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 3);
+	e = fs_adlog_find(&l, "old_off");
+	CHECK(e && e->status == FS_AD_DISABLED);
+	CHECK(fs_adlog_find(&l, "nothing") == NULL);
+	fs_adlog_release(&l);
+	fs_diags_release(&d);
+}
+
+#define TESTS(X)                               \
+	X(t_second_consumer_stops_a_region)    \
+	X(t_graph_output_is_never_internal)    \
+	X(t_side_effect_users_do_not_count)    \
+	X(t_add_feeding_norm_is_multi_output)  \
+	X(t_no_cycle_through_outside)          \
+	X(t_signatures_follow_wiring)          \
+	X(t_cost_arithmetic)                   \
+	X(t_bindings)                          \
+	X(t_catalog_parser)                    \
+	X(t_adlog_parser)
+
+FS_TEST_MAIN()
