@@ -12,7 +12,13 @@
 
 enum { FS_EXIT_OK = 0, FS_EXIT_GATE = 1, FS_EXIT_INPUT = 2 };
 
-enum fs_opt_kind { FS_OPT_FLAG, FS_OPT_STRING, FS_OPT_CHOICE };
+enum fs_opt_kind { FS_OPT_FLAG, FS_OPT_STRING, FS_OPT_CHOICE, FS_OPT_LIST };
+
+/* FS_OPT_LIST: a repeatable option's values, in order (free v when done). */
+struct fs_strlist {
+	const char **v;
+	uint32_t n, cap;
+};
 
 struct fs_option {
 	const char *name;            /* long name without "--" */
@@ -20,7 +26,8 @@ struct fs_option {
 	enum fs_opt_kind kind;
 	const char *arg;             /* argument placeholder for usage */
 	const char *help;
-	void *dest;                  /* int* for flags/choices, const char** for strings */
+	void *dest;                  /* int* for flags/choices, const char** for strings,
+					struct fs_strlist* for lists */
 	const char *const *choices;  /* FS_OPT_CHOICE: NULL-terminated */
 };
 
@@ -53,5 +60,6 @@ int fs_out_is_input(const struct fs_scan *s, const char *path);
 
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv);
 
 #endif

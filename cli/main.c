@@ -10,6 +10,8 @@
 static const struct fs_command commands[] = {
 	{"discover", fs_cmd_discover, "[options] PATH...",
 	 "rank the unfused chains worth fusing, with kernels, evidence and advice (the default)"},
+	{"match", fs_cmd_match, "[options] PATH...",
+	 "count pattern matches per dump, explain near misses, gate CI on the counts"},
 	{"scan", fs_cmd_scan, "[options] PATH...",
 	 "summarise every graph in dump files, run directories or directories of runs"},
 };

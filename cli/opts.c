@@ -1,8 +1,10 @@
 /*
  * opts.c: the one option parser of every command (table-driven, GNU style:
- * --name VALUE, --name=VALUE, -x VALUE, -- ends options) and its usage text.
+ * --name VALUE, --name=VALUE, -x VALUE, -- ends options; list options may
+ * repeat) and its usage text.
  */
 #include "cli.h"
+#include "fusescan/base.h"
 
 #include <string.h>
 
@@ -54,6 +56,12 @@ static int set(const struct fs_command *cmd, const struct fs_option *o, const ch
 	}
 	if (o->kind == FS_OPT_STRING) {
 		*(const char **)o->dest = val;
+		return 0;
+	}
+	if (o->kind == FS_OPT_LIST) {
+		struct fs_strlist *l = o->dest;
+		FS_GROW(l->v, l->cap, l->n + 1);
+		l->v[l->n++] = val;
 		return 0;
 	}
 	for (int i = 0; o->choices[i]; i++)

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char fs_builtin_catalog[]; /* kernels/catalog.txt, embedded at build time */
-extern const size_t fs_builtin_catalog_len;
+extern const struct fs_embedded fs_builtin_catalog[]; /* kernels/catalog.txt */
 
 static int names_dump(const struct fs_dumpfile *f, const char *dump)
 {
@@ -129,8 +128,8 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 	if (o->catalog)
 		fs_catalog_load(&d->cat, o->catalog, &s->diags);
 	else
-		fs_catalog_parse(&d->cat, "kernels/catalog.txt (built in)", fs_builtin_catalog,
-				 fs_builtin_catalog_len, &s->diags);
+		fs_catalog_parse(&d->cat, "kernels/catalog.txt (built in)", fs_builtin_catalog[0].data,
+				 fs_builtin_catalog[0].len, &s->diags);
 	if (o->kernels_from)
 		fs_catalog_index_tree(&d->cat, o->kernels_from, &s->diags);
 	d->logs = fs_xcalloc(s->n_runs + 1, sizeof(*d->logs));

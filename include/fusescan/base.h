@@ -23,6 +23,13 @@ void *fs_xcalloc(size_t n, size_t size);
 void *fs_xrealloc(void *p, size_t n);
 char *fs_xstrndup(const char *s, size_t n);
 
+/* A data file compiled into the binary (scripts/embed.cmake). */
+struct fs_embedded {
+	const char *name;
+	const char *data;
+	size_t len;
+};
+
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with errno
  * set on failure. For small inputs (catalogs, logs, sources). */
 char *fs_read_file(const char *path, size_t *len);

@@ -1,0 +1,87 @@
+/*
+ * matchrun.h: `fusescan match`: every selected pattern on every dump, the
+ * AutoDeploy-style summary lines, near-miss explanations, and the CI gates
+ * (--expect, --baseline) and the ad.log cross-check (--log).
+ *
+ *   struct fs_match_run *r = fs_match_run(scan, &lib, names, n_names);
+ *   fs_match_gate_expect(r, "expect.txt", &gates);   // fills gate results
+ *   fs_match_text(r, &gates, stdout);
+ *   fs_match_run_free(r);
+ */
+#ifndef FUSESCAN_MATCHRUN_H
+#define FUSESCAN_MATCHRUN_H
+
+#include <stdio.h>
+
+#include "fusescan/adlog.h"
+#include "fusescan/pattern.h"
+
+#define FS_MATCH_SCHEMA "fusescan.match/1"
+
+/* A pattern name and its variants in the library. */
+struct fs_pgroup {
+	const char *name;
+	uint32_t *variants;   /* indices into the library */
+	uint32_t n_variants;
+	uint32_t size;        /* the largest variant's op count: overlap priority */
+};
+
+/* One distinct graph, matched once; modules with identical graphs share it. */
+struct fs_mgraph {
+	const struct fs_graph *g;
+	uint32_t module;      /* first module holding it */
+	struct fs_matches *m; /* per library pattern (variant) */
+	uint32_t *matches;    /* per group: matches of all its variants */
+	uint32_t *kept;       /* per group: after cross-pattern priority */
+	struct fs_overlap {
+		uint32_t group, root, winner, winner_root;
+	} *overlaps;
+	uint32_t n_overlaps, cap_overlaps;
+	uint32_t layers;      /* inferred layer count, 0 if unknown */
+};
+
+struct fs_gate {
+	int ok;
+	char *check;          /* what was checked */
+	char *message;        /* why it failed / what it saw */
+};
+
+struct fs_gates {
+	struct fs_gate *v;
+	uint32_t n, cap, failed;
+};
+
+struct fs_match_run {
+	const struct fs_scan *s;
+	const struct fs_patlib *lib;
+	struct fs_pgroup *groups;
+	uint32_t n_groups;
+	struct fs_mgraph *graphs;
+	uint32_t n_graphs;
+	uint32_t *graph_of_module; /* module -> index into graphs */
+	int explain;               /* group to explain, or -1 */
+	struct fs_gates gates;
+	struct fs_adlog log;       /* --log, when given */
+	int32_t log_run;           /* the run the log belongs to, -1 if none */
+};
+
+/* Groups the library by name (only `names` when n_names > 0; an unknown name
+ * is an error in diags) and matches every graph. NULL on an unknown name. */
+struct fs_match_run *fs_match_run(const struct fs_scan *s, const struct fs_patlib *lib,
+				  const char *const *names, uint32_t n_names, struct fs_diags *d);
+void fs_match_run_free(struct fs_match_run *r);
+int32_t fs_match_group(const struct fs_match_run *r, const char *name);
+uint32_t fs_match_count(const struct fs_match_run *r, uint32_t module, uint32_t group);
+
+/* Gates: each adds results to r->gates; bad input (unreadable or malformed
+ * files) goes to d and returns -1. */
+int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d);
+int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
+			   struct fs_diags *d);
+int fs_match_check_log(struct fs_match_run *r, const char *path, struct fs_diags *d);
+
+int fs_match_text(const struct fs_match_run *r, FILE *out);
+int fs_match_json(const struct fs_match_run *r, FILE *out);
+int fs_match_junit(const struct fs_match_run *r, FILE *out);
+
+#endif

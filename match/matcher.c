@@ -1,0 +1,494 @@
+/*
+ * matcher.c: the structural matcher (see fusescan/pattern.h). For each graph
+ * node whose op matches the pattern's first output (file order), match the
+ * pattern backwards through the arguments, depth first, with backtracking at
+ * commutative nodes (operands 0 and 1 swapped) and optional nodes (present or
+ * passed through). Further outputs are searched with the bindings made so
+ * far. A structural match must then pass single use (intermediates read only
+ * inside the match) and the `where` constraints. Matches of one pattern never
+ * overlap: a graph node an earlier match used is not taken again. The deepest
+ * failure of each attempt is its cause; attempts that matched at least half
+ * the pattern are kept as near misses.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "fusescan/pattern.h"
+
+#include <math.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const miss_names[] = {
+	"op mismatch", "extra cast or view inside the chain", "second consumer", "dtype",
+	"literal", "shape", "argument count", "wiring",
+};
+_Static_assert(sizeof(miss_names) / sizeof(miss_names[0]) == FS_MISS_COUNT, "miss names");
+
+const char *fs_miss_name(enum fs_miss_cause c)
+{
+	return c < FS_MISS_COUNT ? miss_names[c] : "unknown";
+}
+
+enum { NONE = UINT32_MAX };
+
+struct st {
+	const struct fs_pattern *p;
+	const struct fs_scan *s;
+	const struct fs_graph *g;
+	uint32_t *bind;        /* per pattern node */
+	uint8_t *absent;       /* per pattern node: optional passed through */
+	double *var;
+	uint8_t *var_set;
+	uint32_t *trail, n_trail;        /* bound pattern nodes, for rollback */
+	uint32_t *vtrail, n_vtrail;      /* set variables */
+	int8_t *opcache;       /* [pattern node * n_ops + op]: -1 unknown */
+	uint8_t *claimed;      /* per graph node: taken by an earlier match */
+	pcre2_match_data *md;
+	struct fs_miss best;   /* deepest failure of the current attempt */
+	uint32_t *best_bind;
+};
+
+/* ---- bindings ------------------------------------------------------------------ */
+
+static void bind(struct st *S, uint32_t pn, uint32_t gn, int absent)
+{
+	S->bind[pn] = gn;
+	S->absent[pn] = (uint8_t)absent;
+	S->trail[S->n_trail++] = pn;
+}
+
+static void rollback(struct st *S, uint32_t mark, uint32_t vmark)
+{
+	while (S->n_trail > mark)
+		S->bind[S->trail[--S->n_trail]] = NONE;
+	while (S->n_vtrail > vmark)
+		S->var_set[S->vtrail[--S->n_vtrail]] = 0;
+}
+
+static uint32_t depth(const struct st *S)
+{
+	return S->n_trail;
+}
+
+static void fail(struct st *S, uint8_t cause, uint32_t pn, uint32_t gn, uint32_t other)
+{
+	uint32_t d = depth(S);
+	if (d < S->best.depth)
+		return;
+	S->best.depth = d;
+	S->best.cause = cause;
+	S->best.pnode = pn;
+	S->best.gnode = gn;
+	S->best.other = other;
+	memcpy(S->best_bind, S->bind, S->p->n_nodes * sizeof(uint32_t));
+}
+
+/* ---- node tests -------------------------------------------------------------------- */
+
+static int op_ok(struct st *S, uint32_t pn, uint32_t op)
+{
+	int8_t *c = &S->opcache[(size_t)pn * S->s->n_ops + op];
+	if (*c < 0) {
+		const char *t = fs_scan_str(S->s, S->s->ops[op].target);
+		/* 0 = matched with more groups than the ovector holds: still a match */
+		*c = pcre2_match(S->p->nodes[pn].code, (PCRE2_SPTR)t, strlen(t), 0, 0, S->md, NULL) >= 0;
+	}
+	return *c;
+}
+
+/* dtype / rank of a graph value against a pattern node's flags: 0 ok, else a cause */
+static int type_cause(const struct st *S, const struct fs_pnode *p, uint32_t gn)
+{
+	const struct fs_type *t = &S->g->types[S->g->nodes[gn].out];
+	if (p->dtypes && !(p->dtypes & (1ull << t->dtype)))
+		return FS_MISS_DTYPE;
+	if (p->rank >= 0) {
+		const struct fs_shape *sh = &S->s->types.shapes[t->shape];
+		if (sh->kind != FS_SHAPE_DIMS || sh->rank != (uint32_t)p->rank)
+			return FS_MISS_SHAPE;
+	}
+	return 0;
+}
+
+/* A graph op node taken by another pattern node of this match or an earlier match. */
+static int taken(const struct st *S, uint32_t gn)
+{
+	if (S->claimed[gn])
+		return 1;
+	for (uint32_t i = 0; i < S->n_trail; i++) {
+		uint32_t pn = S->trail[i];
+		if (S->bind[pn] == gn && S->p->nodes[pn].kind != FS_PN_INPUT && !S->absent[pn])
+			return 1;
+	}
+	return 0;
+}
+
+static int match_node(struct st *S, uint32_t pn, uint32_t gn);
+
+/* ---- arguments ---------------------------------------------------------------------- */
+
+static int num_of(const struct fs_arg *a, double *v)
+{
+	if (a->kind == FS_ARG_INT || a->kind == FS_ARG_BOOL)
+		return *v = (double)a->i, 1;
+	if (a->kind == FS_ARG_FLOAT)
+		return *v = a->f, 1;
+	return 0;
+}
+
+static int same_num(double a, double b)
+{
+	return a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga);
+
+/* children of lists: pattern and graph preorder runs */
+static int match_list(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+{
+	const struct fs_parg *pc = pa + 1, *pe = pa + pa->span;
+	const struct fs_arg *gc = ga + 1, *ge = ga + ga->span;
+	for (; pc < pe; pc += pc->span) {
+		if (pc->kind == FS_PA_REST)
+			return 1;
+		if (gc >= ge || !match_arg(S, pn, gn, pc, gc))
+			return gc >= ge ? (fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0) : 0;
+		gc += gc->span;
+	}
+	return gc == ge ? 1 : (fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0);
+}
+
+static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+{
+	double v;
+	switch (pa->kind) {
+	case FS_PA_ANY:
+		return 1;
+	case FS_PA_REF:
+		if (ga->kind == FS_ARG_NODE)
+			return match_node(S, pa->ref, ga->node);
+		break;
+	case FS_PA_INT:
+	case FS_PA_FLOAT:
+		if (num_of(ga, &v) && ga->kind != FS_ARG_BOOL &&
+		    same_num(v, pa->kind == FS_PA_INT ? (double)pa->i : pa->f))
+			return 1;
+		break;
+	case FS_PA_BOOL:
+		if (ga->kind == FS_ARG_BOOL && ga->i == pa->i)
+			return 1;
+		break;
+	case FS_PA_NONE:
+		if (ga->kind == FS_ARG_NONE)
+			return 1;
+		break;
+	case FS_PA_DTYPE:
+		if (ga->kind == FS_ARG_DTYPE && ga->type.dtype == pa->i)
+			return 1;
+		break;
+	case FS_PA_STR:
+		if (ga->kind == FS_ARG_STR && !strcmp(fs_scan_str(S->s, ga->text), pa->text))
+			return 1;
+		break;
+	case FS_PA_LIST:
+		if (ga->kind == FS_ARG_LIST || ga->kind == FS_ARG_TUPLE)
+			return match_list(S, pn, gn, pa, ga);
+		break;
+	case FS_PA_VAR:
+		if (!num_of(ga, &v))
+			break;
+		if (S->var_set[pa->ref])
+			return same_num(S->var[pa->ref], v) ? 1 : (fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0);
+		S->var[pa->ref] = v;
+		S->var_set[pa->ref] = 1;
+		S->vtrail[S->n_vtrail++] = pa->ref;
+		return 1;
+	default:
+		break;
+	}
+	fail(S, FS_MISS_LITERAL, pn, gn, NONE);
+	return 0;
+}
+
+/* Top-level arguments in order (operands 0 and 1 swapped when `swap`). */
+static int match_args(struct st *S, uint32_t pn, uint32_t gn, int swap)
+{
+	const struct fs_pnode *p = &S->p->nodes[pn];
+	const struct fs_node *x = &S->g->nodes[gn];
+	const struct fs_arg *top[64];
+	uint32_t nt = 0;
+	for (uint32_t a = x->args; a < x->args + x->n_args && nt < 64; a += S->g->args[a].span)
+		top[nt++] = &S->g->args[a];
+	if (swap && nt >= 2) {
+		const struct fs_arg *t = top[0];
+		top[0] = top[1];
+		top[1] = t;
+	}
+	uint32_t k = 0;
+	for (const struct fs_parg *pa = p->args; pa < p->args + p->n_args; pa += pa->span, k++) {
+		if (pa->kind == FS_PA_REST)
+			return 1;
+		if (k >= nt)
+			return fail(S, FS_MISS_ARITY, pn, gn, NONE), 0;
+		if (!match_arg(S, pn, gn, pa, top[k]))
+			return 0;
+	}
+	return k == nt ? 1 : (fail(S, FS_MISS_ARITY, pn, gn, NONE), 0);
+}
+
+static int match_args_any_order(struct st *S, uint32_t pn, uint32_t gn)
+{
+	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
+	if (match_args(S, pn, gn, 0))
+		return 1;
+	rollback(S, mark, vmark);
+	if ((S->p->nodes[pn].flags & FS_PF_COMMUTATIVE) && match_args(S, pn, gn, 1))
+		return 1;
+	rollback(S, mark, vmark);
+	return 0;
+}
+
+/* ---- nodes ---------------------------------------------------------------------------- */
+
+/* Why an op node did not match gn: an extra cast / view whose input would have. */
+static void op_mismatch(struct st *S, uint32_t pn, uint32_t gn)
+{
+	const struct fs_node *x = &S->g->nodes[gn];
+	uint8_t cls = x->kind == FS_NODE_CALL ? S->s->ops[x->op].cls : FS_OPC_UNKNOWN;
+	if ((cls == FS_OPC_CAST || cls == FS_OPC_VIEW) && x->n_args && S->g->args[x->args].kind == FS_ARG_NODE) {
+		uint32_t in = S->g->args[x->args].node;
+		const struct fs_node *y = &S->g->nodes[in];
+		if (y->kind == FS_NODE_CALL && op_ok(S, pn, y->op))
+			return fail(S, FS_MISS_EXTRA, pn, gn, in);
+	}
+	fail(S, FS_MISS_OP, pn, gn, NONE);
+}
+
+static int match_op(struct st *S, uint32_t pn, uint32_t gn)
+{
+	const struct fs_pnode *p = &S->p->nodes[pn];
+	const struct fs_node *x = &S->g->nodes[gn];
+	if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op))
+		return op_mismatch(S, pn, gn), 0;
+	if (taken(S, gn))
+		return fail(S, FS_MISS_WIRING, pn, gn, NONE), 0;
+	int cause = type_cause(S, p, gn);
+	if (cause)
+		return fail(S, (uint8_t)cause, pn, gn, NONE), 0;
+	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
+	bind(S, pn, gn, 0);
+	if (match_args_any_order(S, pn, gn))
+		return 1;
+	rollback(S, mark, vmark);
+	return 0;
+}
+
+static int match_node(struct st *S, uint32_t pn, uint32_t gn)
+{
+	const struct fs_pnode *p = &S->p->nodes[pn];
+	if (S->bind[pn] != NONE)
+		return S->bind[pn] == gn ? 1 : (fail(S, FS_MISS_WIRING, pn, gn, S->bind[pn]), 0);
+	if (p->kind == FS_PN_INPUT) {
+		int cause = type_cause(S, p, gn);
+		if (cause)
+			return fail(S, (uint8_t)cause, pn, gn, NONE), 0;
+		bind(S, pn, gn, 0);
+		return 1;
+	}
+	if (p->kind == FS_PN_OP)
+		return match_op(S, pn, gn);
+	/* optional: present, or passed through to its first argument */
+	const struct fs_node *x = &S->g->nodes[gn];
+	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
+	if (x->kind == FS_NODE_CALL && op_ok(S, pn, x->op) && match_op(S, pn, gn))
+		return 1;
+	rollback(S, mark, vmark);
+	if (match_node(S, p->args[0].ref, gn)) {
+		bind(S, pn, gn, 1);
+		return 1;
+	}
+	rollback(S, mark, vmark);
+	return 0;
+}
+
+/* ---- whole-match checks --------------------------------------------------------------- */
+
+static int is_bound_op(const struct st *S, uint32_t gn)
+{
+	for (uint32_t pn = 0; pn < S->p->n_nodes; pn++)
+		if (S->bind[pn] == gn && S->p->nodes[pn].kind != FS_PN_INPUT && !S->absent[pn])
+			return 1;
+	return 0;
+}
+
+/* Intermediates (bound op nodes that are not outputs or `shared`) are read
+ * only by nodes of the match; side-effect-only users do not count. */
+static int single_use(struct st *S)
+{
+	for (uint32_t pn = 0; pn < S->p->n_nodes; pn++) {
+		const struct fs_pnode *p = &S->p->nodes[pn];
+		uint32_t gn = S->bind[pn];
+		if (p->kind == FS_PN_INPUT || S->absent[pn] || gn == NONE || (p->flags & (FS_PF_OUTPUT | FS_PF_SHARED)))
+			continue;
+		const struct fs_node *x = &S->g->nodes[gn];
+		if (x->flags & FS_NODE_OUTPUT)
+			return fail(S, FS_MISS_CONSUMER, pn, gn, gn), 0;
+		for (uint32_t u = 0; u < x->n_users; u++) {
+			uint32_t user = S->g->users[x->users + u];
+			if (!(S->g->nodes[user].flags & FS_NODE_SIDE_EFFECT) && !is_bound_op(S, user))
+				return fail(S, FS_MISS_CONSUMER, pn, gn, user), 0;
+		}
+	}
+	return 1;
+}
+
+/* dim `i` (negative: from the end) of a bound value; 0 if unknown */
+static int dim_of(const struct st *S, uint32_t pn, int32_t i, const struct fs_dim **d)
+{
+	uint32_t gn = S->bind[pn];
+	if (gn == NONE)
+		return 0;
+	const struct fs_shape *sh = &S->s->types.shapes[S->g->types[S->g->nodes[gn].out].shape];
+	if (sh->kind != FS_SHAPE_DIMS)
+		return 0;
+	int32_t k = i < 0 ? (int32_t)sh->rank + i : i;
+	if (k < 0 || k >= (int32_t)sh->rank)
+		return 0;
+	*d = &S->s->types.dims[sh->dims + (uint32_t)k];
+	return 1;
+}
+
+static int where_dim(const struct st *S, const struct fs_where *w)
+{
+	const struct fs_dim *a, *b;
+	if (!dim_of(S, w->a, w->ai, &a))
+		return 0;
+	if (w->b == NONE)
+		return a->expr == FS_DIM_CONST && a->value == w->c;
+	if (!dim_of(S, w->b, w->bi, &b))
+		return 0;
+	if (a->expr == FS_DIM_CONST && b->expr == FS_DIM_CONST)
+		return a->value == w->k * b->value + w->c;
+	return w->k == 1 && w->c == 0 && a->text == b->text; /* symbolic: the same expression */
+}
+
+static int wheres(struct st *S)
+{
+	for (uint32_t i = 0; i < S->p->n_where; i++) {
+		const struct fs_where *w = &S->p->where[i];
+		if (w->kind == FS_WH_RANGE) {
+			if (!S->var_set[w->var] || S->var[w->var] < w->lo || S->var[w->var] > w->hi)
+				return fail(S, FS_MISS_LITERAL, S->p->outputs[0], S->bind[S->p->outputs[0]], i), 0;
+		} else if (w->kind == FS_WH_RANK) {
+			uint32_t gn = S->bind[w->a];
+			const struct fs_shape *sh = gn == NONE ? NULL : &S->s->types.shapes[S->g->types[S->g->nodes[gn].out].shape];
+			if (!sh || sh->kind != FS_SHAPE_DIMS || sh->rank != (uint32_t)w->c)
+				return fail(S, FS_MISS_SHAPE, w->a, gn, i), 0;
+		} else if (!where_dim(S, w))
+			return fail(S, FS_MISS_SHAPE, w->a, S->bind[w->a], i), 0;
+	}
+	return 1;
+}
+
+/* ---- driver ------------------------------------------------------------------------------ */
+
+/* Outputs after the first: the first graph node (file order) that matches
+ * with the bindings so far. */
+static int match_more_outputs(struct st *S, uint32_t k)
+{
+	if (k == S->p->n_outputs)
+		return single_use(S) && wheres(S);
+	uint32_t pn = S->p->outputs[k];
+	if (S->bind[pn] != NONE)
+		return match_more_outputs(S, k + 1);
+	for (uint32_t gn = 0; gn < S->g->n_nodes; gn++) {
+		const struct fs_node *x = &S->g->nodes[gn];
+		if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op) || taken(S, gn))
+			continue;
+		uint32_t mark = S->n_trail, vmark = S->n_vtrail;
+		if (match_node(S, pn, gn) && match_more_outputs(S, k + 1))
+			return 1;
+		rollback(S, mark, vmark);
+	}
+	fail(S, FS_MISS_OP, pn, NONE, NONE);
+	return 0;
+}
+
+static void keep_match(struct st *S, struct fs_matches *out, uint32_t root)
+{
+	FS_GROW(out->v, out->cap, out->n + 1);
+	struct fs_match *m = &out->v[out->n++];
+	m->root = root;
+	m->bind = fs_arena_alloc(&out->arena, S->p->n_nodes * sizeof(uint32_t));
+	for (uint32_t pn = 0; pn < S->p->n_nodes; pn++) {
+		m->bind[pn] = S->absent[pn] ? NONE : S->bind[pn];
+		if (S->bind[pn] != NONE && S->p->nodes[pn].kind != FS_PN_INPUT && !S->absent[pn])
+			S->claimed[S->bind[pn]] = 1;
+	}
+}
+
+static void keep_miss(struct st *S, struct fs_matches *out, uint32_t root)
+{
+	uint32_t threshold = S->p->n_nodes / 2 > 2 ? (S->p->n_nodes + 1) / 2 : 2;
+	if (S->best.depth < threshold)
+		return;
+	FS_GROW(out->miss, out->cap_miss, out->n_miss + 1);
+	struct fs_miss *m = &out->miss[out->n_miss++];
+	*m = S->best;
+	m->root = root;
+	m->bind = fs_arena_alloc(&out->arena, S->p->n_nodes * sizeof(uint32_t));
+	memcpy(m->bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
+}
+
+void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const struct fs_graph *g,
+		      struct fs_matches *out)
+{
+	memset(out, 0, sizeof(*out));
+	fs_arena_init(&out->arena);
+	out->p = p;
+	uint32_t n = p->n_nodes;
+	struct st S = {p, s, g, fs_xmalloc(n * sizeof(uint32_t)), fs_xcalloc(n, 1),
+		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
+		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
+		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
+		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t))};
+	memset(S.bind, 0xff, n * sizeof(uint32_t));
+	memset(S.opcache, -1, (size_t)n * s->n_ops + 1);
+	uint32_t root = p->outputs[0];
+	for (uint32_t gn = 0; gn < g->n_nodes; gn++) {
+		const struct fs_node *x = &g->nodes[gn];
+		if (x->kind != FS_NODE_CALL || S.claimed[gn] || !op_ok(&S, root, x->op))
+			continue;
+		memset(&S.best, 0, sizeof(S.best));
+		rollback(&S, 0, 0);
+		if (match_node(&S, root, gn) && match_more_outputs(&S, 1))
+			keep_match(&S, out, gn);
+		else
+			keep_miss(&S, out, gn);
+		rollback(&S, 0, 0);
+	}
+	/* a near miss whose root a later match took is no miss */
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < out->n_miss; i++)
+		if (!S.claimed[out->miss[i].root])
+			out->miss[w++] = out->miss[i];
+	out->n_miss = w;
+	pcre2_match_data_free(S.md);
+	free(S.bind);
+	free(S.absent);
+	free(S.var);
+	free(S.var_set);
+	free(S.trail);
+	free(S.vtrail);
+	free(S.opcache);
+	free(S.claimed);
+	free(S.best_bind);
+}
+
+void fs_matches_release(struct fs_matches *m)
+{
+	free(m->v);
+	free(m->miss);
+	fs_arena_release(&m->arena);
+	memset(m, 0, sizeof(*m));
+}

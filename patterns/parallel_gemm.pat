@@ -1,0 +1,14 @@
+# Two GEMMs reading one input (QKV, gate/up): fuse_gemms turns them into one GEMM on the
+# concatenated weight and a split. One match is a pair; QKV gives one pair and a third GEMM.
+pattern parallel_gemm
+description two GEMMs sharing their input
+catalog parallel_gemm
+
+input x
+input w1
+input w2
+optional xv1   aten\.view\.default                (x, ...)
+optional xv2   aten\.view\.default                (x, ...)
+node g1        aten\.(linear|mm|matmul)\.default|auto_deploy\.torch_linear_simple\.default   (xv1, w1, ...)
+node g2        aten\.(linear|mm|matmul)\.default|auto_deploy\.torch_linear_simple\.default   (xv2, w2, ...)
+output g1, g2
