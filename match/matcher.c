@@ -1,14 +1,15 @@
 /*
  * matcher.c: the structural matcher (see fusescan/pattern.h). For each graph
  * node whose op matches the pattern's first output (file order), match the
- * pattern backwards through the arguments, depth first, with backtracking at
- * commutative nodes (operands 0 and 1 swapped) and optional nodes (present or
- * passed through). Further outputs are searched with the bindings made so
- * far. A structural match must then pass single use (intermediates read only
- * inside the match) and the `where` constraints. Matches of one pattern never
+ * pattern backwards through the arguments. The search keeps a stack of goals
+ * (pattern node, graph node) and backtracks over every choice: commutative
+ * operands in either order, optional nodes present or passed through, and
+ * the graph node for each further output. A structural match must also pass
+ * single use (intermediates read only inside the match) and the `where`
+ * constraints, else the search backtracks. Matches of one pattern never
  * overlap: a graph node an earlier match used is not taken again. The deepest
- * failure of each attempt is its cause; attempts that matched at least half
- * the pattern are kept as near misses.
+ * failure of each attempt is its cause; attempts that got far, or failed for
+ * a telling reason (an extra cast, a second consumer), are near misses.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "fusescan/pattern.h"
@@ -46,6 +47,15 @@ struct st {
 	pcre2_match_data *md;
 	struct fs_miss best;   /* deepest failure of the current attempt */
 	uint32_t *best_bind;
+	struct goal {
+		uint32_t pn, gn;
+		const struct fs_parg *pa; /* a literal check: pattern argument ... */
+		const struct fs_arg *ga;  /* ... against this graph argument */
+	} *goals;              /* what is left to match, top last */
+	uint32_t n_goals, cap_goals;
+	uint32_t next_out;     /* next pattern output to place */
+	int in_final;          /* running the whole-match checks */
+	int best_final;        /* the best failure came from them */
 };
 
 /* ---- bindings ------------------------------------------------------------------ */
@@ -65,17 +75,31 @@ static void rollback(struct st *S, uint32_t mark, uint32_t vmark)
 		S->var_set[S->vtrail[--S->n_vtrail]] = 0;
 }
 
+/* How far an attempt got: op nodes matched (inputs bind to anything). */
 static uint32_t depth(const struct st *S)
 {
-	return S->n_trail;
+	uint32_t d = 0;
+	for (uint32_t i = 0; i < S->n_trail; i++)
+		d += S->p->nodes[S->trail[i]].kind != FS_PN_INPUT && !S->absent[S->trail[i]];
+	return d;
 }
 
+/* How much a cause says: an op mismatch or a wiring conflict often comes from
+ * a wrong choice earlier (the other operand order bound a free input). */
+static int cause_rank(uint8_t cause)
+{
+	return cause == FS_MISS_OP ? 0 : cause == FS_MISS_WIRING ? 1 : 2;
+}
+
+/* Keeps the deepest failure; at equal depth only a more telling cause
+ * replaces it, so the natural operand order wins ties. */
 static void fail(struct st *S, uint8_t cause, uint32_t pn, uint32_t gn, uint32_t other)
 {
 	uint32_t d = depth(S);
-	if (d < S->best.depth)
+	if (d < S->best.depth || (d == S->best.depth && d && cause_rank(cause) <= cause_rank(S->best.cause)))
 		return;
 	S->best.depth = d;
+	S->best_final = S->in_final;
 	S->best.cause = cause;
 	S->best.pnode = pn;
 	S->best.gnode = gn;
@@ -123,7 +147,22 @@ static int taken(const struct st *S, uint32_t gn)
 	return 0;
 }
 
-static int match_node(struct st *S, uint32_t pn, uint32_t gn);
+static int solve(struct st *S);
+static int finish(struct st *S);
+
+static void push_goal(struct st *S, uint32_t pn, uint32_t gn)
+{
+	FS_GROW(S->goals, S->cap_goals, S->n_goals + 1);
+	S->goals[S->n_goals++] = (struct goal){pn, gn, NULL, NULL};
+}
+
+/* A literal argument is checked when its turn comes, after the arguments
+ * before it: a near miss then shows how far the match got. */
+static void push_check(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+{
+	FS_GROW(S->goals, S->cap_goals, S->n_goals + 1);
+	S->goals[S->n_goals++] = (struct goal){pn, gn, pa, ga};
+}
 
 /* ---- arguments ---------------------------------------------------------------------- */
 
@@ -141,33 +180,36 @@ static int same_num(double a, double b)
 	return a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
 }
 
-static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga);
+static void push_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga);
 
-/* children of lists: pattern and graph preorder runs */
-static int match_list(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+/* children of lists: pattern and graph preorder runs, pushed last-first */
+static int push_list(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
 {
-	const struct fs_parg *pc = pa + 1, *pe = pa + pa->span;
-	const struct fs_arg *gc = ga + 1, *ge = ga + ga->span;
-	for (; pc < pe; pc += pc->span) {
-		if (pc->kind == FS_PA_REST)
-			return 1;
-		if (gc >= ge || !match_arg(S, pn, gn, pc, gc))
-			return gc >= ge ? (fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0) : 0;
-		gc += gc->span;
+	const struct fs_parg *pk[64];
+	const struct fs_arg *gk[64];
+	uint32_t np = 0, ng = 0;
+	int rest = 0;
+	for (const struct fs_parg *pc = pa + 1; pc < pa + pa->span && np < 64; pc += pc->span) {
+		if (pc->kind == FS_PA_REST) {
+			rest = 1;
+			break;
+		}
+		pk[np++] = pc;
 	}
-	return gc == ge ? 1 : (fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0);
+	for (const struct fs_arg *gc = ga + 1; gc < ga + ga->span && ng < 64; gc += gc->span)
+		gk[ng++] = gc;
+	if (np > ng || (!rest && np < ng))
+		return fail(S, FS_MISS_LITERAL, pn, gn, NONE), 0;
+	for (uint32_t k = np; k-- > 0;)
+		push_arg(S, pn, gn, pk[k], gk[k]);
+	return 1;
 }
 
-static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+/* A check goal: a literal, a list, or a captured $variable. */
+static int check_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
 {
 	double v;
 	switch (pa->kind) {
-	case FS_PA_ANY:
-		return 1;
-	case FS_PA_REF:
-		if (ga->kind == FS_ARG_NODE)
-			return match_node(S, pa->ref, ga->node);
-		break;
 	case FS_PA_INT:
 	case FS_PA_FLOAT:
 		if (num_of(ga, &v) && ga->kind != FS_ARG_BOOL &&
@@ -192,7 +234,7 @@ static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_par
 		break;
 	case FS_PA_LIST:
 		if (ga->kind == FS_ARG_LIST || ga->kind == FS_ARG_TUPLE)
-			return match_list(S, pn, gn, pa, ga);
+			return push_list(S, pn, gn, pa, ga);
 		break;
 	case FS_PA_VAR:
 		if (!num_of(ga, &v))
@@ -210,13 +252,26 @@ static int match_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_par
 	return 0;
 }
 
-/* Top-level arguments in order (operands 0 and 1 swapped when `swap`). */
-static int match_args(struct st *S, uint32_t pn, uint32_t gn, int swap)
+/* A node argument becomes a node goal, anything else a check goal. */
+static void push_arg(struct st *S, uint32_t pn, uint32_t gn, const struct fs_parg *pa, const struct fs_arg *ga)
+{
+	if (pa->kind == FS_PA_ANY)
+		return;
+	if (pa->kind == FS_PA_REF && ga->kind == FS_ARG_NODE)
+		push_goal(S, pa->ref, ga->node);
+	else
+		push_check(S, pn, gn, pa, ga);
+}
+
+/* The arguments of an op node as goals (operands 0 and 1 swapped when `swap`),
+ * pushed last-first so the first argument is matched first. */
+static int push_args(struct st *S, uint32_t pn, uint32_t gn, int swap)
 {
 	const struct fs_pnode *p = &S->p->nodes[pn];
 	const struct fs_node *x = &S->g->nodes[gn];
 	const struct fs_arg *top[64];
-	uint32_t nt = 0;
+	const struct fs_parg *ptop[64];
+	uint32_t nt = 0, np = 0;
 	for (uint32_t a = x->args; a < x->args + x->n_args && nt < 64; a += S->g->args[a].span)
 		top[nt++] = &S->g->args[a];
 	if (swap && nt >= 2) {
@@ -224,28 +279,19 @@ static int match_args(struct st *S, uint32_t pn, uint32_t gn, int swap)
 		top[0] = top[1];
 		top[1] = t;
 	}
-	uint32_t k = 0;
-	for (const struct fs_parg *pa = p->args; pa < p->args + p->n_args; pa += pa->span, k++) {
-		if (pa->kind == FS_PA_REST)
-			return 1;
-		if (k >= nt)
-			return fail(S, FS_MISS_ARITY, pn, gn, NONE), 0;
-		if (!match_arg(S, pn, gn, pa, top[k]))
-			return 0;
+	int rest = 0;
+	for (const struct fs_parg *pa = p->args; pa < p->args + p->n_args && np < 64; pa += pa->span) {
+		if (pa->kind == FS_PA_REST) {
+			rest = 1;
+			break;
+		}
+		ptop[np++] = pa;
 	}
-	return k == nt ? 1 : (fail(S, FS_MISS_ARITY, pn, gn, NONE), 0);
-}
-
-static int match_args_any_order(struct st *S, uint32_t pn, uint32_t gn)
-{
-	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
-	if (match_args(S, pn, gn, 0))
-		return 1;
-	rollback(S, mark, vmark);
-	if ((S->p->nodes[pn].flags & FS_PF_COMMUTATIVE) && match_args(S, pn, gn, 1))
-		return 1;
-	rollback(S, mark, vmark);
-	return 0;
+	if (np > nt || (!rest && np < nt))
+		return fail(S, FS_MISS_ARITY, pn, gn, NONE), 0;
+	for (uint32_t k = np; k-- > 0;)
+		push_arg(S, pn, gn, ptop[k], top[k]);
+	return 1;
 }
 
 /* ---- nodes ---------------------------------------------------------------------------- */
@@ -264,7 +310,8 @@ static void op_mismatch(struct st *S, uint32_t pn, uint32_t gn)
 	fail(S, FS_MISS_OP, pn, gn, NONE);
 }
 
-static int match_op(struct st *S, uint32_t pn, uint32_t gn)
+/* An op node at gn: each operand order in turn, the rest of the search after it. */
+static int solve_op(struct st *S, uint32_t pn, uint32_t gn)
 {
 	const struct fs_pnode *p = &S->p->nodes[pn];
 	const struct fs_node *x = &S->g->nodes[gn];
@@ -275,38 +322,56 @@ static int match_op(struct st *S, uint32_t pn, uint32_t gn)
 	int cause = type_cause(S, p, gn);
 	if (cause)
 		return fail(S, (uint8_t)cause, pn, gn, NONE), 0;
-	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
+	uint32_t mark = S->n_trail, vmark = S->n_vtrail, gmark = S->n_goals;
 	bind(S, pn, gn, 0);
-	if (match_args_any_order(S, pn, gn))
-		return 1;
+	int orders = (p->flags & FS_PF_COMMUTATIVE) && x->n_top >= 2 ? 2 : 1;
+	for (int swap = 0; swap < orders; swap++) {
+		if (push_args(S, pn, gn, swap) && solve(S))
+			return 1;
+		S->n_goals = gmark;
+		rollback(S, mark + 1, vmark);
+	}
 	rollback(S, mark, vmark);
 	return 0;
 }
 
-static int match_node(struct st *S, uint32_t pn, uint32_t gn)
+/* A goal: bind pattern node pn to graph node gn, then solve what is left. */
+static int step(struct st *S, uint32_t pn, uint32_t gn)
 {
 	const struct fs_pnode *p = &S->p->nodes[pn];
-	if (S->bind[pn] != NONE)
-		return S->bind[pn] == gn ? 1 : (fail(S, FS_MISS_WIRING, pn, gn, S->bind[pn]), 0);
+	if (S->bind[pn] != NONE) {
+		if (S->bind[pn] == gn)
+			return solve(S);
+		/* a cast / view in front of the value this node stands for */
+		const struct fs_node *x = &S->g->nodes[gn];
+		uint8_t cls = x->kind == FS_NODE_CALL ? S->s->ops[x->op].cls : FS_OPC_UNKNOWN;
+		int extra = (cls == FS_OPC_CAST || cls == FS_OPC_VIEW) && x->n_args &&
+			    S->g->args[x->args].kind == FS_ARG_NODE && S->g->args[x->args].node == S->bind[pn];
+		return fail(S, extra ? FS_MISS_EXTRA : FS_MISS_WIRING, pn, gn, S->bind[pn]), 0;
+	}
 	if (p->kind == FS_PN_INPUT) {
 		int cause = type_cause(S, p, gn);
 		if (cause)
 			return fail(S, (uint8_t)cause, pn, gn, NONE), 0;
+		uint32_t mark = S->n_trail, vmark = S->n_vtrail;
 		bind(S, pn, gn, 0);
-		return 1;
+		if (solve(S))
+			return 1;
+		rollback(S, mark, vmark);
+		return 0;
 	}
 	if (p->kind == FS_PN_OP)
-		return match_op(S, pn, gn);
-	/* optional: present, or passed through to its first argument */
+		return solve_op(S, pn, gn);
+	/* optional: present, else passed through to its first argument */
 	const struct fs_node *x = &S->g->nodes[gn];
-	uint32_t mark = S->n_trail, vmark = S->n_vtrail;
-	if (x->kind == FS_NODE_CALL && op_ok(S, pn, x->op) && match_op(S, pn, gn))
+	if (x->kind == FS_NODE_CALL && op_ok(S, pn, x->op) && solve_op(S, pn, gn))
 		return 1;
-	rollback(S, mark, vmark);
-	if (match_node(S, p->args[0].ref, gn)) {
-		bind(S, pn, gn, 1);
+	uint32_t mark = S->n_trail, vmark = S->n_vtrail, gmark = S->n_goals;
+	bind(S, pn, gn, 1);
+	push_goal(S, p->args[0].ref, gn);
+	if (solve(S))
 		return 1;
-	}
+	S->n_goals = gmark;
 	rollback(S, mark, vmark);
 	return 0;
 }
@@ -392,25 +457,71 @@ static int wheres(struct st *S)
 
 /* ---- driver ------------------------------------------------------------------------------ */
 
-/* Outputs after the first: the first graph node (file order) that matches
- * with the bindings so far. */
-static int match_more_outputs(struct st *S, uint32_t k)
+/* Everything placed: the next output (the first graph node, file order, that
+ * works), then the whole-match checks. */
+static int finish(struct st *S)
 {
-	if (k == S->p->n_outputs)
-		return single_use(S) && wheres(S);
-	uint32_t pn = S->p->outputs[k];
-	if (S->bind[pn] != NONE)
-		return match_more_outputs(S, k + 1);
+	if (S->next_out == S->p->n_outputs) {
+		S->in_final = 1;
+		int ok = single_use(S) && wheres(S);
+		S->in_final = 0;
+		return ok;
+	}
+	uint32_t pn = S->p->outputs[S->next_out++];
+	if (S->bind[pn] != NONE) {
+		if (finish(S))
+			return 1;
+		S->next_out--;
+		return 0;
+	}
+	/* candidates that fail say little: the miss is "no node for this output" */
+	struct fs_miss best = S->best;
+	int best_final = S->best_final;
+	uint32_t *best_bind = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
+	memcpy(best_bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
 	for (uint32_t gn = 0; gn < S->g->n_nodes; gn++) {
 		const struct fs_node *x = &S->g->nodes[gn];
 		if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op) || taken(S, gn))
 			continue;
-		uint32_t mark = S->n_trail, vmark = S->n_vtrail;
-		if (match_node(S, pn, gn) && match_more_outputs(S, k + 1))
+		push_goal(S, pn, gn);
+		if (solve(S)) {
+			free(best_bind);
 			return 1;
-		rollback(S, mark, vmark);
+		}
+		S->n_goals--;
 	}
+	if (!S->best_final) { /* keep failures of the whole-match checks */
+		S->best = best;
+		S->best_final = best_final;
+		memcpy(S->best_bind, best_bind, S->p->n_nodes * sizeof(uint32_t));
+	}
+	free(best_bind);
+	S->next_out--;
 	fail(S, FS_MISS_OP, pn, NONE, NONE);
+	return 0;
+}
+
+static int check(struct st *S, const struct goal *g)
+{
+	uint32_t vmark = S->n_vtrail, gmark = S->n_goals;
+	if (g->pa->kind == FS_PA_REF) /* a node argument met a literal */
+		return fail(S, FS_MISS_LITERAL, g->pn, g->gn, NONE), 0;
+	if (check_arg(S, g->pn, g->gn, g->pa, g->ga) && solve(S))
+		return 1;
+	S->n_goals = gmark;
+	rollback(S, S->n_trail, vmark);
+	return 0;
+}
+
+/* Takes the top goal; on failure puts it back, so callers can backtrack. */
+static int solve(struct st *S)
+{
+	if (!S->n_goals)
+		return finish(S);
+	struct goal g = S->goals[--S->n_goals];
+	if (g.pa ? check(S, &g) : step(S, g.pn, g.gn))
+		return 1;
+	S->goals[S->n_goals++] = g;
 	return 0;
 }
 
@@ -429,8 +540,9 @@ static void keep_match(struct st *S, struct fs_matches *out, uint32_t root)
 
 static void keep_miss(struct st *S, struct fs_matches *out, uint32_t root)
 {
-	uint32_t threshold = S->p->n_nodes / 2 > 2 ? (S->p->n_nodes + 1) / 2 : 2;
-	if (S->best.depth < threshold)
+	uint32_t threshold = (S->p->n_ops + 1) / 2 > 2 ? (S->p->n_ops + 1) / 2 : 2;
+	int telling = S->best.cause == FS_MISS_EXTRA || S->best.cause == FS_MISS_CONSUMER;
+	if (S->best.depth < (telling ? 1 : threshold))
 		return;
 	FS_GROW(out->miss, out->cap_miss, out->n_miss + 1);
 	struct fs_miss *m = &out->miss[out->n_miss++];
@@ -451,7 +563,7 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
 		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
 		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
-		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t))};
+		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0};
 	memset(S.bind, 0xff, n * sizeof(uint32_t));
 	memset(S.opcache, -1, (size_t)n * s->n_ops + 1);
 	uint32_t root = p->outputs[0];
@@ -460,8 +572,11 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		if (x->kind != FS_NODE_CALL || S.claimed[gn] || !op_ok(&S, root, x->op))
 			continue;
 		memset(&S.best, 0, sizeof(S.best));
-		rollback(&S, 0, 0);
-		if (match_node(&S, root, gn) && match_more_outputs(&S, 1))
+		S.best_final = 0;
+		S.n_goals = 0;
+		S.next_out = 1;
+		push_goal(&S, root, gn);
+		if (solve(&S))
 			keep_match(&S, out, gn);
 		else
 			keep_miss(&S, out, gn);
@@ -483,6 +598,7 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 	free(S.opcache);
 	free(S.claimed);
 	free(S.best_bind);
+	free(S.goals);
 }
 
 void fs_matches_release(struct fs_matches *m)

@@ -87,6 +87,18 @@ static void overlaps(const struct fs_match_run *r, FILE *out)
 
 /* ---- explanations ----------------------------------------------------------------- */
 
+/* A near miss of one variant at a root another variant matched is no miss. */
+static int root_matched(const struct fs_mgraph *G, const struct fs_pgroup *grp, uint32_t root)
+{
+	for (uint32_t v = 0; v < grp->n_variants; v++) {
+		const struct fs_matches *M = &G->m[grp->variants[v]];
+		for (uint32_t i = 0; i < M->n; i++)
+			if (M->v[i].root == root)
+				return 1;
+	}
+	return 0;
+}
+
 static void miss_detail(const struct fs_match_run *r, const struct fs_graph *g, const struct fs_pattern *p,
 			const struct fs_miss *m, char *buf, size_t n)
 {
@@ -129,7 +141,7 @@ static void miss_detail(const struct fs_match_run *r, const struct fs_graph *g, 
 static void best_partial(const struct fs_match_run *r, const struct fs_graph *g, const struct fs_pattern *p,
 			 const struct fs_miss *m, FILE *out)
 {
-	fprintf(out, "  best partial match: %u of %u pattern nodes, at %%%s (line %u)\n   ", m->depth, p->n_nodes,
+	fprintf(out, "  best partial match: %u of %u op nodes, at %%%s (line %u)\n   ", m->depth, p->n_ops,
 		gname(r, g, m->root), g->nodes[m->root].line);
 	for (uint32_t pn = 0; pn < p->n_nodes; pn++)
 		fprintf(out, " %s=%s%s", p->nodes[pn].name, m->bind[pn] == UINT32_MAX ? "" : "%",
@@ -148,6 +160,8 @@ static void explain_graph(const struct fs_match_run *r, const struct fs_mgraph *
 		const struct fs_matches *M = &G->m[grp->variants[v]];
 		for (uint32_t i = 0; i < M->n_miss; i++) {
 			const struct fs_miss *m = &M->miss[i];
+			if (root_matched(G, grp, m->root))
+				continue;
 			n_miss++;
 			if (!by_cause[m->cause]++ || m->depth > example[m->cause]->depth) {
 				example[m->cause] = m;
@@ -207,6 +221,24 @@ static cJSON *sites_json(const struct fs_match_run *r, const struct fs_mgraph *G
 	return a;
 }
 
+/* per match: pattern node -> graph node (absent optional nodes left out) */
+static cJSON *bindings_json(const struct fs_match_run *r, const struct fs_mgraph *G, uint32_t gi)
+{
+	cJSON *a = cJSON_CreateArray();
+	const struct fs_pgroup *grp = &r->groups[gi];
+	for (uint32_t v = 0; v < grp->n_variants; v++) {
+		const struct fs_matches *M = &G->m[grp->variants[v]];
+		for (uint32_t i = 0; i < M->n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			for (uint32_t pn = 0; pn < M->p->n_nodes; pn++)
+				if (M->v[i].bind[pn] != UINT32_MAX)
+					cJSON_AddStringToObject(o, M->p->nodes[pn].name, gname(r, G->g, M->v[i].bind[pn]));
+			cJSON_AddItemToArray(a, o);
+		}
+	}
+	return a;
+}
+
 static cJSON *explain_json(const struct fs_match_run *r, const struct fs_mgraph *G)
 {
 	const struct fs_pgroup *grp = &r->groups[r->explain];
@@ -216,6 +248,8 @@ static cJSON *explain_json(const struct fs_match_run *r, const struct fs_mgraph 
 		const struct fs_matches *M = &G->m[grp->variants[v]];
 		for (uint32_t i = 0; i < M->n_miss; i++) {
 			const struct fs_miss *m = &M->miss[i];
+			if (root_matched(G, grp, m->root))
+				continue;
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "site", gname(r, G->g, m->root));
 			cJSON_AddStringToObject(o, "cause", fs_miss_name((enum fs_miss_cause)m->cause));
@@ -247,6 +281,7 @@ static cJSON *results_json(const struct fs_match_run *r)
 				cJSON_AddNumberToObject(o, "matches", G->matches[gi]);
 				cJSON_AddNumberToObject(o, "kept", G->kept[gi]);
 				cJSON_AddItemToObject(o, "sites", sites_json(r, G, gi));
+				cJSON_AddItemToObject(o, "bindings", bindings_json(r, G, gi));
 				if (r->explain == (int)gi)
 					cJSON_AddItemToObject(o, "near_misses", explain_json(r, G));
 				cJSON_AddItemToArray(a, o);

@@ -133,7 +133,7 @@ struct fs_match {
 
 struct fs_miss {
 	uint32_t root;             /* graph node where the attempt started */
-	uint32_t depth;            /* pattern op nodes matched before the failure */
+	uint32_t depth;            /* op nodes matched before the failure */
 	uint8_t cause;
 	uint32_t pnode;            /* pattern node that failed */
 	uint32_t gnode;            /* graph node it failed on */
@@ -145,7 +145,8 @@ struct fs_matches {
 	const struct fs_pattern *p;
 	struct fs_match *v;
 	uint32_t n, cap;
-	struct fs_miss *miss;      /* near misses: attempts that matched at least half the pattern */
+	struct fs_miss *miss;      /* near misses: attempts that matched half the op nodes
+				      (at least 2), or failed on an extra cast / a second consumer */
 	uint32_t n_miss, cap_miss;
 	struct fs_arena arena;
 };
