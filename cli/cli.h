@@ -55,8 +55,9 @@ struct fs_out {
 int fs_out_open(struct fs_out *o, const char *path);
 int fs_out_commit(struct fs_out *o);   /* 0 ok, -1 on error (message printed) */
 void fs_out_abort(struct fs_out *o);
-/* 1 if path names one of the files the scan read: reports never replace inputs. */
-int fs_out_is_input(const struct fs_scan *s, const char *path);
+/* Reads every input path into a new scan; NULL (after saying why) when
+ * out_path names one of the inputs: reports never replace their inputs. */
+struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, const char *out_path);
 
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);

@@ -69,24 +69,24 @@ int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv)
 		free(names.v);
 		return FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_scan_new();
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	if (!s) {
+		free(names.v);
+		return FS_EXIT_INPUT;
+	}
 	struct fs_patlib lib;
 	fs_patlib_init(&lib);
 	if (dir)
 		fs_patlib_load_dir(&lib, dir, &s->diags);
 	else
 		load_builtin(&lib, &s->diags);
-	for (int i = 0; i < npos; i++)
-		fs_scan_path(s, argv[i]);
 	int rc = FS_EXIT_INPUT;
 	/* with --pattern, the explained pattern is matched too; without, all are */
 	if (explain && names.n) {
 		FS_GROW(names.v, names.cap, names.n + 1);
 		names.v[names.n++] = explain;
 	}
-	if (fs_out_is_input(s, out_path))
-		fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
-	else if (!lib.n)
+	if (!lib.n)
 		fs_diag_add(&s->diags, FS_ERROR, dir ? dir : "patterns", 0, 0, NULL, 0, "no usable pattern");
 	else if (explain && fs_patlib_find(&lib, explain) < 0)
 		fs_diag_add(&s->diags, FS_ERROR, explain, 0, 0, NULL, 0, "--explain: unknown pattern '%s'", explain);

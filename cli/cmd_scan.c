@@ -29,14 +29,9 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 		fs_opts_usage(cmd, opts, stderr);
 		return FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_scan_new();
-	for (int i = 0; i < npos; i++)
-		fs_scan_path(s, argv[i]);
-	if (fs_out_is_input(s, out_path)) {
-		fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
-		fs_scan_free(s);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	if (!s)
 		return FS_EXIT_INPUT;
-	}
 	struct fs_scan_report rep;
 	fs_scan_report_build(&rep, s);
 	struct fs_out out;

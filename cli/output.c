@@ -1,7 +1,8 @@
 /*
- * output.c: atomic output files. Reports are written to a temporary file in
- * the destination's directory and renamed over it only once complete, so a
- * reader never sees a half-written report and a failure leaves no debris.
+ * output.c: inputs in, reports out. Reports are written to a temporary file
+ * in the destination's directory and renamed over it only once complete, so
+ * a reader never sees a half-written report and a failure leaves no debris;
+ * a report never replaces one of the inputs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -79,7 +80,7 @@ void fs_out_abort(struct fs_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int fs_out_is_input(const struct fs_scan *s, const char *path)
+static int is_input(const struct fs_scan *s, const char *path)
 {
 	struct stat so, si;
 	if (!path || !strcmp(path, "-") || stat(path, &so) != 0)
@@ -88,4 +89,16 @@ int fs_out_is_input(const struct fs_scan *s, const char *path)
 		if (stat(s->files[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
 			return 1;
 	return 0;
+}
+
+struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, const char *out_path)
+{
+	struct fs_scan *s = fs_scan_new();
+	for (int i = 0; i < n; i++)
+		fs_scan_path(s, paths[i]);
+	if (!is_input(s, out_path))
+		return s;
+	fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
+	fs_scan_free(s);
+	return NULL;
 }

@@ -28,7 +28,22 @@ struct pparse {
 	struct fs_pattern *p;   /* the variant being read */
 	struct fs_pattern *done; /* variants already read */
 	uint32_t n_done;
+	uint32_t pattern_line;  /* the 'pattern NAME' statement */
 };
+
+/* An error about a whole statement on an earlier line: line:1, no excerpt. */
+static void perr_line(struct pparse *P, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void perr_line(struct pparse *P, uint32_t line, const char *fmt, ...)
+{
+	char msg[320];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fs_diag_add(P->d, FS_ERROR, P->path, line, 1, NULL, 0, "%s", msg);
+	P->errors++;
+}
 
 static void perr(struct pparse *P, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -553,10 +568,7 @@ static void variant_statement(struct pparse *P, const char *p)
 		return perr(P, p, "expected a variant name");
 	struct fs_pattern *cur = P->p;
 	if (cur->n_nodes) {
-		const char *line = P->line, *end = P->end;
 		validate(P);
-		P->line = line;
-		P->end = end;
 		P->done = fs_xrealloc(P->done, (P->n_done + 1) * sizeof(*P->done));
 		P->done[P->n_done++] = *cur;
 		struct fs_pattern next;
@@ -576,8 +588,10 @@ static void statement(struct pparse *P, const char *p)
 {
 	const char *w;
 	size_t n = word(&p, P->end, &w);
-	if (kw(w, n, "pattern"))
+	if (kw(w, n, "pattern")) {
 		set_text(P, &P->p->name, p, "a pattern name");
+		P->pattern_line = P->no;
+	}
 	else if (!P->p->name)
 		perr(P, w, "a pattern file starts with 'pattern NAME'");
 	else if (kw(w, n, "description"))
@@ -629,15 +643,16 @@ static void free_pattern(struct fs_pattern *p)
 	free(p->variant);
 }
 
-/* Whole-file checks: an output, every node used, variables captured. */
+/* Whole-pattern checks, reported on the statement concerned: an output, every
+ * node used, every constrained variable captured. */
 static void validate(struct pparse *P)
 {
 	struct fs_pattern *pt = P->p;
-	P->line = P->end;
 	if (!pt->name)
-		return perr(P, P->line, "missing 'pattern NAME'");
+		return perr_line(P, P->no, "missing 'pattern NAME'");
 	if (!pt->n_outputs)
-		return perr(P, P->line, "pattern '%s' has no 'output' line", pt->name);
+		return perr_line(P, P->pattern_line, "pattern '%s'%s%s has no 'output' line", pt->name,
+				 pt->variant ? ", variant " : "", pt->variant ? pt->variant : "");
 	uint8_t *used = fs_xcalloc(pt->n_nodes + 1, 1), *captured = fs_xcalloc(pt->n_vars + 1, 1);
 	for (uint32_t i = 0; i < pt->n_nodes; i++)
 		for (uint32_t k = 0; k < pt->nodes[i].n_args; k++) {
@@ -651,12 +666,12 @@ static void validate(struct pparse *P)
 		if (pt->nodes[i].kind != FS_PN_INPUT)
 			pt->n_ops++;
 		if (!used[i] && !(pt->nodes[i].flags & FS_PF_OUTPUT))
-			perr(P, P->line, "node '%s' (line %u) is not used by any output", pt->nodes[i].name,
-			     pt->nodes[i].line);
+			perr_line(P, pt->nodes[i].line, "node '%s' is not used by any output", pt->nodes[i].name);
 	}
-	for (uint32_t i = 0; i < pt->n_vars; i++)
-		if (!captured[i])
-			perr(P, P->line, "variable $%s is constrained but never captured", pt->vars[i]);
+	for (uint32_t w = 0; w < pt->n_where; w++)
+		if (pt->where[w].kind == FS_WH_RANGE && !captured[pt->where[w].var])
+			perr_line(P, pt->where[w].line, "variable $%s is constrained but never captured",
+				  pt->vars[pt->where[w].var]);
 	free(used);
 	free(captured);
 }
@@ -666,7 +681,7 @@ uint32_t fs_patlib_parse(struct fs_patlib *l, const char *path, const char *text
 {
 	struct fs_pattern pt;
 	memset(&pt, 0, sizeof(pt));
-	struct pparse P = {path, d, NULL, NULL, 0, 0, &pt, NULL, 0};
+	struct pparse P = {path, d, NULL, NULL, 0, 0, &pt, NULL, 0, 0};
 	const char *end = text + len;
 	for (const char *pos = text; pos < end;) {
 		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
@@ -692,14 +707,11 @@ uint32_t fs_patlib_parse(struct fs_patlib *l, const char *path, const char *text
 		}
 		statement(&P, p);
 	}
-	if (!P.errors) {
-		P.line = P.end = end;
+	if (!P.errors)
 		validate(&P);
-	}
-	if (!P.errors && pt.name && fs_patlib_find(l, pt.name) >= 0) {
-		P.line = P.end = text;
-		perr(&P, text, "pattern '%s' is defined twice", pt.name);
-	}
+	if (!P.errors && pt.name && fs_patlib_find(l, pt.name) >= 0)
+		perr_line(&P, P.pattern_line, "pattern '%s' is defined twice (also in %s)", pt.name,
+			  l->v[fs_patlib_find(l, pt.name)].path);
 	uint32_t errors = P.errors;
 	P.done = fs_xrealloc(P.done, (P.n_done + 1) * sizeof(*P.done));
 	P.done[P.n_done++] = pt;

@@ -6,7 +6,6 @@
  */
 #include "report_int.h"
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 static cJSON *str_or_null(const char *s)
@@ -174,23 +173,6 @@ int fs_discover_json(const struct fs_discovery *d, FILE *out)
 	a = cJSON_AddArrayToObject(root, "analyses");
 	for (uint32_t i = 0; i < d->n_a; i++)
 		cJSON_AddItemToArray(a, analysis_json(d, &d->a[i]));
-	a = cJSON_AddArrayToObject(root, "diagnostics");
-	for (uint32_t i = 0; i < s->diags.n; i++) {
-		const struct fs_diag *g = &s->diags.v[i];
-		cJSON *x = cJSON_CreateObject();
-		cJSON_AddStringToObject(x, "file", g->file);
-		cJSON_AddNumberToObject(x, "line", g->line);
-		cJSON_AddNumberToObject(x, "col", g->col);
-		cJSON_AddStringToObject(x, "severity", g->severity == FS_ERROR ? "error" : g->severity == FS_WARNING ? "warning" : "note");
-		cJSON_AddStringToObject(x, "message", g->message);
-		cJSON_AddItemToArray(a, x);
-	}
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return ferror(out) ? -1 : 0;
+	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&s->diags));
+	return json_write(root, out);
 }

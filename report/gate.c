@@ -394,30 +394,34 @@ static uint32_t *op_histogram(const struct fs_scan *s, const struct fs_dumpfile 
 	return h;
 }
 
-/* What a transform with matches=N visibly did: a pattern whose count fell by
- * N, or an op that appeared N more times. */
+/* What a transform with matches=N visibly did. A rewrite puts one new op per
+ * match, so when ops appeared, one of them must have appeared N times; a
+ * cleanup only removes, so then a pattern's count must have fallen by N. */
 static int explain_change(const struct fs_match_run *r, uint32_t prev, uint32_t cur, int64_t n, char *buf, size_t len)
 {
 	const struct fs_scan *s = r->s;
 	size_t k = 0;
-	int found = 0;
+	int rose = 0, found = 0;
 	buf[0] = '\0';
-	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
-		uint32_t a = file_count(r, prev, gi), b = file_count(r, cur, gi);
-		if ((int64_t)a - (int64_t)b == n && n > 0) {
-			k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
-			found = 1;
-		}
-	}
 	uint32_t *ha = op_histogram(s, &s->files[prev]), *hb = op_histogram(s, &s->files[cur]);
-	for (uint32_t op = 1; op < s->n_ops && k < len; op++)
-		if ((int64_t)hb[op] - (int64_t)ha[op] == n && n > 0) {
-			k += (size_t)snprintf(buf + k, len - k, "%s+%lld %s", k ? "; " : "", (long long)n,
+	for (uint32_t op = 1; op < s->n_ops; op++) {
+		if (hb[op] <= ha[op])
+			continue;
+		rose = 1;
+		if (k < len)
+			k += (size_t)snprintf(buf + k, len - k, "%s+%u %s", k ? "; " : "", hb[op] - ha[op],
 					      fs_scan_str(s, s->ops[op].target));
-			found = 1;
-		}
+		found |= (int64_t)(hb[op] - ha[op]) == n;
+	}
 	free(ha);
 	free(hb);
+	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
+		uint32_t a = file_count(r, prev, gi), b = file_count(r, cur, gi);
+		if (a == b)
+			continue;
+		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
+		found |= !rose && (int64_t)a - (int64_t)b == n;
+	}
 	return found;
 }
 
@@ -447,8 +451,8 @@ static void check_entry(struct fs_match_run *r, const struct fs_adlog_entry *e, 
 		return gate(r, 0, check, "reported matches=%lld but %s is identical to the dump before it",
 			    (long long)e->matches, b->base);
 	int ok = explain_change(r, (uint32_t)cur - 1, (uint32_t)cur, e->matches, why, sizeof(why));
-	gate(r, ok, check, "reported matches=%lld; %s", (long long)e->matches,
-	     ok ? why : "no pattern fell and no op appeared by that many between the dumps");
+	gate(r, ok, check, "reported matches=%lld; %s%s", (long long)e->matches, ok ? "" : "DISAGREES with the dumps: ",
+	     why[0] ? why : "nothing changed");
 }
 
 int fs_match_check_log(struct fs_match_run *r, const char *path, struct fs_diags *d)

@@ -5,8 +5,8 @@
  * (fusescan.match/1) or JUnit XML for CI.
  */
 #include "fusescan/matchrun.h"
+#include "report_int.h"
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,14 +328,8 @@ int fs_match_json(const struct fs_match_run *r, FILE *out)
 		cJSON_AddStringToObject(o, "message", r->gates.v[i].message);
 		cJSON_AddItemToArray(gt, o);
 	}
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return ferror(out) ? -1 : 0;
+	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&r->s->diags));
+	return json_write(root, out);
 }
 
 static void xml_text(FILE *out, const char *s)

@@ -3,11 +3,19 @@
  * JSON, Markdown) say about a candidate is computed once here, so they never
  * disagree: the pattern, the existing kernel, the evidence lines, the
  * strengths / weaknesses / risks, and the evolution of a count across a run.
+ * Also the helpers every JSON report shares.
  */
 #ifndef FUSESCAN_REPORT_INT_H
 #define FUSESCAN_REPORT_INT_H
 
+#include <cjson/cJSON.h>
+
 #include "fusescan/discover.h"
+
+/* The "diagnostics" array of every JSON report. */
+cJSON *json_diagnostics(const struct fs_diags *d);
+/* Prints root, frees it; 0, or -1 if writing failed. */
+int json_write(cJSON *root, FILE *out);
 
 enum { LINE = 320, MAX_LINES = 24 };
 

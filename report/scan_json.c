@@ -4,8 +4,8 @@
  * output is deterministic for golden tests and CI diffs. Built with cJSON.
  */
 #include "fusescan/report.h"
+#include "report_int.h"
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,18 +108,6 @@ static cJSON *graph_json(const struct fs_scan_report *r, uint32_t mi)
 	return o;
 }
 
-static cJSON *diag_json(const struct fs_diag *d)
-{
-	static const char *const sev[] = {"note", "warning", "error"};
-	cJSON *o = cJSON_CreateObject();
-	add_str(o, "file", d->file);
-	add_num(o, "line", d->line);
-	add_num(o, "col", d->col);
-	add_str(o, "severity", sev[d->severity]);
-	add_str(o, "message", d->message);
-	return o;
-}
-
 int fs_scan_report_json(const struct fs_scan_report *r, FILE *out)
 {
 	const struct fs_scan *s = r->scan;
@@ -145,15 +133,6 @@ int fs_scan_report_json(const struct fs_scan_report *r, FILE *out)
 		add_str(o, "reason", s->skipped[i].reason);
 		cJSON_AddItemToArray(a, o);
 	}
-	a = cJSON_AddArrayToObject(root, "diagnostics");
-	for (uint32_t i = 0; i < s->diags.n; i++)
-		cJSON_AddItemToArray(a, diag_json(&s->diags.v[i]));
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return ferror(out) ? -1 : 0;
+	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&s->diags));
+	return json_write(root, out);
 }

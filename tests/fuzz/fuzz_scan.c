@@ -1,18 +1,50 @@
 /*
  * fuzz_scan.c: libFuzzer target for every parser of untrusted text: the dump
- * parser (and the scan and discovery reports built on its output), the
- * kernel-catalog parser and the ad.log parser, all fed the same bytes. Built
- * with -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the
- * seed corpus in every normal test run.
+ * parser (and the scan, discovery and match reports built on its output),
+ * the kernel-catalog parser, the ad.log parser and the pattern-file parser,
+ * all fed the same bytes; patterns that parse are matched against the graph,
+ * and the built-in library against whatever graph the bytes made. Built with
+ * -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the seed
+ * corpus in every normal test run.
  */
 #include "fusescan/adlog.h"
 #include "fusescan/discover.h"
+#include "fusescan/matchrun.h"
 #include "fusescan/report.h"
 #include "fusescan/scan.h"
 
 #include <stdio.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+extern const struct fs_embedded fs_builtin_patterns[];
+extern const size_t fs_builtin_patterns_count;
+
+static void fuzz_patterns(struct fs_scan *s, const uint8_t *data, size_t size, FILE *sink)
+{
+	struct fs_patlib own, lib;
+	fs_patlib_init(&own);
+	fs_patlib_init(&lib);
+	fs_patlib_parse(&own, "fuzz.pat", (const char *)data, size, &s->diags);
+	for (uint32_t i = 0; i < own.n; i++)
+		for (uint32_t m = 0; m < s->n_modules; m++) {
+			struct fs_matches r;
+			fs_match_pattern(&own.v[i], s, s->modules[m].graph, &r);
+			fs_matches_release(&r);
+		}
+	for (size_t i = 0; i < fs_builtin_patterns_count; i++)
+		fs_patlib_parse(&lib, fs_builtin_patterns[i].name, fs_builtin_patterns[i].data,
+				fs_builtin_patterns[i].len, &s->diags);
+	struct fs_match_run *r = fs_match_run(s, &lib, NULL, 0, &s->diags);
+	if (r) {
+		r->explain = 0;
+		if (sink)
+			fs_match_json(r, sink);
+	}
+	fs_match_run_free(r);
+	fs_patlib_release(&lib);
+	fs_patlib_release(&own);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -41,6 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fs_catalog_init(&c, s);
 	fs_catalog_parse(&c, "fuzz.catalog", (const char *)data, size, &s->diags);
 	fs_catalog_release(&c);
+
+	fuzz_patterns(s, data, size, sink);
 
 	struct fs_adlog l;
 	fs_adlog_init(&l);

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark: discovery time on the largest shared dump and on a whole run.
+"""Benchmark: analysis time on the largest shared dump and on a whole run.
 
-Times, best of REPEAT and side by side in one run: `fusescan scan FILE` (read +
-parse + summary) and `fusescan discover FILE` (read + parse + mining +
-report) on the largest dump under ../shared/dumps (the 4000-node decomposed
-Llama-3-8B graph), so the difference is the analysis itself; then discover
-on the whole Llama-3-8B run directory (35 dumps, every distinct graph mined
-for the per-transform counts). Prints milliseconds and the ratio.
+Times, best of REPEAT and side by side in one run, on the largest dump under
+../shared/dumps (the 4000-node decomposed Llama-3-8B graph): `fusescan scan`
+(read + parse + summary), `fusescan discover` (+ mining) and `fusescan match`
+(+ the whole pattern library), so the differences are the analyses
+themselves; then discover and match on the whole Llama-3-8B run directory (35
+dumps). Prints milliseconds and the ratios.
 
-usage: scripts/bench_discover.py [--fusescan build/fusescan] [--dumps ../shared/dumps]
+usage: scripts/bench_analysis.py [--fusescan build/fusescan] [--dumps ../shared/dumps]
 """
 import argparse, os, platform, subprocess, sys, time
 
@@ -40,17 +40,21 @@ def main():
     scan = best([a.fusescan, 'scan', largest], a.repeat)
     disc = best([a.fusescan, 'discover', largest], a.repeat)
     disc_json = best([a.fusescan, 'discover', '--format', 'json', largest], a.repeat)
+    match = best([a.fusescan, 'match', largest], a.repeat)
     rows = [('scan (parse + summary)', scan), ('discover (parse + mine + text)', disc),
-            ('discover --format json', disc_json)]
+            ('discover --format json', disc_json), ('match (parse + 19 patterns + text)', match)]
     if os.path.isdir(run):
         rows.append(('discover on the whole run (35 dumps)', best([a.fusescan, 'discover', run], a.repeat)))
+        rows.append(('match on the whole run (35 dumps)', best([a.fusescan, 'match', run], a.repeat)))
     print(f'largest dump: {os.path.relpath(largest, a.dumps)}, {os.path.getsize(largest) / 1e6:.2f} MB; '
           f'best of {a.repeat}')
     print(f'machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores; {time.strftime("%Y-%m-%d")}')
     for name, t in rows:
         print(f'  {name:40} {t * 1e3:8.2f} ms')
-    print(f'  analysis alone (discover - scan):        {(disc - scan) * 1e3:8.2f} ms')
+    print(f'  mining alone (discover - scan):          {(disc - scan) * 1e3:8.2f} ms')
+    print(f'  matching alone (match - scan):           {(match - scan) * 1e3:8.2f} ms')
     print(f'  ratio discover / scan:                   {disc / scan:8.2f}')
+    print(f'  ratio match / scan:                      {match / scan:8.2f}')
 
 
 if __name__ == '__main__':
