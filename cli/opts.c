@@ -16,10 +16,10 @@ void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, F
 	for (const struct fs_option *o = opts;; o++) {
 		if (!o->name)
 			o = &help_opt;
-		char left[64];
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->short_name ? "-" : "",
-			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
-			 o->arg ? " " : "", o->arg ? o->arg : "");
+		char left[64], sh[8] = "    ";
+		if (o->short_name)
+			snprintf(sh, sizeof(sh), "-%c, ", o->short_name);
+		snprintf(left, sizeof(left), "%s--%s%s%s", sh, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 		fprintf(out, "  %-28s %s", left, o->help);
 		if (o->kind == FS_OPT_CHOICE) {
 			fprintf(out, " (");
