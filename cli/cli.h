@@ -62,5 +62,8 @@ struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, c
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_render(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_diff(const struct fs_command *cmd, int argc, char **argv);
 
 #endif

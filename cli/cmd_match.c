@@ -10,19 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct fs_embedded fs_builtin_patterns[]; /* patterns/ (*.pat), embedded */
-extern const size_t fs_builtin_patterns_count;
-
 static const char *const formats[] = {"text", "json", "junit", NULL};
-
-static void load_builtin(struct fs_patlib *lib, struct fs_diags *d)
-{
-	for (size_t i = 0; i < fs_builtin_patterns_count; i++) {
-		char path[256];
-		snprintf(path, sizeof(path), "patterns/%s (built in)", fs_builtin_patterns[i].name);
-		fs_patlib_parse(lib, path, fs_builtin_patterns[i].data, fs_builtin_patterns[i].len, d);
-	}
-}
 
 /* The gates and the report; returns the exit code. */
 static int report(struct fs_match_run *r, const struct fs_patlib *lib, struct fs_scan *s, int format,
@@ -79,7 +67,7 @@ int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv)
 	if (dir)
 		fs_patlib_load_dir(&lib, dir, &s->diags);
 	else
-		load_builtin(&lib, &s->diags);
+		fs_patlib_load_builtin(&lib, &s->diags);
 	int rc = FS_EXIT_INPUT;
 	/* with --pattern, the explained pattern is matched too; without, all are */
 	if (explain && names.n) {

@@ -10,8 +10,14 @@
 static const struct fs_command commands[] = {
 	{"discover", fs_cmd_discover, "[options] PATH...",
 	 "rank the unfused chains worth fusing, with kernels, evidence and advice (the default)"},
+	{"diff", fs_cmd_diff, "[--log ad.log] A B | DIR",
+	 "what changed between two dumps, or at every transform of a run"},
+	{"fuse", fs_cmd_fuse, "--apply ID [options] PATH",
+	 "apply approved rewrites: after-dump, diff, summary and renders (also: fusescan --apply ID PATH)"},
 	{"match", fs_cmd_match, "[options] PATH...",
 	 "count pattern matches per dump, explain near misses, gate CI on the counts"},
+	{"render", fs_cmd_render, "[--node NAME | --candidate ID] [--hops K] -o FILE PATH",
+	 "draw a site's neighbourhood, or a whole graph with repeated layers folded (.svg .png .dot)"},
 	{"scan", fs_cmd_scan, "[options] PATH...",
 	 "summarise every graph in dump files, run directories or directories of runs"},
 };
@@ -44,5 +50,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(&commands[i], argc - 2, argv + 2);
+	if (!strncmp(argv[1], "--apply", 7) || !strcmp(argv[1], "-a")) { /* fusescan --apply ID PATH */
+		for (int i = 0; i < N_COMMANDS; i++)
+			if (commands[i].run == fs_cmd_fuse)
+				return fs_cmd_fuse(&commands[i], argc - 1, argv + 1);
+	}
 	return commands[0].run(&commands[0], argc - 1, argv + 1);
 }

@@ -30,6 +30,9 @@ int fs_out_open(struct fs_out *o, const char *path)
 	int fd = mkstemp(o->tmp);
 	if (fd < 0)
 		goto fail;
+	mode_t mask = umask(0); /* mkstemp makes 0600; a report is as readable as any file */
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);

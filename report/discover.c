@@ -12,6 +12,15 @@
 
 extern const struct fs_embedded fs_builtin_catalog[]; /* kernels/catalog.txt */
 
+void fs_catalog_load_default(struct fs_catalog *c, const char *path, struct fs_diags *d)
+{
+	if (path)
+		fs_catalog_load(c, path, d);
+	else
+		fs_catalog_parse(c, "kernels/catalog.txt (built in)", fs_builtin_catalog[0].data,
+				 fs_builtin_catalog[0].len, d);
+}
+
 static int names_dump(const struct fs_dumpfile *f, const char *dump)
 {
 	if (!strcmp(f->base, dump) || !strcmp(f->path, dump))
@@ -125,11 +134,7 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 	d->scan = s;
 	d->top = o->top;
 	fs_catalog_init(&d->cat, s);
-	if (o->catalog)
-		fs_catalog_load(&d->cat, o->catalog, &s->diags);
-	else
-		fs_catalog_parse(&d->cat, "kernels/catalog.txt (built in)", fs_builtin_catalog[0].data,
-				 fs_builtin_catalog[0].len, &s->diags);
+	fs_catalog_load_default(&d->cat, o->catalog, &s->diags);
 	if (o->kernels_from)
 		fs_catalog_index_tree(&d->cat, o->kernels_from, &s->diags);
 	d->logs = fs_xcalloc(s->n_runs + 1, sizeof(*d->logs));

@@ -6,8 +6,21 @@
  */
 #include "fusescan/matchrun.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern const struct fs_embedded fs_builtin_patterns[]; /* patterns/ (*.pat), embedded */
+extern const size_t fs_builtin_patterns_count;
+
+void fs_patlib_load_builtin(struct fs_patlib *lib, struct fs_diags *d)
+{
+	for (size_t i = 0; i < fs_builtin_patterns_count; i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "patterns/%s (built in)", fs_builtin_patterns[i].name);
+		fs_patlib_parse(lib, path, fs_builtin_patterns[i].data, fs_builtin_patterns[i].len, d);
+	}
+}
 
 static int32_t group_of(const struct fs_match_run *r, const char *name)
 {

@@ -58,6 +58,9 @@ struct fs_discovery {
 	uint32_t top;
 };
 
+/* The catalog compiled into fusescan (kernels/catalog.txt), or `path`. */
+void fs_catalog_load_default(struct fs_catalog *c, const char *path, struct fs_diags *d);
+
 /* NULL only when nothing could be analysed at all (errors in scan->diags). */
 struct fs_discovery *fs_discover(struct fs_scan *scan, const struct fs_discover_opts *o);
 void fs_discovery_free(struct fs_discovery *d);

@@ -65,6 +65,9 @@ struct fs_match_run {
 	int32_t log_run;           /* the run the log belongs to, -1 if none */
 };
 
+/* The library compiled into fusescan (patterns/, embedded at build time). */
+void fs_patlib_load_builtin(struct fs_patlib *lib, struct fs_diags *d);
+
 /* Groups the library by name (only `names` when n_names > 0; an unknown name
  * is an error in diags) and matches every graph. NULL on an unknown name. */
 struct fs_match_run *fs_match_run(const struct fs_scan *s, const struct fs_patlib *lib,

@@ -17,9 +17,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-extern const struct fs_embedded fs_builtin_patterns[];
-extern const size_t fs_builtin_patterns_count;
-
 static void fuzz_patterns(struct fs_scan *s, const uint8_t *data, size_t size, FILE *sink)
 {
 	struct fs_patlib own, lib;
@@ -32,9 +29,7 @@ static void fuzz_patterns(struct fs_scan *s, const uint8_t *data, size_t size, F
 			fs_match_pattern(&own.v[i], s, s->modules[m].graph, &r);
 			fs_matches_release(&r);
 		}
-	for (size_t i = 0; i < fs_builtin_patterns_count; i++)
-		fs_patlib_parse(&lib, fs_builtin_patterns[i].name, fs_builtin_patterns[i].data,
-				fs_builtin_patterns[i].len, &s->diags);
+	fs_patlib_load_builtin(&lib, &s->diags);
 	struct fs_match_run *r = fs_match_run(s, &lib, NULL, 0, &s->diags);
 	if (r) {
 		r->explain = 0;

@@ -1,0 +1,351 @@
+/*
+ * cmd_fuse.c: `fusescan fuse --apply ID PATH` (also `fusescan --apply ID
+ * PATH`): applies approved rewrites to one graph. ID is a candidate id from
+ * the discovery report or a pattern name; --approvals FILE lists several.
+ * Writes, atomically, into --out DIR: the after-dump (same file name), its
+ * unified diff, the summary line and before / after renders of the first
+ * site. Exit 2 on bad input, an unknown id, or an after-graph that fails
+ * validation.
+ */
+#include "cli.h"
+#include "fusescan/discover.h"
+#include "fusescan/matchrun.h"
+#include "fusescan/render.h"
+#include "fusescan/rewrite.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct approval {
+	char name[96];
+	char target[200];
+	struct fs_site *sites;
+	uint32_t n_sites;
+	uint32_t **nodes;     /* owned node arrays of the sites */
+	uint32_t n_owned;
+};
+
+struct plan {
+	struct approval *v;
+	uint32_t n;
+};
+
+static void add_site(struct approval *a, const uint32_t *nodes, uint32_t n)
+{
+	a->sites = fs_xrealloc(a->sites, (a->n_sites + 1) * sizeof(*a->sites));
+	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
+	uint32_t *copy = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	memcpy(copy, nodes, n * sizeof(uint32_t));
+	a->nodes[a->n_owned++] = copy;
+	a->sites[a->n_sites++] = (struct fs_site){copy, n};
+}
+
+static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
+{
+	if (kernel) {
+		snprintf(buf, n, "%s.default", kernel);
+		return;
+	}
+	size_t k = (size_t)snprintf(buf, n, "fusescan.");
+	for (const char *p = name; *p && k + 9 < n; p++)
+		buf[k++] = (*p == ':' || *p == '-' || *p == '.') ? '_' : *p;
+	snprintf(buf + k, n - k, ".default");
+}
+
+/* A candidate id of the discovery report. */
+static int from_candidate(const struct fs_discovery *d, const struct fs_analysis *an, const char *id, struct approval *a)
+{
+	const struct fs_mine *m = an->mine;
+	for (uint32_t i = 0; i < m->n_cands; i++) {
+		const struct fs_candidate *k = &m->cands[i];
+		if (strcmp(k->id, id))
+			continue;
+		const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
+		snprintf(a->name, sizeof(a->name), "%s", k->name);
+		fused_target(a->target, sizeof(a->target), k->name,
+			     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
+		for (uint32_t j = 0; j < k->n_instances; j++) {
+			const struct fs_region *r = &m->regions[k->instances[j]];
+			add_site(a, r->nodes, r->n_nodes);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* A pattern name: every match of every variant. */
+static int from_pattern(const struct fs_scan *s, const struct fs_graph *g, const struct fs_patlib *lib,
+			const char *name, struct approval *a)
+{
+	if (fs_patlib_find(lib, name) < 0)
+		return 0;
+	uint32_t *nodes = NULL, cap = 0;
+	for (uint32_t vi = 0; vi < lib->n; vi++) {
+		const struct fs_pattern *p = &lib->v[vi];
+		if (strcmp(p->name, name))
+			continue;
+		snprintf(a->name, sizeof(a->name), "%s", name);
+		if (p->replace)
+			snprintf(a->target, sizeof(a->target), "%s", p->replace);
+		else
+			fused_target(a->target, sizeof(a->target), name, NULL);
+		struct fs_matches m;
+		fs_match_pattern(p, s, g, &m);
+		for (uint32_t i = 0; i < m.n; i++) {
+			uint32_t n = 0;
+			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
+				if (p->nodes[pn].kind != FS_PN_INPUT && m.v[i].bind[pn] != UINT32_MAX) {
+					FS_GROW(nodes, cap, n + 1);
+					nodes[n++] = m.v[i].bind[pn];
+				}
+			add_site(a, nodes, n);
+		}
+		fs_matches_release(&m);
+	}
+	free(nodes);
+	return 1;
+}
+
+/* Only the sites that contain node `site`. */
+static void keep_site(const struct fs_scan *s, const struct fs_graph *g, struct approval *a, const char *site)
+{
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < a->n_sites; i++) {
+		int hit = 0;
+		for (uint32_t k = 0; k < a->sites[i].n_nodes && !hit; k++)
+			hit = !strcmp(fs_scan_str(s, g->nodes[a->sites[i].nodes[k]].name), site);
+		if (hit)
+			a->sites[w++] = a->sites[i];
+	}
+	a->n_sites = w;
+}
+
+static int read_approvals(const char *path, struct fs_strlist *ids, char **text_out)
+{
+	size_t len;
+	char *text = fs_read_file(path, &len);
+	if (!text) {
+		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		char *e = p + strcspn(p, " \t\r#");
+		if (p == e || *p == '#')
+			continue;
+		*e = '\0';
+		FS_GROW(ids->v, ids->cap, ids->n + 1);
+		ids->v[ids->n++] = p;
+	}
+	*text_out = text;
+	return 0;
+}
+
+static void release_plan(struct plan *pl)
+{
+	for (uint32_t i = 0; i < pl->n; i++) {
+		for (uint32_t k = 0; k < pl->v[i].n_owned; k++)
+			free(pl->v[i].nodes[k]);
+		free(pl->v[i].nodes);
+		free(pl->v[i].sites);
+	}
+	free(pl->v);
+}
+
+/* ---- outputs ----------------------------------------------------------------------------- */
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = fs_xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static int write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char *path = join(dir, name);
+	struct fs_out o;
+	int rc = fs_out_open(&o, path);
+	if (rc == 0) {
+		fwrite(text, 1, len, o.f);
+		rc = fs_out_commit(&o);
+	}
+	free(path);
+	return rc;
+}
+
+static int write_diff(const char *dir, const char *base, const char *text, size_t len, const struct fs_rewritten *r)
+{
+	char name[300], a[320], b[320];
+	snprintf(name, sizeof(name), "%s.diff", base);
+	snprintf(a, sizeof(a), "a/%s", base);
+	snprintf(b, sizeof(b), "b/%s", base);
+	char *path = join(dir, name);
+	struct fs_out o;
+	int rc = fs_out_open(&o, path);
+	if (rc == 0)
+		rc = fs_unified_diff(a, b, text, len, r, o.f) ? (fs_out_abort(&o), -1) : fs_out_commit(&o);
+	free(path);
+	return rc;
+}
+
+/* before / after pictures of the first site */
+static int renders(const struct fs_scan *s, const struct fs_graph *g, const struct approval *a,
+		   const struct fs_rewritten *r, const char *dir, uint32_t hops, struct fs_diags *d)
+{
+	if (!a->n_sites)
+		return 0;
+	const struct fs_site *site = &a->sites[0];
+	char title[256], *path;
+	int rc = 0;
+	snprintf(title, sizeof(title), "before: %s, site 1 of %u", a->name, a->n_sites);
+	struct fs_render_opts o = {site->nodes, NULL, site->n_nodes, hops, title};
+	for (int k = 0; k < 2; k++) {
+		path = join(dir, k ? "before.svg" : "before.dot");
+		rc |= fs_render(s, g, &o, path, d);
+		free(path);
+	}
+	/* after: the site's names that survive are its outputs (the fused node
+	 * or its getitems); the fused node feeding a getitem joins them */
+	struct fs_scan *after = fs_scan_new();
+	fs_scan_buffer(after, "after", r->text, r->len);
+	const struct fs_graph *ag = after->modules[0].graph;
+	uint32_t *focus = fs_xmalloc((2 * ag->n_nodes + 1) * sizeof(uint32_t)), nf = 0;
+	for (uint32_t i = 0; i < ag->n_nodes; i++)
+		for (uint32_t k = 0; k < site->n_nodes; k++)
+			if (!strcmp(fs_scan_str(after, ag->nodes[i].name), fs_scan_str(s, g->nodes[site->nodes[k]].name))) {
+				focus[nf++] = i;
+				const struct fs_node *x = &ag->nodes[i];
+				if (x->n_args && ag->args[x->args].kind == FS_ARG_NODE &&
+				    !strcmp(fs_scan_str(after, after->ops[ag->nodes[ag->args[x->args].node].op].target), a->target))
+					focus[nf++] = ag->args[x->args].node;
+			}
+	snprintf(title, sizeof(title), "after: %s, site 1 of %u", a->name, a->n_sites);
+	struct fs_render_opts oa = {focus, NULL, nf, hops, title};
+	for (int k = 0; k < 2; k++) {
+		path = join(dir, k ? "after.svg" : "after.dot");
+		rc |= fs_render(after, ag, &oa, path, d);
+		free(path);
+	}
+	free(focus);
+	fs_scan_free(after);
+	return rc;
+}
+
+/* The graph to rewrite: a run's last dump (or --dump), or the one file given. */
+static int32_t target_module(const struct fs_discovery *d)
+{
+	if (!d || d->n_a != 1) {
+		fprintf(stderr, "fusescan fuse: --apply works on one graph: give one dump file, or one run (with --dump NNN)\n");
+		return -1;
+	}
+	return (int32_t)d->a[0].module;
+}
+
+static int plan_ids(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
+		    const char *site, struct plan *pl)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_graph *g = s->modules[d->a[0].module].graph;
+	pl->v = fs_xcalloc(ids->n + 1, sizeof(*pl->v));
+	for (uint32_t i = 0; i < ids->n; i++) {
+		struct approval *a = &pl->v[pl->n++];
+		if (!from_candidate(d, &d->a[0], ids->v[i], a) && !from_pattern(s, g, lib, ids->v[i], a)) {
+			fprintf(stderr, "fusescan fuse: '%s' is neither a candidate id of this graph nor a pattern "
+					"(ids are in 'fusescan discover', e.g. %s)\n", ids->v[i],
+				d->a[0].mine->n_cands ? d->a[0].mine->cands[0].id : "none here");
+			return -1;
+		}
+		if (site)
+			keep_site(s, g, a, site);
+		if (!a->n_sites)
+			fprintf(stderr, "fusescan fuse: %s: no site%s%s\n", ids->v[i], site ? " contains %" : "", site ? site : "");
+	}
+	return 0;
+}
+
+static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops)
+{
+	struct fs_scan *s = d->scan;
+	uint32_t module = d->a[0].module;
+	const struct fs_dumpfile *f = &s->files[s->modules[module].file];
+	size_t len;
+	char *text = fs_read_file(f->path, &len);
+	if (!text)
+		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, strerror(errno)), -1;
+	struct fs_rewrite *rw = fs_xcalloc(pl->n + 1, sizeof(*rw));
+	for (uint32_t i = 0; i < pl->n; i++)
+		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites};
+	struct fs_rewritten r;
+	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		rc = -1, fprintf(stderr, "fusescan fuse: cannot create %s: %s\n", dir, strerror(errno));
+	char summary[600];
+	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
+			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);
+	if (rc == 0)
+		rc = write_file(dir, f->base, r.text, r.len) | write_diff(dir, f->base, text, len, &r) |
+		     write_file(dir, "summary.txt", summary, (size_t)sn) |
+		     renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags);
+	fputs(summary, stdout);
+	for (uint32_t i = 0; i < r.skipped; i++)
+		printf("  skipped %s\n", r.why[i]);
+	if (rc == 0)
+		printf("wrote %s/%s, %s.diff, summary.txt, before.svg / .dot, after.svg / .dot\n", dir, f->base, f->base);
+	fs_rewritten_release(&r);
+	free(rw);
+	free(text);
+	return rc;
+}
+
+int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
+{
+	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
+	struct fs_strlist ids = {0};
+	struct fs_discover_opts o = {.tokens = 8192};
+	const struct fs_option opts[] = {
+		{"apply", 'a', FS_OPT_LIST, "ID", "candidate id (fusescan discover) or pattern name to apply (repeatable)", &ids, NULL},
+		{"approvals", 0, FS_OPT_STRING, "FILE", "ids to apply, one a line", &approvals, NULL},
+		{"site", 0, FS_OPT_STRING, "NODE", "apply only the site that contains this node", &site, NULL},
+		{"out", 0, FS_OPT_STRING, "DIR", "where the after-dump, diff, summary and renders go (default fusescan-apply)", &out_dir, NULL},
+		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to rewrite (default: the last)", &o.dump, NULL},
+		{"hops", 0, FS_OPT_STRING, "K", "neighbourhood drawn around the site (default 2)", &hops_s, NULL},
+		{"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &pdir, NULL},
+		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
+		{0},
+	};
+	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
+	char *approvals_text = NULL;
+	uint32_t hops = hops_s ? (uint32_t)strtoul(hops_s, NULL, 10) : 2;
+	if (r || (approvals && read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
+		if (!r && (!npos || !ids.n))
+			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
+		free(ids.v);
+		free(approvals_text);
+		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	}
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, NULL);
+	struct fs_patlib lib;
+	fs_patlib_init(&lib);
+	if (pdir)
+		fs_patlib_load_dir(&lib, pdir, &s->diags);
+	else
+		fs_patlib_load_builtin(&lib, &s->diags);
+	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
+	struct plan pl = {0};
+	int rc = FS_EXIT_INPUT;
+	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0)
+		rc = apply(d, &pl, out_dir, hops) == 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	fs_diags_print(&s->diags, stderr);
+	release_plan(&pl);
+	fs_discovery_free(d);
+	fs_patlib_release(&lib);
+	fs_scan_free(s);
+	free(ids.v);
+	free(approvals_text);
+	return rc;
+}

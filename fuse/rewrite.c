@@ -1,0 +1,535 @@
+/*
+ * rewrite.c: approved rewrites as edits of the dump text (see rewrite.h),
+ * and their unified diff. Called by `fusescan --apply`. A site's lines are
+ * deleted, except the last, which becomes the fused node (and its getitems);
+ * side-effect-only nodes that read a deleted intermediate (metadata asserts)
+ * go with it. The after-dump is parsed again: it must have no errors, no
+ * reference the input did not have, and the same graph outputs.
+ */
+#include "fusescan/rewrite.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NONE = UINT32_MAX };
+
+struct lines {
+	const char **p;   /* start of each line */
+	uint32_t n;
+	const char *end;
+};
+
+static void split_lines(struct lines *L, const char *text, size_t len)
+{
+	uint32_t cap = 0;
+	L->p = NULL;
+	L->n = 0;
+	L->end = text + len;
+	for (const char *q = text; q < L->end;) {
+		FS_GROW(L->p, cap, L->n + 1);
+		L->p[L->n++] = q;
+		const char *nl = memchr(q, '\n', (size_t)(L->end - q));
+		q = nl ? nl + 1 : L->end;
+	}
+	FS_GROW(L->p, cap, L->n + 1);
+	L->p[L->n] = L->end;
+}
+
+static const char *eol(const struct lines *L, uint32_t i)
+{
+	const char *e = L->p[i + 1];
+	return e - L->p[i] >= 2 && e[-1] == '\n' && e[-2] == '\r' ? "\r\n" : "\n";
+}
+
+/* ---- text building --------------------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static void bput(struct buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = (b->n + n + 1) * 2;
+		b->p = fs_xrealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		bput(b, tmp, (size_t)n);
+		return;
+	}
+	char *big = fs_xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	bput(b, big, (size_t)n);
+	free(big);
+}
+
+static const char *shape_of(const struct fs_scan *s, const struct fs_type *t)
+{
+	return fs_scan_str(s, s->types.shapes[t->shape].text);
+}
+
+/* "%name : shape : dtype" as an argument */
+static void put_ref(struct buf *b, const struct fs_scan *s, const struct fs_graph *g, uint32_t node)
+{
+	const struct fs_node *n = &g->nodes[node];
+	if (n->n_out != 1)
+		return bprintf(b, "%%%s : ? : tuple", fs_scan_str(s, n->name));
+	const struct fs_type *t = &g->types[n->out];
+	bprintf(b, "%%%s : %s : %s", fs_scan_str(s, n->name), shape_of(s, t), fs_dtype_name((enum fs_dtype)t->dtype));
+}
+
+/* ---- sites ---------------------------------------------------------------------------- */
+
+struct ctx {
+	const struct fs_scan *s;
+	const struct fs_graph *g;
+	struct lines L;
+	uint32_t *line;        /* per node: input line, NONE if not in this module's text */
+	uint8_t *in_site;      /* per node: 1 in the current site, 2 claimed by an earlier site */
+	struct fs_rewritten *out;
+	char **names;          /* fused names made so far */
+	uint32_t n_names;
+};
+
+static void skip(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void skip(struct ctx *c, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->out->why = fs_xrealloc(c->out->why, (c->out->skipped + 1) * sizeof(char *));
+	c->out->why[c->out->skipped++] = fs_xstrndup(msg, strlen(msg));
+}
+
+static void add_edit(struct fs_rewritten *r, uint32_t line, char *text)
+{
+	FS_GROW(r->edits, r->cap_edits, r->n_edits + 1);
+	r->edits[r->n_edits].line = line;
+	r->edits[r->n_edits++].text = text;
+}
+
+static int name_taken(const struct ctx *c, const char *name)
+{
+	uint32_t sym = fs_strtab_find(&c->s->strs, name, strlen(name));
+	if (sym != UINT32_MAX)
+		for (uint32_t i = 0; i < c->g->n_nodes; i++)
+			if (c->g->nodes[i].name == sym)
+				return 1;
+	for (uint32_t i = 0; i < c->n_names; i++)
+		if (!strcmp(c->names[i], name))
+			return 1;
+	return 0;
+}
+
+static char *fresh_name(struct ctx *c, const char *base)
+{
+	char name[200];
+	snprintf(name, sizeof(name), "%s_fused", base);
+	for (uint32_t k = 1; name_taken(c, name); k++)
+		snprintf(name, sizeof(name), "%s_fused_%u", base, k);
+	c->names = fs_xrealloc(c->names, (c->n_names + 1) * sizeof(char *));
+	return c->names[c->n_names++] = fs_xstrndup(name, strlen(name));
+}
+
+static int real_user(const struct fs_graph *g, uint32_t u)
+{
+	return !(g->nodes[u].flags & FS_NODE_SIDE_EFFECT);
+}
+
+/* Inputs (first use, file order) and outputs (file order) of the marked site. */
+static void site_io(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *in, uint32_t *n_in,
+		    uint32_t *outs, uint32_t *n_out)
+{
+	const struct fs_graph *g = c->g;
+	*n_in = *n_out = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fs_node *x = &g->nodes[nodes[k]];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+			uint32_t p = g->args[a].node, j = 0;
+			if (g->args[a].kind != FS_ARG_NODE || c->in_site[p] == 1)
+				continue;
+			while (j < *n_in && in[j] != p)
+				j++;
+			if (j == *n_in)
+				in[(*n_in)++] = p;
+		}
+		int escapes = (x->flags & FS_NODE_OUTPUT) != 0;
+		for (uint32_t u = 0; u < x->n_users && !escapes; u++) {
+			uint32_t user = g->users[x->users + u];
+			escapes = real_user(g, user) && c->in_site[user] != 1;
+		}
+		if (escapes)
+			outs[(*n_out)++] = nodes[k];
+	}
+}
+
+/* The fused node (and its getitems) that replace the site's last line. */
+static char *fused_lines(struct ctx *c, const struct fs_rewrite *rw, const uint32_t *in, uint32_t n_in,
+			 const uint32_t *outs, uint32_t n_out, const char *nl)
+{
+	const struct fs_scan *s = c->s;
+	const struct fs_graph *g = c->g;
+	struct buf b = {0};
+	const char *fused = n_out == 1 ? fs_scan_str(s, g->nodes[outs[0]].name) : fresh_name(c, rw->name);
+	bprintf(&b, "%%%s = %s(", fused, rw->target);
+	for (uint32_t k = 0; k < n_in; k++) {
+		if (k)
+			bput(&b, ", ", 2);
+		put_ref(&b, s, g, in[k]);
+	}
+	bput(&b, ") : ", 4);
+	const struct fs_type *t0 = &g->types[g->nodes[outs[0]].out];
+	if (n_out == 1) {
+		bprintf(&b, "%s : %s%s", shape_of(s, t0), fs_dtype_name((enum fs_dtype)t0->dtype), nl);
+		return b.p;
+	}
+	bput(&b, "(", 1);
+	for (uint32_t k = 0; k < n_out; k++)
+		bprintf(&b, "%s%s", k ? ", " : "", shape_of(s, &g->types[g->nodes[outs[k]].out]));
+	bput(&b, ") : (", 5);
+	for (uint32_t k = 0; k < n_out; k++)
+		bprintf(&b, "%s%s", k ? ", " : "", fs_dtype_name((enum fs_dtype)g->types[g->nodes[outs[k]].out].dtype));
+	bprintf(&b, ")%s", nl);
+	for (uint32_t k = 0; k < n_out; k++) {
+		const struct fs_type *t = &g->types[g->nodes[outs[k]].out];
+		bprintf(&b, "%%%s = <built-in function getitem>(%%%s : ? : tuple, %u) : %s : %s%s",
+			fs_scan_str(s, g->nodes[outs[k]].name), fused, k, shape_of(s, t),
+			fs_dtype_name((enum fs_dtype)t->dtype), nl);
+	}
+	return b.p;
+}
+
+/* Why a site cannot be replaced in place, or NULL. */
+static const char *site_problem(struct ctx *c, const struct fs_site *site, uint32_t last, const uint32_t *outs,
+				uint32_t n_out, char *buf, size_t n)
+{
+	const struct fs_graph *g = c->g;
+	if (!n_out)
+		return "nothing of it is used";
+	for (uint32_t k = 0; k < site->n_nodes; k++) {
+		uint32_t v = site->nodes[k];
+		if (v >= g->n_nodes || g->nodes[v].kind != FS_NODE_CALL || c->line[v] == NONE)
+			return "a node of the site is not a call in this module";
+		if (c->in_site[v] == 2)
+			return "it overlaps a site replaced before it";
+	}
+	for (uint32_t k = 0; k < n_out; k++) {
+		const struct fs_node *x = &g->nodes[outs[k]];
+		if (x->n_out != 1)
+			return "an output is a tuple";
+		for (uint32_t u = 0; u < x->n_users; u++) {
+			uint32_t user = g->users[x->users + u];
+			if (c->in_site[user] != 1 && c->line[user] != NONE && c->line[user] < last) {
+				snprintf(buf, n, "%%%s is read at line %u, before the site ends at line %u",
+					 fs_scan_str(c->s, x->name), c->line[user] + 1, last + 1);
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t n = site->n_nodes, last = 0, n_in, n_out;
+	uint32_t *in = fs_xmalloc((g->n_args + 1) * sizeof(uint32_t)), *outs = fs_xmalloc((n + 1) * sizeof(uint32_t));
+	char why[300];
+	for (uint32_t k = 0; k < n; k++)
+		if (site->nodes[k] < g->n_nodes && c->in_site[site->nodes[k]] == 0)
+			c->in_site[site->nodes[k]] = 1;
+	site_io(c, site->nodes, n, in, &n_in, outs, &n_out);
+	for (uint32_t k = 0; k < n; k++)
+		if (site->nodes[k] < g->n_nodes && c->line[site->nodes[k]] != NONE && c->line[site->nodes[k]] > last)
+			last = c->line[site->nodes[k]];
+	const char *problem = site_problem(c, site, last, outs, n_out, why, sizeof(why));
+	if (problem) {
+		skip(c, "site at %%%s: %s", n ? fs_scan_str(c->s, g->nodes[site->nodes[n - 1] < g->n_nodes ? site->nodes[n - 1] : 0].name) : "?",
+		     problem);
+		for (uint32_t k = 0; k < n; k++)
+			if (site->nodes[k] < g->n_nodes && c->in_site[site->nodes[k]] == 1)
+				c->in_site[site->nodes[k]] = 0;
+		free(in);
+		free(outs);
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t v = site->nodes[k];
+		const struct fs_node *x = &g->nodes[v];
+		if (c->line[v] != last)
+			add_edit(c->out, c->line[v], NULL);
+		for (uint32_t u = 0; u < x->n_users; u++) { /* asserts about a value that goes away */
+			uint32_t user = g->users[x->users + u];
+			if (!real_user(g, user) && c->in_site[user] != 1 && c->line[user] != NONE && c->in_site[user] != 2) {
+				int is_out = 0;
+				for (uint32_t j = 0; j < n_out; j++)
+					is_out |= outs[j] == v;
+				if (!is_out) {
+					c->in_site[user] = 2;
+					add_edit(c->out, c->line[user], NULL);
+				}
+			}
+		}
+	}
+	add_edit(c->out, last, fused_lines(c, rw, in, n_in, outs, n_out, eol(&c->L, last)));
+	for (uint32_t k = 0; k < n; k++)
+		c->in_site[site->nodes[k]] = 2;
+	c->out->applied++;
+	free(in);
+	free(outs);
+}
+
+/* ---- lines of the module ----------------------------------------------------------------- */
+
+static uint32_t module_end_line(const struct fs_scan *s, uint32_t module)
+{
+	const struct fs_module *m = &s->modules[module];
+	const struct fs_dumpfile *f = &s->files[m->file];
+	if (module + 1 < f->first_module + f->n_modules)
+		return s->modules[module + 1].line - 1;
+	return UINT32_MAX;
+}
+
+/* line[node] for every node defined in the module's part of the text */
+static void map_lines(struct ctx *c, uint32_t module)
+{
+	const struct fs_graph *g = c->g;
+	const struct fs_scan *s = c->s;
+	uint32_t *node_of_sym = fs_xcalloc(s->strs.n + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		node_of_sym[g->nodes[i].name] = i + 1;
+	uint32_t first = s->modules[module].line ? s->modules[module].line - 1 : 0, end = module_end_line(s, module);
+	for (uint32_t i = first; i < c->L.n && i < end; i++) {
+		const char *p = c->L.p[i], *e = c->L.p[i + 1];
+		if (p >= e || *p != '%')
+			continue;
+		const char *q = p + 1;
+		while (q < e && *q != ' ' && *q != ':' && *q != '\r' && *q != '\n')
+			q++;
+		uint32_t sym = fs_strtab_find(&s->strs, p + 1, (size_t)(q - p - 1));
+		if (sym != UINT32_MAX && node_of_sym[sym] && c->line[node_of_sym[sym] - 1] == NONE)
+			c->line[node_of_sym[sym] - 1] = i;
+	}
+	free(node_of_sym);
+}
+
+static int edit_cmp(const void *a, const void *b)
+{
+	const struct fs_edit *x = a, *y = b;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void build_text(struct ctx *c)
+{
+	struct fs_rewritten *r = c->out;
+	struct buf b = {0};
+	bput(&b, "", 0);
+	if (r->n_edits)
+		qsort(r->edits, r->n_edits, sizeof(*r->edits), edit_cmp);
+	uint32_t e = 0;
+	for (uint32_t i = 0; i < c->L.n; i++) {
+		if (e < r->n_edits && r->edits[e].line == i) {
+			if (r->edits[e].text)
+				bput(&b, r->edits[e].text, strlen(r->edits[e].text));
+			e++;
+			continue;
+		}
+		bput(&b, c->L.p[i], (size_t)(c->L.p[i + 1] - c->L.p[i]));
+	}
+	r->text = b.p;
+	r->len = b.n;
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+static int has_extern(const struct fs_scan *s, const struct fs_graph *g, const char *name)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].kind == FS_NODE_EXTERN && !strcmp(fs_scan_str(s, g->nodes[i].name), name))
+			return 1;
+	return 0;
+}
+
+static int validate(const struct ctx *c, uint32_t module, const struct fs_rewrite *rw, uint32_t n_rw,
+		    struct fs_diags *d)
+{
+	const struct fs_scan *s = c->s;
+	const char *path = s->files[s->modules[module].file].path;
+	struct fs_scan *a = fs_scan_new();
+	fs_scan_buffer(a, path, c->out->text, c->out->len);
+	int bad = 0;
+	for (uint32_t i = 0; i < a->diags.n; i++) {
+		const struct fs_diag *x = &a->diags.v[i];
+		fs_diag_add(d, FS_ERROR, x->file, x->line, x->col, NULL, 0, "after the rewrite: %s", x->message);
+		bad = 1;
+	}
+	uint32_t am = module - s->files[s->modules[module].file].first_module;
+	if (!bad && am < a->n_modules) {
+		const struct fs_graph *before = c->g, *after = a->modules[am].graph;
+		for (uint32_t i = 0; i < after->n_nodes && !bad; i++)
+			if (after->nodes[i].kind == FS_NODE_EXTERN &&
+			    !has_extern(s, before, fs_scan_str(a, after->nodes[i].name))) {
+				fs_diag_add(d, FS_ERROR, path, after->nodes[i].line, 1, NULL, 0,
+					    "after the rewrite: %%%s is used but never defined", fs_scan_str(a, after->nodes[i].name));
+				bad = 1;
+			}
+		int same = before->n_outputs == after->n_outputs;
+		for (uint32_t i = 0; same && i < before->n_outputs; i++)
+			same = !strcmp(fs_scan_str(s, before->nodes[before->outputs[i]].name),
+				       fs_scan_str(a, after->nodes[after->outputs[i]].name));
+		if (!same && !bad) {
+			fs_diag_add(d, FS_ERROR, path, after->output_line, 1, NULL, 0, "after the rewrite: the graph outputs changed");
+			bad = 1;
+		}
+		for (uint32_t i = 0; i < after->n_nodes; i++)
+			for (uint32_t k = 0; k < n_rw; k++)
+				c->out->fused += after->nodes[i].kind == FS_NODE_CALL &&
+						 !strcmp(fs_scan_str(a, a->ops[after->nodes[i].op].target), rw[k].target);
+	}
+	fs_scan_free(a);
+	return bad ? -1 : 0;
+}
+
+int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text, size_t len,
+		     const struct fs_rewrite *rw, uint32_t n_rw, struct fs_rewritten *out, struct fs_diags *d)
+{
+	memset(out, 0, sizeof(*out));
+	const struct fs_graph *g = s->modules[module].graph;
+	struct ctx c = {s, g, {0}, fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), fs_xcalloc(g->n_nodes + 1, 1),
+			out, NULL, 0};
+	memset(c.line, 0xff, (g->n_nodes + 1) * sizeof(uint32_t));
+	split_lines(&c.L, text, len);
+	map_lines(&c, module);
+	for (uint32_t k = 0; k < n_rw; k++)
+		for (uint32_t i = 0; i < rw[k].n_sites; i++)
+			apply_site(&c, &rw[k], &rw[k].sites[i]);
+	build_text(&c);
+	int rc = validate(&c, module, rw, n_rw, d);
+	for (uint32_t i = 0; i < c.n_names; i++)
+		free(c.names[i]);
+	free(c.names);
+	free(c.line);
+	free(c.in_site);
+	free(c.L.p);
+	return rc;
+}
+
+void fs_rewritten_release(struct fs_rewritten *r)
+{
+	free(r->text);
+	for (uint32_t i = 0; i < r->n_edits; i++)
+		free(r->edits[i].text);
+	free(r->edits);
+	for (uint32_t i = 0; i < r->skipped; i++)
+		free(r->why[i]);
+	free(r->why);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- unified diff ------------------------------------------------------------------------------- */
+
+struct dline {
+	char tag;              /* ' ', '-', '+' */
+	const char *p;
+	size_t n;              /* without the line end */
+};
+
+static void push_dline(struct dline **v, uint32_t *n, uint32_t *cap, char tag, const char *p, const char *e)
+{
+	while (e > p && (e[-1] == '\n' || e[-1] == '\r'))
+		e--;
+	FS_GROW(*v, *cap, *n + 1);
+	(*v)[(*n)++] = (struct dline){tag, p, (size_t)(e - p)};
+}
+
+/* The diff as one sequence: kept lines, deleted lines, added lines. */
+static uint32_t diff_lines(const char *text, size_t len, const struct fs_rewritten *r, struct dline **v)
+{
+	struct lines L;
+	uint32_t n = 0, cap = 0, e = 0;
+	split_lines(&L, text, len);
+	*v = NULL;
+	for (uint32_t i = 0; i < L.n; i++) {
+		if (e < r->n_edits && r->edits[e].line == i) {
+			push_dline(v, &n, &cap, '-', L.p[i], L.p[i + 1]);
+			for (const char *t = r->edits[e].text; t && *t;) {
+				const char *nl = strchr(t, '\n'), *te = nl ? nl + 1 : t + strlen(t);
+				push_dline(v, &n, &cap, '+', t, te);
+				t = te;
+			}
+			e++;
+		} else
+			push_dline(v, &n, &cap, ' ', L.p[i], L.p[i + 1]);
+	}
+	free(L.p);
+	return n;
+}
+
+enum { CONTEXT = 3 };
+
+int fs_unified_diff(const char *a_name, const char *b_name, const char *text, size_t len,
+		    const struct fs_rewritten *r, FILE *out)
+{
+	struct dline *v;
+	uint32_t n = diff_lines(text, len, r, &v), old_no = 1, new_no = 1, i = 0;
+	fprintf(out, "--- %s\n+++ %s\n", a_name, b_name);
+	while (i < n) {
+		uint32_t first = i;
+		while (first < n && v[first].tag == ' ')
+			first++;
+		if (first == n)
+			break;
+		uint32_t start = first > CONTEXT ? first - CONTEXT : 0, end = first;
+		for (;;) { /* extend while the next change is within 2 x CONTEXT lines */
+			while (end < n && v[end].tag != ' ')
+				end++;
+			uint32_t next = end;
+			while (next < n && v[next].tag == ' ')
+				next++;
+			if (next < n && next - end <= 2 * CONTEXT)
+				end = next;
+			else
+				break;
+		}
+		end = end + CONTEXT < n ? end + CONTEXT : n;
+		for (; i < start; i++) /* count the kept lines before the hunk */
+			old_no++, new_no++;
+		uint32_t oc = 0, nc = 0;
+		for (uint32_t k = start; k < end; k++) {
+			oc += v[k].tag != '+';
+			nc += v[k].tag != '-';
+		}
+		fprintf(out, "@@ -%u,%u +%u,%u @@\n", oc ? old_no : old_no - 1, oc, nc ? new_no : new_no - 1, nc);
+		for (uint32_t k = start; k < end; k++) {
+			fprintf(out, "%c%.*s\n", v[k].tag, (int)v[k].n, v[k].p);
+			old_no += v[k].tag != '+';
+			new_no += v[k].tag != '-';
+		}
+		i = end;
+	}
+	free(v);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,256 @@
+/*
+ * render.c: Graphviz pictures (see fusescan/render.h). Nodes are created in
+ * file order so the DOT text is deterministic. A site is a cluster with its
+ * nodes filled; fused custom ops are drawn in blue, inputs and weights as
+ * ellipses. A whole graph is folded: the layer of a node is the layer of the
+ * `layers_N_` weights it (or an input chain) reads; layer 0 is drawn, layers
+ * 1..N-1 become one block marked xN, and everything after the last layer is
+ * drawn again. Used by `fusescan render` and `fusescan --apply`.
+ */
+#include "fusescan/render.h"
+
+#include <errno.h>
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { HIDDEN = 0, SHOWN = 1, FOLD = UINT32_MAX - 1 };
+
+static void set(void *obj, const char *k, const char *v)
+{
+	agsafeset(obj, (char *)k, (char *)v, (char *)"");
+}
+
+/* ---- which nodes -------------------------------------------------------------------- */
+
+/* The k-hop neighbourhood of the focus, through producers and users. */
+static void neighbourhood(const struct fs_graph *g, const struct fs_render_opts *o, uint8_t *shown)
+{
+	uint32_t *dist = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), *q = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	uint32_t nq = 0;
+	memset(dist, 0xff, (g->n_nodes + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < o->n_focus; i++)
+		if (o->focus[i] < g->n_nodes && dist[o->focus[i]] == UINT32_MAX) {
+			dist[o->focus[i]] = 0;
+			q[nq++] = o->focus[i];
+		}
+	for (uint32_t h = 0; h < nq; h++) {
+		uint32_t v = q[h];
+		shown[v] = SHOWN;
+		if (dist[v] >= o->hops)
+			continue;
+		const struct fs_node *x = &g->nodes[v];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && dist[g->args[a].node] == UINT32_MAX) {
+				dist[g->args[a].node] = dist[v] + 1;
+				q[nq++] = g->args[a].node;
+			}
+		for (uint32_t u = 0; u < x->n_users; u++) {
+			uint32_t y = g->users[x->users + u];
+			if (dist[y] == UINT32_MAX) {
+				dist[y] = dist[v] + 1;
+				q[nq++] = y;
+			}
+		}
+	}
+	free(dist);
+	free(q);
+}
+
+static int32_t weight_layer(const struct fs_scan *s, const struct fs_node *n)
+{
+	const char *name = fs_scan_str(s, n->name), *p = strstr(name, "layers");
+	if (n->kind != FS_NODE_EXTERN || !p || (p[6] != '_' && p[6] != '.') || p[7] < '0' || p[7] > '9')
+		return -1;
+	return (int32_t)strtol(p + 7, NULL, 10);
+}
+
+/* Folds layers 1..N-1; returns N (0: no layers found, nothing folded). */
+static uint32_t fold_layers(const struct fs_scan *s, const struct fs_graph *g, uint8_t *shown)
+{
+	int32_t *layer = fs_xmalloc((g->n_nodes + 1) * sizeof(int32_t)), max = -1;
+	uint32_t last_weighted = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct fs_node *x = &g->nodes[i];
+		layer[i] = weight_layer(s, x);
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && layer[g->args[a].node] > layer[i])
+				layer[i] = layer[g->args[a].node];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && weight_layer(s, &g->nodes[g->args[a].node]) >= 0 && i > last_weighted)
+				last_weighted = i; /* the last node that reads a layer's weights */
+		if (layer[i] > max)
+			max = layer[i];
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) /* after the last layer: drawn, like layer 0 */
+		shown[i] = layer[i] <= 0 || i > last_weighted ? SHOWN : HIDDEN;
+	for (uint32_t i = g->n_nodes; i-- > 0;) { /* helpers only folded layers read go with them */
+		const struct fs_node *x = &g->nodes[i];
+		int all_hidden = x->n_users > 0 && !(x->flags & FS_NODE_OUTPUT) && layer[i] < 0;
+		for (uint32_t u = 0; u < x->n_users && all_hidden; u++)
+			all_hidden = shown[g->users[x->users + u]] == HIDDEN;
+		if (all_hidden)
+			shown[i] = HIDDEN;
+	}
+	free(layer);
+	return max > 0 ? (uint32_t)max + 1 : 0;
+}
+
+/* ---- drawing --------------------------------------------------------------------------- */
+
+static void label(const struct fs_scan *s, const struct fs_graph *g, uint32_t v, char *buf, size_t n)
+{
+	const struct fs_node *x = &g->nodes[v];
+	const char *op = x->kind == FS_NODE_CALL ? fs_scan_str(s, s->ops[x->op].target)
+		       : x->kind == FS_NODE_PLACEHOLDER ? "input" : "weight / constant";
+	char shape[160] = "";
+	size_t k = 0;
+	for (uint16_t o = 0; o < x->n_out && k < sizeof(shape); o++) {
+		const struct fs_type *t = &g->types[x->out + o];
+		k += (size_t)snprintf(shape + k, sizeof(shape) - k, "%s%s %s", o ? ", " : "",
+				      fs_scan_str(s, s->types.shapes[t->shape].text), fs_dtype_name((enum fs_dtype)t->dtype));
+	}
+	snprintf(buf, n, "%%%s\\n%.60s\\n%s", fs_scan_str(s, x->name), op, shape);
+}
+
+static Agnode_t *draw_node(Agraph_t *G, Agraph_t *sub, const struct fs_scan *s, const struct fs_graph *g,
+			   uint32_t v, int focus)
+{
+	char lab[512];
+	Agnode_t *n = agnode(G, (char *)fs_scan_str(s, g->nodes[v].name), 1);
+	if (sub)
+		agsubnode(sub, n, 1);
+	label(s, g, v, lab, sizeof(lab));
+	set(n, "label", lab);
+	const struct fs_node *x = &g->nodes[v];
+	if (x->kind != FS_NODE_CALL)
+		set(n, "shape", "ellipse"), set(n, "color", "gray50");
+	if (focus)
+		set(n, "style", "filled"), set(n, "fillcolor", "#ffd54f");
+	else if (x->kind == FS_NODE_CALL && s->ops[x->op].cls == FS_OPC_FUSED)
+		set(n, "style", "filled"), set(n, "fillcolor", "#b3e5fc");
+	return n;
+}
+
+static Agraph_t *build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
+		       const uint8_t *shown, uint32_t layers)
+{
+	Agraph_t *G = agopen((char *)"fusescan", Agstrictdirected, NULL); /* one edge a pair */
+	agattr(G, AGRAPH, (char *)"rankdir", (char *)"TB");
+	agattr(G, AGRAPH, (char *)"fontname", (char *)"Helvetica");
+	agattr(G, AGNODE, (char *)"shape", (char *)"box");
+	agattr(G, AGNODE, (char *)"fontname", (char *)"Helvetica");
+	agattr(G, AGNODE, (char *)"fontsize", (char *)"10");
+	if (o->title)
+		set(G, "label", o->title), set(G, "labelloc", "t");
+	uint32_t *site = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	memset(site, 0xff, (g->n_nodes + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < o->n_focus; i++)
+		if (o->focus[i] < g->n_nodes)
+			site[o->focus[i]] = o->group ? o->group[i] : 0;
+	Agnode_t **nodes = fs_xcalloc(g->n_nodes + 1, sizeof(Agnode_t *));
+	Agnode_t *fold = NULL;
+	for (uint32_t v = 0; v < g->n_nodes; v++) {
+		if (shown[v] != SHOWN)
+			continue;
+		Agraph_t *sub = NULL;
+		if (site[v] != UINT32_MAX) {
+			char cname[32], clab[48];
+			snprintf(cname, sizeof(cname), "cluster_site_%u", site[v]);
+			snprintf(clab, sizeof(clab), "site %u", site[v] + 1);
+			sub = agsubg(G, cname, 1);
+			set(sub, "label", clab), set(sub, "style", "rounded"), set(sub, "color", "#f57c00");
+		}
+		nodes[v] = draw_node(G, sub, s, g, v, site[v] != UINT32_MAX);
+	}
+	if (layers) {
+		char lab[96];
+		fold = agnode(G, (char *)"folded_layers", 1);
+		snprintf(lab, sizeof(lab), "layers 1..%u\\nas layer 0\\nx%u", layers - 1, layers - 1);
+		set(fold, "label", lab), set(fold, "shape", "box3d"), set(fold, "style", "filled");
+		set(fold, "fillcolor", "#e0e0e0");
+	}
+	for (uint32_t v = 0; v < g->n_nodes; v++) { /* edges, producer -> user */
+		const struct fs_node *x = &g->nodes[v];
+		Agnode_t *to = nodes[v] ? nodes[v] : (layers && x->kind == FS_NODE_CALL ? fold : NULL);
+		if (!to)
+			continue;
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+			if (g->args[a].kind != FS_ARG_NODE)
+				continue;
+			uint32_t p = g->args[a].node;
+			Agnode_t *from = nodes[p] ? nodes[p] : (layers && g->nodes[p].kind == FS_NODE_CALL ? fold : NULL);
+			if (from && from != to)
+				agedge(G, from, to, NULL, 1);
+		}
+	}
+	free(nodes);
+	free(site);
+	return G;
+}
+
+static const char *extension(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	return dot ? dot + 1 : "";
+}
+
+static int write_dot(Agraph_t *G, const char *tmp)
+{
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	int rc = agwrite(G, f);
+	return fclose(f) == 0 && rc == 0 ? 0 : -1;
+}
+
+int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
+	      const char *path, struct fs_diags *d)
+{
+	const char *ext = extension(path);
+	if (strcmp(ext, "dot") && strcmp(ext, "svg") && strcmp(ext, "png")) {
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "render to .dot, .svg or .png");
+		return -1;
+	}
+	uint8_t *shown = fs_xcalloc(g->n_nodes + 1, 1);
+	uint32_t layers = 0, n = 0;
+	if (o->n_focus)
+		neighbourhood(g, o, shown);
+	else
+		layers = fold_layers(s, g, shown);
+	for (uint32_t v = 0; v < g->n_nodes; v++)
+		n += shown[v] == SHOWN;
+	if (n > FS_RENDER_MAX_NODES) {
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0,
+			    "%u nodes to draw%s: too many for a readable picture; render a neighbourhood "
+			    "(--node NAME or --candidate ID, --hops K)", n, layers ? " after folding layers" : " and no repeated layers to fold");
+		free(shown);
+		return -1;
+	}
+	Agraph_t *G = build(s, g, o, shown, layers);
+	free(shown);
+	size_t len = strlen(path) + 16;
+	char *tmp = fs_xmalloc(len);
+	snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+	int rc;
+	if (!strcmp(ext, "dot"))
+		rc = write_dot(G, tmp);
+	else {
+		GVC_t *gvc = gvContext();
+		rc = gvLayout(gvc, G, "dot") == 0 && gvRenderFilename(gvc, G, ext, tmp) == 0 ? 0 : -1;
+		gvFreeLayout(gvc, G);
+		gvFreeContext(gvc);
+	}
+	agclose(G);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc) {
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot render: %s", errno ? strerror(errno) : "Graphviz failed");
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
