@@ -3,13 +3,15 @@
  * parser (and the scan, discovery and match reports built on its output),
  * the kernel-catalog parser, the ad.log parser and the pattern-file parser,
  * all fed the same bytes; patterns that parse are matched against the graph,
- * and the built-in library against whatever graph the bytes made. Built with
+ * the built-in library against whatever graph the bytes made, and the graph
+ * is printed back through the rewriter. Built with
  * -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the seed
  * corpus in every normal test run.
  */
 #include "fusescan/adlog.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
+#include "fusescan/rewrite.h"
 #include "fusescan/report.h"
 #include "fusescan/scan.h"
 
@@ -70,6 +72,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fs_catalog_release(&c);
 
 	fuzz_patterns(s, data, size, sink);
+
+	if (s->n_files && s->files[0].n_modules) { /* the after-dump printer, no rewrite */
+		struct fs_rewritten rw;
+		fs_rewrite_apply(s, s->files[0].first_module, (const char *)data, size, NULL, 0, &rw, &s->diags);
+		fs_rewritten_release(&rw);
+	}
 
 	struct fs_adlog l;
 	fs_adlog_init(&l);

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Golden test: runs `fusescan ARGS...` in TESTS_DIR (so paths in the output
-# are relative and stable) and compares stdout with golden/NAME.
-# UPDATE_GOLDEN=1 rewrites the golden file instead.
-# usage: golden.sh FUSESCAN TESTS_DIR NAME [ARGS...]
+# are relative and stable) and compares its stdout with golden/NAME; with
+# --file REL, compares the file REL the command wrote instead (@TMP@ in the
+# arguments is a fresh temporary directory). UPDATE_GOLDEN=1 rewrites the
+# golden file instead.
+# usage: golden.sh FUSESCAN TESTS_DIR NAME [--file REL] [ARGS...]
 set -u
 exe=$1 tests=$2 name=$3; shift 3
+file=
+if [ "${1:-}" = --file ]; then file=$2; shift 2; fi
 cd "$tests" || exit 1
-out=$(mktemp) || exit 1
-trap 'rm -f "$out"' EXIT
-"$exe" "$@" > "$out"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+args=()
+for a in "$@"; do args+=("${a//@TMP@/$tmp}"); done
+"$exe" "${args[@]}" > "$tmp/stdout"
 rc=$?
+out=$tmp/stdout
+[ -n "$file" ] && out=$tmp/$file
 if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
 	cp "$out" "golden/$name"
 	echo "updated golden/$name"

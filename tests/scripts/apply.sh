@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# fusescan --apply on the bundled 2-layer run: the add + RMSNorm candidate and a
+# pattern applied to every site, one site only, an approvals file; every
+# after-dump parses, has the fused nodes and getitems, keeps the graph
+# outputs, and the input is never modified; bad ids are input errors.
+# usage: apply.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+pass=0 fail=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+run=$tests/data/adrun_tiny_llama_2l
+final=$run/035_compile_compile_model.txt
+export_dump=$run/001_export_export_to_gm.txt
+
+check() { # check NAME WANT_RC CMD...
+	local name=$1 want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 5 "$tmp/out" "$tmp/err"; fi
+}
+contains() { # contains NAME FILE TEXT
+	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
+}
+count() { # count NAME FILE TEXT N
+	local n; n=$(grep -cF -- "$3" "$2")
+	if [ "$n" -eq "$4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: $n x '$3' in $2, want $4"; fi
+}
+
+sum=$(cat "$run"/* | md5sum)
+check "apply add_rmsnorm" 0 "$exe" --apply add_rmsnorm-407262a5 --out "$tmp/a" "$final"
+contains "summary line" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes, 0 sites skipped"
+for f in 035_compile_compile_model.txt 035_compile_compile_model.txt.diff summary.txt before.svg before.dot after.svg after.dot; do
+	[ -s "$tmp/a/$f" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL missing $f"; }
+done
+count "fused nodes" "$tmp/a/035_compile_compile_model.txt" "auto_deploy.flashinfer_fused_add_rms_norm.default(" 4
+# two getitems each, but the last layer: nothing else reads its sum, so one output, no getitem
+count "getitems" "$tmp/a/035_compile_compile_model.txt" "= <built-in function getitem>(%add_rmsnorm_fused" 6
+count "no flashinfer_rms_norm left in the layers" "$tmp/a/035_compile_compile_model.txt" "auto_deploy.flashinfer_rms_norm.default(" 1
+check "after-dump parses" 0 "$exe" scan "$tmp/a/035_compile_compile_model.txt"
+contains "svg" "$tmp/a/after.svg" "<svg"
+contains "diff header" "$tmp/a/035_compile_compile_model.txt.diff" "+++ b/035_compile_compile_model.txt"
+check "same via fuse" 0 "$exe" fuse --apply add_rmsnorm-407262a5 --out "$tmp/b" "$run"
+if cmp -s "$tmp/a/035_compile_compile_model.txt" "$tmp/b/035_compile_compile_model.txt"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL run dir and file differ"; fi
+
+check "one site" 0 "$exe" --apply add_rmsnorm-407262a5 --site add_8 --out "$tmp/c" "$final"
+contains "one site summary" "$tmp/out" "[SUMMARY] matches=1 | 1 fused nodes"
+check "pattern on the export dump" 0 "$exe" --apply rmsnorm --out "$tmp/d" "$export_dump"
+contains "pattern summary" "$tmp/out" "[SUMMARY] matches=5 | 5 fused nodes, 0 sites skipped"
+count "rmsnorm ops" "$tmp/d/001_export_export_to_gm.txt" "auto_deploy.torch_rmsnorm.default(" 5
+check "after-dump of the pattern parses" 0 "$exe" scan "$tmp/d/001_export_export_to_gm.txt"
+check "no rmsnorm chain left" 0 "$exe" match --pattern rmsnorm --expect /dev/stdin "$tmp/d/001_export_export_to_gm.txt" <<<'rmsnorm == 0'
+
+printf '# approved for this run\nrope_rotate_half\nrepeat_kv   # the kv copies\n' > "$tmp/approvals.txt"
+check "approvals" 0 "$exe" fuse --approvals "$tmp/approvals.txt" --out "$tmp/e" "$export_dump"
+contains "approvals summary" "$tmp/out" "[SUMMARY] matches=6 | 6 fused nodes"
+
+check "unknown id" 2 "$exe" --apply nothing-12345678 --out "$tmp/f" "$final"
+contains "unknown id message" "$tmp/err" "'nothing-12345678' is neither a candidate id of this graph nor a pattern"
+check "two graphs" 2 "$exe" --apply rmsnorm --out "$tmp/g" "$export_dump" "$final"
+check "no id" 2 "$exe" fuse "$final"
+[ "$(cat "$run"/* | md5sum)" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL inputs modified"; }
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
