@@ -212,8 +212,11 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 		const struct fs_node *n = &g->nodes[o];
 		for (uint32_t u = 0; u < n->n_users; u++) {
 			uint32_t user = g->users[n->users + u], ni = c->region_of[user];
-			int norm = ni != UINT32_MAX ? c->m->regions[ni].kind == FS_KIND_NORM && worth_it(c, &c->m->regions[ni])
-						    : fused_norm_entry(c, user) >= 0;
+			/* a norm chain, or a fused norm op (in a region of its own when
+			 * it is an aten composite such as layer_norm) */
+			const struct fs_region *N = ni != UINT32_MAX ? &c->m->regions[ni] : NULL;
+			int norm = N && N->n_nodes > 1 ? N->kind == FS_KIND_NORM && worth_it(c, N)
+						       : fused_norm_entry(c, user) >= 0;
 			uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
 			if (norm && !comes_back(c, o, pi, ni, user, last)) {
 				multi_output(c, pi, o, user);

@@ -21,7 +21,7 @@
 
 static const char *const miss_names[] = {
 	"op mismatch", "extra cast or view inside the chain", "second consumer", "dtype",
-	"literal", "shape", "argument count", "wiring",
+	"literal", "shape", "argument count", "wiring", "computed weight",
 };
 _Static_assert(sizeof(miss_names) / sizeof(miss_names[0]) == FS_MISS_COUNT, "miss names");
 
@@ -407,6 +407,18 @@ static int single_use(struct st *S)
 	return 1;
 }
 
+/* `weight` inputs are bound to values the graph does not compute. Checked on
+ * the whole match, so a near miss shows the full chain around the input. */
+static int weights(struct st *S)
+{
+	for (uint32_t pn = 0; pn < S->p->n_nodes; pn++) {
+		uint32_t gn = S->bind[pn];
+		if ((S->p->nodes[pn].flags & FS_PF_WEIGHT) && gn != NONE && S->g->nodes[gn].kind == FS_NODE_CALL)
+			return fail(S, FS_MISS_COMPUTED, pn, gn, NONE), 0;
+	}
+	return 1;
+}
+
 /* dim `i` (negative: from the end) of a bound value; 0 if unknown */
 static int dim_of(const struct st *S, uint32_t pn, int32_t i, const struct fs_dim **d)
 {
@@ -463,7 +475,7 @@ static int finish(struct st *S)
 {
 	if (S->next_out == S->p->n_outputs) {
 		S->in_final = 1;
-		int ok = single_use(S) && wheres(S);
+		int ok = single_use(S) && weights(S) && wheres(S);
 		S->in_final = 0;
 		return ok;
 	}

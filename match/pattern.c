@@ -254,7 +254,7 @@ static int parse_args(struct pparse *P, struct fs_pnode *pn, uint32_t *cap, cons
 
 /* ---- statements ---------------------------------------------------------------------- */
 
-/* flags := (commutative | shared | dtype=D[|D...] | rank=N)* */
+/* flags := (commutative | shared | weight | dtype=D[|D...] | rank=N)* */
 static int parse_flags(struct pparse *P, struct fs_pnode *pn, const char *p)
 {
 	const char *e = P->end, *w;
@@ -266,6 +266,8 @@ static int parse_flags(struct pparse *P, struct fs_pnode *pn, const char *p)
 			pn->flags |= FS_PF_COMMUTATIVE;
 		else if (kw(w, n, "shared"))
 			pn->flags |= FS_PF_SHARED;
+		else if (kw(w, n, "weight") && pn->kind == FS_PN_INPUT)
+			pn->flags |= FS_PF_WEIGHT;
 		else if ((kw(w, n, "dtype") || kw(w, n, "rank")) && p < e && *p == '=') {
 			p++;
 			if (kw(w, n, "rank")) {
@@ -285,7 +287,7 @@ static int parse_flags(struct pparse *P, struct fs_pnode *pn, const char *p)
 				pn->dtypes |= 1ull << dt;
 			} while (p < e && *p == '|' && ++p);
 		} else
-			return perr(P, w, "unknown flag '%.*s' (commutative, shared, dtype=, rank=)", (int)n, w), -1;
+			return perr(P, w, "unknown flag '%.*s' (commutative, shared, weight, dtype=, rank=)", (int)n, w), -1;
 	}
 	ws(&p, e);
 	if (p < e)

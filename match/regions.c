@@ -432,17 +432,24 @@ static int vertical_entry(const struct fs_catalog_entry *e)
 	return e->kind != FS_KIND_MULTI_OUTPUT && e->kind != FS_KIND_HORIZONTAL_GEMM;
 }
 
-/* Tries every catalog chain on region ri; returns 1 if it was split. */
+/* Tries the catalog chains on region ri, longest first (Gemma's RMSNorm
+ * holds the plain RMSNorm chain, soft-capped attention the plain softmax
+ * one); returns 1 if it was split. */
 static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 {
 	const struct fs_catalog *cat = c->o->cat;
-	uint32_t N = c->g->n_nodes;
+	uint32_t N = c->g->n_nodes, longest = 0;
 	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N;
 	uint32_t n = c->m->regions[ri].n_nodes, *nodes = c->m->regions[ri].nodes;
 	for (uint32_t e = 0; cat && e < cat->n; e++)
+		for (uint32_t k = 0; k < cat->e[e].n_chains; k++)
+			if (cat->e[e].chains[k].n_ops > longest)
+				longest = cat->e[e].chains[k].n_ops;
+	for (uint32_t len = longest; len > 0; len--)
+	for (uint32_t e = 0; e < cat->n; e++)
 		for (uint32_t k = 0; vertical_entry(&cat->e[e]) && k < cat->e[e].n_chains; k++) {
 			const struct fs_chain *ch = &cat->e[e].chains[k];
-			for (uint32_t i = 0; i < n; i++) {
+			for (uint32_t i = 0; ch->n_ops == len && i < n; i++) {
 				if (c->s->ops[c->g->nodes[nodes[i]].op].key != ch->root)
 					continue;
 				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);

@@ -6,7 +6,7 @@ catalog add_rmsnorm
 
 input a
 input b
-input w
+input w weight
 node sum       aten\.add\.Tensor                  (a, b)        commutative
 optional up    aten\.(to\.dtype|_to_copy\.default)          (sum, ...)
 node sq        aten\.pow\.Tensor_Scalar           (up, 2)

@@ -5,7 +5,7 @@ replace auto_deploy.torch_rmsnorm.default
 catalog rmsnorm
 
 input x
-input w
+input w weight
 optional up    aten\.(to\.dtype|_to_copy\.default)          (x, ...)
 node sq        aten\.pow\.Tensor_Scalar           (up, 2)
 node mean      aten\.mean\.dim                    (sq, [-1], True)

@@ -126,6 +126,9 @@ static void miss_detail(const struct fs_match_run *r, const struct fs_graph *g, 
 		snprintf(buf, n, "pattern node '%s' is bound to %%%s, but here %%%s is read", pn->name,
 			 gname(r, g, m->bind[m->pnode] != UINT32_MAX ? m->bind[m->pnode] : m->other), gn);
 		break;
+	case FS_MISS_COMPUTED:
+		snprintf(buf, n, "pattern input '%s' wants a weight, %%%s is computed by %s", pn->name, gn, target);
+		break;
 	default:
 		if (m->cause == FS_MISS_LITERAL || m->cause == FS_MISS_SHAPE) {
 			if (m->other != UINT32_MAX && m->other < p->n_where) {

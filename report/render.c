@@ -207,6 +207,26 @@ static int write_dot(Agraph_t *G, const char *tmp)
 	return fclose(f) == 0 && rc == 0 ? 0 : -1;
 }
 
+/* One Graphviz context for the whole process: Graphviz 2.42's pango text
+ * layout keeps a pointer to the last font name, which lives in the context's
+ * font table, so a second context would read freed memory (--apply renders
+ * before and after in one run). */
+static GVC_t *the_gvc;
+
+static void free_gv_context(void)
+{
+	gvFreeContext(the_gvc);
+}
+
+static GVC_t *gv_context(void)
+{
+	if (!the_gvc) {
+		the_gvc = gvContext();
+		atexit(free_gv_context);
+	}
+	return the_gvc;
+}
+
 int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
 	      const char *path, struct fs_diags *d)
 {
@@ -239,10 +259,9 @@ int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs
 	if (!strcmp(ext, "dot"))
 		rc = write_dot(G, tmp);
 	else {
-		GVC_t *gvc = gvContext();
+		GVC_t *gvc = gv_context();
 		rc = gvLayout(gvc, G, "dot") == 0 && gvRenderFilename(gvc, G, ext, tmp) == 0 ? 0 : -1;
 		gvFreeLayout(gvc, G);
-		gvFreeContext(gvc);
 	}
 	agclose(G);
 	if (rc == 0 && rename(tmp, path) != 0)

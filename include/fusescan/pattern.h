@@ -50,6 +50,7 @@ enum {
 	FS_PF_COMMUTATIVE = 1 << 0, /* operands 0 and 1 may be swapped */
 	FS_PF_SHARED = 1 << 1,      /* may be read outside the match */
 	FS_PF_OUTPUT = 1 << 2,      /* an output of the pattern */
+	FS_PF_WEIGHT = 1 << 3,      /* input: a weight / buffer / graph input, not computed */
 };
 
 struct fs_pnode {
@@ -122,6 +123,7 @@ enum fs_miss_cause {
 	FS_MISS_SHAPE,           /* rank or a `where` on dims */
 	FS_MISS_ARITY,           /* argument count */
 	FS_MISS_WIRING,          /* a value that should be shared is not */
+	FS_MISS_COMPUTED,        /* a weight input is computed in the graph */
 	FS_MISS_COUNT
 };
 const char *fs_miss_name(enum fs_miss_cause c);

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Export Hugging Face architectures from their config and write dumps in
+AutoDeploy's text format (../shared/REFERENCE.md section 1).
+
+No weights are downloaded: the model is built on the meta device from the
+architecture's default config (optionally with fewer layers), exported with
+non-strict torch.export with dynamic batch and sequence dims, and printed as
+
+  DIR/001_export_export_to_gm.txt            the exported graph
+  DIR/002_post_export_run_decompositions.txt after run_decompositions()
+
+Needs PyTorch and transformers (the GPU machine has both):
+
+  python3 scripts/export_dumps.py --arch gpt2 --layers 2 --out dumps/export_gpt2_2l
+  python3 scripts/export_dumps.py --arch gemma2 --out dumps/export_gemma2
+
+Architectures: gpt2 (LayerNorm, addmm + tanh GELU), gemma2 (GeGLU-tanh,
+(1 + w) RMSNorm, softcapping), llama_eager (Llama with eager attention:
+matmul * scale + mask -> softmax), llama (SDPA attention).
+"""
+
+import argparse
+import operator
+import os
+import sys
+import tempfile
+
+ARCHS = {
+    # model_type, config overrides, attention implementation
+    "gpt2": ("gpt2", {}, "eager"),
+    "gemma2": ("gemma2", {}, "eager"),
+    "llama_eager": ("llama", {}, "eager"),
+    "llama": ("llama", {}, "sdpa"),
+}
+
+
+def fmt_dim(d):
+    return str(d).replace(" ", "") if not isinstance(d, int) else str(d)
+
+
+def fmt_shape(t):
+    if t.dim() == 0:
+        return "scalar"
+    return "x".join(fmt_dim(d) for d in t.shape)
+
+
+def fmt_val(val):
+    """Output info of one value: (shape, dtype) strings."""
+    import torch
+
+    if isinstance(val, torch.Tensor):
+        return fmt_shape(val), str(val.dtype)
+    if isinstance(val, (torch.SymInt,)):
+        return "?", "SymInt"
+    if isinstance(val, (torch.SymFloat,)):
+        return "?", "SymFloat"
+    if isinstance(val, (list, tuple)):
+        parts = [fmt_val(v) if v is not None else ("?", "None") for v in val]
+        return ("(" + ", ".join(p[0] for p in parts) + ")",
+                "(" + ", ".join(p[1] for p in parts) + ")")
+    if val is None:
+        return "?", "NoneType"
+    return "?", type(val).__name__
+
+
+def node_info(node):
+    if "val" not in node.meta:
+        return "?", "N/A"
+    return fmt_val(node.meta["val"])
+
+
+def ref_info(node):
+    """How a reference to node prints: multi-output nodes print ? : tuple."""
+    val = node.meta.get("val")
+    if isinstance(val, (list, tuple)):
+        return "?", "tuple"
+    return node_info(node)
+
+
+def fmt_arg(a, top):
+    import torch.fx as fx
+
+    if isinstance(a, fx.Node):
+        if not top:
+            return a.name
+        shape, dtype = ref_info(a)
+        return f"%{a.name} : {shape} : {dtype}"
+    if isinstance(a, (list, tuple)):
+        inner = ", ".join(fmt_arg(x, False) for x in a)
+        if isinstance(a, tuple):
+            return "(" + inner + ("," if len(a) == 1 else "") + ")"
+        return "[" + inner + "]"
+    if isinstance(a, str):
+        return a if top else repr(a)
+    return str(a)
+
+
+def fmt_target(node):
+    t = node.target
+    if node.op == "call_function":
+        if t is operator.getitem:
+            return "<built-in function getitem>"
+        return str(t)
+    return str(t)
+
+
+def print_graph(gm, transform, stage):
+    lines = [f"# Transform: {transform}", f"# Stage: {stage}",
+             "# GraphModules found: 1", "", "", "=" * 80,
+             "# GraphModule: (root)", "=" * 80, ""]
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            continue
+        if node.op == "placeholder":
+            shape, dtype = node_info(node)
+            lines.append(f"%{node.name} : {shape} : {dtype}")
+        elif node.op == "output":
+            outs = node.args[0]
+            if not isinstance(outs, (list, tuple)):
+                outs = [outs]
+            lines.append("output " + ", ".join(
+                "%" + o.name if hasattr(o, "name") else str(o) for o in outs))
+        else:
+            args = ", ".join(fmt_arg(a, True) for a in node.args)
+            shape, dtype = node_info(node)
+            lines.append(f"%{node.name} = {fmt_target(node)}({args}) : {shape} : {dtype}")
+    return "\n".join(lines) + "\n"
+
+
+def write_atomic(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def build(arch, layers):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    model_type, overrides, attn = ARCHS[arch]
+    cfg = AutoConfig.for_model(model_type, **overrides)
+    if layers:
+        for key in ("num_hidden_layers", "n_layer"):
+            if hasattr(cfg, key):
+                setattr(cfg, key, layers)
+    cfg.use_cache = False
+    cfg._attn_implementation = attn
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16,
+                                                 attn_implementation=attn)
+    model.eval()
+    return model, cfg
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", required=True, choices=sorted(ARCHS))
+    ap.add_argument("--layers", type=int, default=0,
+                    help="number of decoder layers (default: the config's)")
+    ap.add_argument("--out", required=True, help="output directory")
+    args = ap.parse_args()
+
+    import torch
+    from torch.export import Dim
+
+    model, cfg = build(args.arch, args.layers)
+    # Dim.AUTO: export keeps both dims symbolic and records the guards the
+    # model needs (Gemma 2's sliding-window mask fails a named Dim's range).
+    ids = torch.zeros((2, 16), dtype=torch.int64, device="meta")
+    with torch.no_grad():
+        ep = torch.export.export(model, (ids,),
+                                 dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},),
+                                 strict=False)
+    os.makedirs(args.out, exist_ok=True)
+    write_atomic(os.path.join(args.out, "001_export_export_to_gm.txt"),
+                 print_graph(ep.module(), "export_to_gm", "export"))
+    dec = ep.run_decompositions()
+    write_atomic(os.path.join(args.out, "002_post_export_run_decompositions.txt"),
+                 print_graph(dec.module(), "run_decompositions", "post_export"))
+    print(f"{args.arch}: {cfg.model_type}, {getattr(cfg, 'num_hidden_layers', '?')} layers,"
+          f" hidden {getattr(cfg, 'hidden_size', '?')} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

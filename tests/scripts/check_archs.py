@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Discovery on architectures beyond Llama: GPT-2, Gemma 2 and Llama with eager
+attention, 2 layers each, exported from their default configs by
+scripts/export_dumps.py (tests/data/export_*_2l).
+
+usage: check_archs.py FUSESCAN TESTS_DIR
+Both flavours of every dump (torch.export and decomposed) must name the same
+chains with the same instance counts and kernels, and give the same pattern
+match counts. Exit 1 on a mismatch.
+"""
+import json, subprocess, sys
+
+L = 2
+EXPECT = {
+    'gpt2': {
+        'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
+        'gelu_tanh': ([L], 'gelu'),
+        # residual adds into ln_2 / the next ln_1 / ln_f, and wte + wpe into ln_1
+        'add_layernorm': ([1, 2 * L - 1], None),
+    },
+    'gemma2': {
+        'eager_attention_softcap': ([L], 'auto_deploy.torch_attention'),
+        'gemma_rmsnorm': ([4 * L + 1], None),
+        'geglu_tanh': ([L], 'auto_deploy.gelu_tanh_and_mul'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+    'llama_eager': {
+        'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'add_rmsnorm': ([2 * L], 'auto_deploy.flashinfer_fused_add_rms_norm'),
+        'swiglu': ([L], 'auto_deploy.torch_swiglu_mlp'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+}
+# names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
+ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax']}
+# `fusescan match`: each pattern's own count, the same in both flavours
+MATCH = {
+    'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0},
+    'gemma2': {'rmsnorm_gemma': 4 * L + 1, 'rmsnorm': 0, 'add_rmsnorm': 0, 'geglu_tanh': L,
+               'rope_rotate_half': L, 'eager_attention': 0},  # soft-capped: not AD's eager pattern
+    'llama_eager': {'eager_attention': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L,
+                    'rope_rotate_half': L, 'rmsnorm_gemma': 0},
+}
+
+
+def analyse(exe, path):
+    out = subprocess.run([exe, 'discover', '--format', 'json', path], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f'fusescan failed on {path} ({out.returncode}):\n{out.stderr}')
+    return json.loads(out.stdout)['analyses'][0]
+
+
+def match_counts(exe, path):
+    out = subprocess.run([exe, 'match', '--format', 'json', path], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f'fusescan match failed on {path} ({out.returncode}):\n{out.stderr}')
+    return {r['pattern']: r['matches'] for r in json.loads(out.stdout)['results']}
+
+
+def main():
+    exe, root = sys.argv[1:3]
+    passed = failed = 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        passed += ok
+        failed += not ok
+        if not ok:
+            print('FAIL', what)
+
+    for arch, want in EXPECT.items():
+        for dump in ('001_export_export_to_gm.txt', '002_post_export_run_decompositions.txt'):
+            path = f'{root}/data/export_{arch}_2l/{dump}'
+            a = analyse(exe, path)
+            got, kern = {}, {}
+            for k in a['candidates']:
+                got.setdefault(k['name'], []).append(k['instances'])
+                kern.setdefault(k['name'], set()).add(k['existing_kernel']['name'])
+            for name, (n, kernel) in want.items():
+                check(sorted(got.get(name, [])) == n, f'{arch} {dump}: {name} {sorted(got.get(name, []))} != {n}')
+                check(kern.get(name) == {kernel}, f'{arch} {dump}: {name} kernel {kern.get(name)} != {kernel}')
+            for name in ABSENT.get(arch, []):
+                check(name not in got, f'{arch} {dump}: lists {name}')
+            m = match_counts(exe, path)
+            for pat, n in MATCH[arch].items():
+                check(m.get(pat) == n, f'{arch} {dump}: match {pat} {m.get(pat)} != {n}')
+            if arch == 'gemma2':
+                rope = [k for k in a['candidates'] if k['name'] == 'rope_rotate_half']
+                check(rope and rope[0]['pairs'] == L, f'{arch} {dump}: rope q/k pairs')
+    print(f'{passed} passed, {failed} failed')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
