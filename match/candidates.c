@@ -363,7 +363,7 @@ static enum fs_rec recommend(const struct ctx *c, const struct fs_candidate *k)
 {
 	if (k->entry >= 0) {
 		const struct fs_catalog_entry *e = &c->o->cat->e[k->entry];
-		if (e->n_kernels || e->n_transforms)
+		if (e->n_kernels || e->n_subsumed || e->n_transforms)
 			return FS_REC_USE_EXISTING;
 	}
 	if (k->kind == FS_KIND_HORIZONTAL_GEMM || k->kind == FS_KIND_LAYOUT)

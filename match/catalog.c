@@ -177,6 +177,9 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 	else if (key_is(k, ke, "kernels")) {
 		free(en->kernels);
 		en->kernels = words(P, v, ve, &en->n_kernels);
+	} else if (key_is(k, ke, "subsumed_by")) {
+		free(en->subsumed);
+		en->subsumed = words(P, v, ve, &en->n_subsumed);
 	} else if (key_is(k, ke, "transforms")) {
 		free(en->transforms);
 		en->transforms = words(P, v, ve, &en->n_transforms);
@@ -190,7 +193,7 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 		free(en->evidence);
 		en->evidence = text_value(v, ve);
 	} else
-		cerr(P, k, "unknown key (kind, chain, kernels, transforms, dtypes, constraints, evidence)");
+		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, transforms, dtypes, constraints, evidence)");
 }
 
 uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *text, size_t len,
@@ -443,6 +446,7 @@ void fs_catalog_release(struct fs_catalog *c)
 		}
 		free(e->chains);
 		free(e->kernels);
+		free(e->subsumed);
 		free(e->transforms);
 		free(e->name);
 		free(e->dtypes);

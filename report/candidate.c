@@ -65,8 +65,8 @@ const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate 
 	if (k->entry < 0)
 		return NULL;
 	const struct fs_catalog_entry *e = &d->cat.e[k->entry];
-	if (e->n_kernels)
-		return fs_scan_str(d->scan, e->kernels[0]);
+	if (e->n_kernels || e->n_subsumed)
+		return fs_scan_str(d->scan, e->n_kernels ? e->kernels[0] : e->subsumed[0]);
 	return e->n_transforms ? fs_scan_str(d->scan, e->transforms[0]) : NULL;
 }
 
@@ -133,11 +133,15 @@ void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	size_t len = 0;
 	for (uint32_t i = 0; i < e->n_kernels && len < sizeof(ks); i++)
 		len += (size_t)snprintf(ks + len, sizeof(ks) - len, "%s%s", i ? ", " : "", fs_scan_str(d->scan, e->kernels[i]));
+	for (uint32_t i = 0; i < e->n_subsumed && len < sizeof(ks); i++)
+		len += (size_t)snprintf(ks + len, sizeof(ks) - len, "%s%s", i ? ", " : "subsumed by ",
+					fs_scan_str(d->scan, e->subsumed[i]));
 	lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
 		  e->evidence ? "; " : "", e->evidence ? e->evidence : "");
-	for (uint32_t i = 0; i < e->n_kernels; i++) {
+	for (uint32_t i = 0; i < e->n_kernels + e->n_subsumed; i++) {
 		char sym[200];
-		const char *key = fs_scan_str(d->scan, e->kernels[i]), *dot = strchr(key, '.');
+		uint32_t op = i < e->n_kernels ? e->kernels[i] : e->subsumed[i - e->n_kernels];
+		const char *key = fs_scan_str(d->scan, op), *dot = strchr(key, '.');
 		snprintf(sym, sizeof(sym), "%.*s::%s", dot ? (int)(dot - key) : 0, key, dot ? dot + 1 : key);
 		if (d->cat.files_indexed)
 			source_evidence(d, sym, out);
@@ -172,6 +176,8 @@ void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
 			  k->pairs);
 	if (k->entry >= 0 && (d->cat.e[k->entry].n_kernels || d->cat.e[k->entry].n_transforms))
 		lines_add(out, "+ an existing kernel implements it: no new code");
+	else if (k->entry >= 0 && d->cat.e[k->entry].n_subsumed)
+		lines_add(out, "+ an existing kernel absorbs it with the ops around it: no new code");
 	else if (k->rec == FS_REC_NEEDS_TRITON)
 		lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
 	if (k->cost_known && k->bytes_total < (1 << 20))

@@ -3,7 +3,7 @@
  * file order so the DOT text is deterministic. A site is a cluster with its
  * nodes filled; fused custom ops are drawn in blue, inputs and weights as
  * ellipses. A whole graph is folded: the layer of a node is the layer of the
- * `layers_N_` weights it (or an input chain) reads; layer 0 is drawn, layers
+ * `layers_N_` (`h_N_`, ...) weights it (or an input chain) reads; layer 0 is drawn, layers
  * 1..N-1 become one block marked xN, and everything after the last layer is
  * drawn again. Used by `fusescan render` and `fusescan --apply`.
  */
@@ -60,12 +60,31 @@ static void neighbourhood(const struct fs_graph *g, const struct fs_render_opts 
 	free(q);
 }
 
+/* The layer index in a weight's name: `<list>_N_` where <list> is a module
+ * list as Hugging Face names them (Llama `model_layers_N`, GPT-2 / Falcon
+ * `transformer_h_N`, BERT `encoder_layer_N`, T5 / MPT `block(s)_N`); -1 if
+ * none. Separators are `_` or `.`. */
 static int32_t weight_layer(const struct fs_scan *s, const struct fs_node *n)
 {
-	const char *name = fs_scan_str(s, n->name), *p = strstr(name, "layers");
-	if (n->kind != FS_NODE_EXTERN || !p || (p[6] != '_' && p[6] != '.') || p[7] < '0' || p[7] > '9')
+	static const char *const lists[] = {"layers", "layer", "h", "blocks", "block"};
+	if (n->kind != FS_NODE_EXTERN)
 		return -1;
-	return (int32_t)strtol(p + 7, NULL, 10);
+	const char *name = fs_scan_str(s, n->name);
+	for (const char *p = name; *p; p++) {
+		if (p != name && p[-1] != '_' && p[-1] != '.')
+			continue;
+		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+			size_t len = strlen(lists[k]);
+			const char *d = p + len;
+			if (strncmp(p, lists[k], len) || (*d != '_' && *d != '.') || d[1] < '0' || d[1] > '9')
+				continue;
+			char *end;
+			long v = strtol(d + 1, &end, 10);
+			if ((*end == '_' || *end == '.') && v < INT32_MAX)
+				return (int32_t)v;
+		}
+	}
+	return -1;
 }
 
 /* Folds layers 1..N-1; returns N (0: no layers found, nothing folded). */
@@ -136,10 +155,15 @@ static Agnode_t *draw_node(Agraph_t *G, Agraph_t *sub, const struct fs_scan *s, 
 }
 
 static Agraph_t *build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
-		       const uint8_t *shown, uint32_t layers)
+		       const uint8_t *shown, uint32_t n_shown, uint32_t layers)
 {
 	Agraph_t *G = agopen((char *)"fusescan", Agstrictdirected, NULL); /* one edge a pair */
 	agattr(G, AGRAPH, (char *)"rankdir", (char *)"TB");
+	if (n_shown > FS_RENDER_BOUNDED) { /* dot's ranking and mincross grow fast: bound them */
+		agattr(G, AGRAPH, (char *)"nslimit", (char *)"1");
+		agattr(G, AGRAPH, (char *)"nslimit1", (char *)"1");
+		agattr(G, AGRAPH, (char *)"mclimit", (char *)"0.1");
+	}
 	agattr(G, AGRAPH, (char *)"fontname", (char *)"Helvetica");
 	agattr(G, AGNODE, (char *)"shape", (char *)"box");
 	agattr(G, AGNODE, (char *)"fontname", (char *)"Helvetica");
@@ -250,7 +274,7 @@ int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs
 		free(shown);
 		return -1;
 	}
-	Agraph_t *G = build(s, g, o, shown, layers);
+	Agraph_t *G = build(s, g, o, shown, n, layers);
 	free(shown);
 	size_t len = strlen(path) + 16;
 	char *tmp = fs_xmalloc(len);

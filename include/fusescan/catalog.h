@@ -54,6 +54,9 @@ struct fs_catalog_entry {
 	uint32_t n_chains, cap_chains;
 	uint32_t *kernels;       /* op keys ("auto_deploy.flashinfer_rms_norm") */
 	uint32_t n_kernels;
+	uint32_t *subsumed;      /* ops that absorb the chain with the ops around it
+				    (attention absorbs its softmax): no drop-in replacement */
+	uint32_t n_subsumed;
 	uint32_t *transforms;    /* AutoDeploy transform names */
 	uint32_t n_transforms;
 	char *dtypes, *constraints, *evidence;

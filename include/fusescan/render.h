@@ -21,7 +21,10 @@ struct fs_render_opts {
 };
 
 /* Largest picture drawn: more nodes (after folding) is refused with advice. */
-enum { FS_RENDER_MAX_NODES = 1500 };
+enum { FS_RENDER_MAX_NODES = 500 };
+/* Above this many nodes dot's ranking and crossing minimisation run with
+ * bounded effort (nslimit, mclimit): unbounded, 400 nodes can take minutes. */
+enum { FS_RENDER_BOUNDED = 200 };
 
 /* Writes the picture atomically. 0, or -1 with the reason in d. */
 int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,

@@ -60,6 +60,32 @@ check "unknown id" 2 "$exe" --apply nothing-12345678 --out "$tmp/f" "$final"
 contains "unknown id message" "$tmp/err" "'nothing-12345678' is neither a candidate id of this graph nor a pattern"
 check "two graphs" 2 "$exe" --apply rmsnorm --out "$tmp/g" "$export_dump" "$final"
 check "no id" 2 "$exe" fuse "$final"
+# other architectures: a catalog entry with no drop-in kernel gets a fusescan.<name> node
+gemma=$tests/data/export_gemma2_2l/001_export_export_to_gm.txt
+check "apply Gemma RMSNorm" 0 "$exe" --apply gemma_rmsnorm-af7cb93a --out "$tmp/h" "$gemma"
+count "Gemma RMSNorm fused" "$tmp/h/001_export_export_to_gm.txt" "= fusescan.gemma_rmsnorm.default(" 9
+check "apply soft-capped softmax" 0 "$exe" --apply eager_attention_softcap-71807e1d --out "$tmp/i" "$gemma"
+count "softmax subsumed by attention: own node" "$tmp/i/001_export_export_to_gm.txt" "= fusescan.eager_attention_softcap.default(" 2
+check "after-dump parses" 0 "$exe" scan "$tmp/i/001_export_export_to_gm.txt"
+
+# whole-graph renders: GPT-2's transformer_h_N weights fold like Llama's layers_N;
+# a large graph with nothing to fold is refused with advice, a mid-sized one drawn
+check "render GPT-2 folded" 0 "$exe" render -o "$tmp/gpt2.dot" "$tests/data/export_gpt2_2l/001_export_export_to_gm.txt"
+contains "GPT-2 layers folded" "$tmp/gpt2.dot" 'label="layers 1..1\nas layer 0\nx1"'
+chain() { # chain N: a graph of N negations in a row
+	echo '%x : 4 : torch.float32'
+	echo '%n0 = aten.neg.default(%x : 4 : torch.float32) : 4 : torch.float32'
+	for ((i = 1; i < $1; i++)); do
+		echo "%n$i = aten.neg.default(%n$((i - 1)) : 4 : torch.float32) : 4 : torch.float32"
+	done
+	echo "output %n$(($1 - 1))"
+}
+chain 600 > "$tmp/chain600.txt"
+check "600 unfoldable nodes refused" 2 "$exe" render -o "$tmp/chain.svg" "$tmp/chain600.txt"
+contains "refusal advice" "$tmp/err" "too many for a readable picture; render a neighbourhood"
+chain 300 > "$tmp/chain300.txt"
+check "300 nodes drawn (bounded layout)" 0 "$exe" render -o "$tmp/chain.svg" "$tmp/chain300.txt"
+contains "bounded layout svg" "$tmp/chain.svg" "<svg"
 [ "$(cat "$run"/* | md5sum)" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL inputs modified"; }
 
 echo "$pass passed, $fail failed"
