@@ -51,13 +51,15 @@ void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 	const struct fs_graph *g = m->g;
 	size_t len = 0;
 	buf[0] = '\0';
-	for (uint32_t i = 0; i < r->n_nodes && len + 1 < n; i++) {
-		const struct fs_node *x = &g->nodes[r->nodes[i]];
-		const struct fs_op *op = &d->scan->ops[x->op];
-		if (op->flags & FS_OPF_INDEX_ONLY)
-			continue; /* views are free; shown in the sites */
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " -> " : "", fs_scan_str(d->scan, op->key));
-	}
+	/* views are free and left out, unless the region is nothing but views
+	 * (repeat_kv: the reshape of an expanded value is the copy) */
+	for (int views = 0; views < 2 && !len; views++)
+		for (uint32_t i = 0; i < r->n_nodes && len + 1 < n; i++) {
+			const struct fs_op *op = &d->scan->ops[g->nodes[r->nodes[i]].op];
+			if ((op->flags & FS_OPF_INDEX_ONLY) && !views)
+				continue;
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? " -> " : "", fs_scan_str(d->scan, op->key));
+		}
 }
 
 const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k)
