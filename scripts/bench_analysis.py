@@ -10,7 +10,7 @@ dumps). Prints milliseconds and the ratios.
 
 usage: scripts/bench_analysis.py [--fusescan build/fusescan] [--dumps ../shared/dumps]
 """
-import argparse, os, platform, subprocess, sys, time
+import argparse, json, os, platform, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,8 +41,10 @@ def main():
     disc = best([a.fusescan, 'discover', largest], a.repeat)
     disc_json = best([a.fusescan, 'discover', '--format', 'json', largest], a.repeat)
     match = best([a.fusescan, 'match', largest], a.repeat)
+    lib = subprocess.run([a.fusescan, 'match', '--format', 'json', largest], capture_output=True, text=True)
+    n_patterns = len(json.loads(lib.stdout)['patterns'])
     rows = [('scan (parse + summary)', scan), ('discover (parse + mine + text)', disc),
-            ('discover --format json', disc_json), ('match (parse + 19 patterns + text)', match)]
+            ('discover --format json', disc_json), (f'match (parse + {n_patterns} patterns + text)', match)]
     if os.path.isdir(run):
         rows.append(('discover on the whole run (35 dumps)', best([a.fusescan, 'discover', run], a.repeat)))
         rows.append(('match on the whole run (35 dumps)', best([a.fusescan, 'match', run], a.repeat)))
