@@ -21,6 +21,9 @@ EXPECT = {
     'gemma2': {
         'eager_attention_softcap': ([L], 'auto_deploy.torch_attention'),
         'gemma_rmsnorm': ([4 * L + 1], None),
+        # residual sums into the pre-feed-forward norm and the next layer's input norm
+        'add_gemma_rmsnorm': ([2 * L], None),
+        'logit_softcap': ([1], None),
         'geglu_tanh': ([L], 'auto_deploy.gelu_tanh_and_mul'),
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
