@@ -16,7 +16,9 @@ Needs PyTorch and transformers (the GPU machine has both):
 
 Architectures: gpt2 (LayerNorm, addmm + tanh GELU), gemma2 (GeGLU-tanh,
 (1 + w) RMSNorm, softcapping), llama_eager (Llama with eager attention:
-matmul * scale + mask -> softmax), llama (SDPA attention).
+matmul * scale + mask -> softmax), llama (SDPA attention), mixtral (MoE
+router and experts), qwen2 (QKV biases), phi3 (fused QKV and gate/up
+projections), gpt_neox (parallel residual, partial rotary), falcon.
 """
 
 import argparse
@@ -31,6 +33,11 @@ ARCHS = {
     "gemma2": ("gemma2", {}, "eager"),
     "llama_eager": ("llama", {}, "eager"),
     "llama": ("llama", {}, "sdpa"),
+    "mixtral": ("mixtral", {}, "sdpa"),
+    "qwen2": ("qwen2", {}, "sdpa"),
+    "phi3": ("phi3", {}, "sdpa"),
+    "gpt_neox": ("gpt_neox", {}, "eager"),
+    "falcon": ("falcon", {}, "eager"),
 }
 
 

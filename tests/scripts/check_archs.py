@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Discovery on architectures beyond Llama: GPT-2, Gemma 2 and Llama with eager
-attention, 2 layers each, exported from their default configs by
-scripts/export_dumps.py (tests/data/export_*_2l).
+"""Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
+attention, Mixtral and Qwen2, 2 layers each, exported from their default
+configs by scripts/export_dumps.py (tests/data/export_*_2l).
 
 usage: check_archs.py FUSESCAN TESTS_DIR
 Both flavours of every dump (torch.export and decomposed) must name the same
@@ -27,6 +27,15 @@ EXPECT = {
         'geglu_tanh': ([L], 'auto_deploy.gelu_tanh_and_mul'),
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
+    'mixtral': {
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+    'qwen2': {
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'add_rmsnorm': ([2 * L], 'auto_deploy.flashinfer_fused_add_rms_norm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -43,7 +52,11 @@ MATCH = {
     'gemma2': {'rmsnorm_gemma': 4 * L + 1, 'rmsnorm': 0, 'add_rmsnorm': 0, 'geglu_tanh': L,
                'rope_rotate_half': L, 'eager_attention': 0},  # soft-capped: not AD's eager pattern
     'llama_eager': {'eager_attention': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L,
-                    'rope_rotate_half': L, 'rmsnorm_gemma': 0},
+                    'rope_rotate_half': L, 'rmsnorm_gemma': 0, 'swiglu': L},
+    # MoE: the router (its division exported in place, div_) and the experts' fused gate/up
+    'mixtral': {'moe_router': L, 'silu_and_mul': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L},
+    # biased QKV projections: addmm once decomposed
+    'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
 }
 
 

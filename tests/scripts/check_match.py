@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`fusescan match` on a whole AutoDeploy run, as the pattern-library issue
 states it: each chain matches in the dumps before its transform and not after,
-and the ad.log cross-check agrees with every transform.
+and the ad.log cross-check agrees with every transform; the plain export and the
+decomposed graph of the same model give the same counts.
 
 usage: check_match.py FUSESCAN fixtures TESTS_DIR | shared DUMPS_DIR
 Exit 1 on a mismatch, 77 (skipped) when the dumps are not there.
@@ -43,6 +44,20 @@ def main():
     if len(r['gates']) != 35:
         failed += 1
         print(f'FAIL {len(r["gates"])} ad.log checks, want 35')
+    # the plain export and its decomposition (mm, _to_copy, sigmoid) match alike
+    export = run.replace('adrun_', 'export_')
+    flavours = {}
+    for dump in ('001_export_export_to_gm.txt', '002_post_export_run_decompositions.txt'):
+        out = subprocess.run([exe, 'match', '--format', 'json', f'{export}/{dump}'], capture_output=True, text=True)
+        flavours[dump] = {x['pattern']: x['matches'] for x in json.loads(out.stdout)['results']} if out.returncode == 0 else {}
+    for pat, n in {'rmsnorm': 2 * L + 1, 'swiglu': L, 'rope_rotate_half': L, 'add_rmsnorm': 2 * L,
+                   'parallel_gemm': 2 * L}.items():
+        for dump, got in flavours.items():
+            ok = got.get(pat) == n
+            passed += ok
+            failed += not ok
+            if not ok:
+                print(f'FAIL {pat} in {os.path.basename(export)}/{dump}: {got.get(pat)} (want {n})')
     print(f'{passed} passed, {failed} failed')
     return 1 if failed else 0
 
