@@ -61,14 +61,19 @@ static uint32_t chains(const struct fs_scan *s, const struct fs_catalog *cat, co
 }
 
 /* The op that took the place of `gone` chains: one that appeared as often,
- * else one whose count divides it (a q/k pair per RoPE op); getitems and
- * views are not replacements. 0 if none. */
+ * else one that appeared half as often (one op per q/k pair of RoPE chains).
+ * Only ops that compute can replace a chain: not views, casts, getitems,
+ * SymInt arithmetic or tensor creation. 0 if none. */
 static uint32_t replacing_op(const struct fs_scan *s, const uint32_t *ha, const uint32_t *hb, int64_t gone, int64_t *rise)
 {
 	uint32_t best = 0;
 	for (uint32_t op = 1; op < s->n_ops; op++) {
 		int64_t r = (int64_t)hb[op] - (int64_t)ha[op];
-		if (r <= 0 || gone % r || (s->ops[op].flags & FS_OPF_INDEX_ONLY))
+		uint8_t cls = s->ops[op].cls;
+		int computes = cls == FS_OPC_FUSED || cls == FS_OPC_ELEMENTWISE || cls == FS_OPC_NORM ||
+			       cls == FS_OPC_REDUCTION || cls == FS_OPC_GEMM || cls == FS_OPC_ATTENTION ||
+			       cls == FS_OPC_COLLECTIVE;
+		if ((r != gone && r * 2 != gone) || !computes || (s->ops[op].flags & FS_OPF_INDEX_ONLY))
 			continue;
 		if (!best || r > *rise)
 			best = op, *rise = r;
@@ -96,7 +101,7 @@ static size_t replaced(const struct fs_scan *s, const struct chain *c, uint32_t 
 		if (c[i].b >= c[i].a)
 			continue;
 		int64_t gone = c[i].a - c[i].b, rise = 0;
-		uint32_t by = replacing_op(s, ha, hb, gone, &rise);
+		uint32_t by = reformed(c, nc, i) ? 0 : replacing_op(s, ha, hb, gone, &rise);
 		if (!by && reformed(c, nc, i))
 			k += (size_t)snprintf(buf + k, len - k, "%s%s x%lld changed form (its ops were rewritten)", k ? sep : "",
 					      c[i].name, (long long)gone);
@@ -106,7 +111,7 @@ static size_t replaced(const struct fs_scan *s, const struct chain *c, uint32_t 
 		else
 			k += (size_t)snprintf(buf + k, len - k, "%s%s x%lld replaced by %s%s", k ? sep : "", c[i].name,
 					      (long long)gone, fs_scan_str(s, s->ops[by].target),
-					      rise == gone ? "" : rise * 2 == gone ? " (one op a pair)" : " (one op for several)");
+					      rise == gone ? "" : " (one op a pair)");
 	}
 	return k;
 }
