@@ -8,6 +8,7 @@
  */
 #include "fusescan/rewrite.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +145,15 @@ static int name_taken(const struct ctx *c, const char *name)
 	return 0;
 }
 
-static char *fresh_name(struct ctx *c, const char *base)
+/* "<base>_fused[_k]", the base made an identifier ("multi_output:add-mul"
+ * gives multi_output_add_mul), unused in the graph and in this rewrite. */
+static char *fresh_name(struct ctx *c, const char *rewrite_name)
 {
-	char name[200];
+	char base[120], name[200];
+	size_t n = 0;
+	for (const char *p = rewrite_name; *p && n + 1 < sizeof(base); p++)
+		base[n++] = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
+	base[n] = '\0';
 	snprintf(name, sizeof(name), "%s_fused", base);
 	for (uint32_t k = 1; name_taken(c, name); k++)
 		snprintf(name, sizeof(name), "%s_fused_%u", base, k);

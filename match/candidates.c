@@ -124,6 +124,12 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 {
 	/* copy what is needed: add_region may move the region array */
@@ -295,6 +301,134 @@ static void find_parallel_gemms(struct ctx *c)
 	free(src);
 }
 
+/* ---- horizontal: sibling elementwise chains sharing an input ------------------------------- */
+
+enum { MAX_SIBLINGS = 8 };
+
+/* A chain that is a candidate itself (two kernels or more), unnamed and elementwise. */
+static int sibling_kind(const struct ctx *c, const struct fs_region *r)
+{
+	return r->n_nodes && r->n_math && r->entry < 0 && worth_it(c, r) &&
+	       (r->kind == FS_KIND_ELEMENTWISE || r->kind == FS_KIND_GEMM_EPILOGUE || r->kind == FS_KIND_ATTENTION_ADJACENT);
+}
+
+/* Whether a path leads from region a's nodes to region b (file order is
+ * topological: nothing past b's last node matters). */
+static int reaches(const struct ctx *c, uint32_t a, uint32_t b, uint8_t *seen, uint32_t *stack)
+{
+	const struct fs_graph *g = c->g;
+	const struct fs_region *A = &c->m->regions[a], *B = &c->m->regions[b];
+	uint32_t limit = B->nodes[B->n_nodes - 1], n = 0, n_seen = 0, found = 0;
+	for (uint32_t i = 0; i < A->n_nodes; i++)
+		stack[n++] = A->nodes[i];
+	while (n && !found) {
+		const struct fs_node *x = &g->nodes[stack[--n]];
+		for (uint32_t u = 0; u < x->n_users && !found; u++) {
+			uint32_t y = g->users[x->users + u];
+			if (y > limit || seen[y] || c->region_of[y] == a)
+				continue;
+			found = c->region_of[y] == b;
+			seen[y] = 1;
+			stack[n++] = y;
+			stack[g->n_nodes + n_seen++] = y; /* to clear */
+		}
+	}
+	for (uint32_t i = 0; i < n_seen; i++)
+		seen[stack[g->n_nodes + i]] = 0;
+	return (int)found;
+}
+
+struct src_region {
+	uint32_t src, first, region; /* first: the region's first node (file order) */
+};
+
+static int src_cmp(const void *a, const void *b)
+{
+	const struct src_region *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Unnamed elementwise chains that read one computed value and do not depend
+ * on each other (RoPE's cos and sin of one angle table, say): one kernel can
+ * read the value once and write every chain's output. Chains join in file
+ * order; one that depends on a member is left out. */
+static void find_siblings(struct ctx *c, uint32_t n_vertical)
+{
+	const struct fs_graph *g = c->g;
+	struct src_region *v = NULL;
+	uint32_t nv = 0, cap = 0;
+	for (uint32_t ri = 0; ri < n_vertical; ri++) {
+		const struct fs_region *r = &c->m->regions[ri];
+		for (uint32_t i = 0; sibling_kind(c, r) && i < r->n_inputs; i++) {
+			uint32_t s0 = view_root(c, r->inputs[i]);
+			if (g->nodes[s0].kind != FS_NODE_CALL)
+				continue; /* weights and graph inputs: nothing computed to share */
+			FS_GROW(v, cap, nv + 1);
+			v[nv++] = (struct src_region){s0, r->nodes[0], ri};
+		}
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), src_cmp);
+	uint8_t *seen = fs_xcalloc(g->n_nodes + 1, 1), *grouped = fs_xcalloc(n_vertical + 1, 1);
+	uint32_t *stack = fs_xmalloc((2 * g->n_nodes + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0, j; i < nv; i = j) {
+		uint32_t members[MAX_SIBLINGS], k = 0;
+		for (j = i; j < nv && v[j].src == v[i].src; j++) {
+			/* a chain joins one group: the first value it shares */
+			int ok = k < MAX_SIBLINGS && !grouped[v[j].region] && (!k || members[k - 1] != v[j].region);
+			for (uint32_t m = 0; ok && m < k; m++)
+				ok = !reaches(c, members[m], v[j].region, seen, stack) &&
+				     !reaches(c, v[j].region, members[m], seen, stack);
+			if (ok)
+				members[k++] = v[j].region;
+		}
+		if (k < 2)
+			continue;
+		for (uint32_t m = 0; m < k; m++)
+			grouped[members[m]] = 1;
+		uint32_t n_nodes = 0, n_out = 0, s0 = v[i].src;
+		uint64_t sig = h64(hkey(c, s0, 0x51b1), k);
+		uint64_t msig[MAX_SIBLINGS];
+		for (uint32_t m = 0; m < k; m++) {
+			n_nodes += c->m->regions[members[m]].n_nodes;
+			n_out += c->m->regions[members[m]].n_outputs;
+			msig[m] = c->m->regions[members[m]].sig;
+		}
+		qsort(msig, k, sizeof(uint64_t), cmp_u64);
+		for (uint32_t m = 0; m < k; m++)
+			sig = h64(sig, msig[m]);
+		uint32_t *nodes = fs_xmalloc(n_nodes * sizeof(uint32_t)), *outs = fs_xmalloc(n_out * sizeof(uint32_t));
+		uint32_t nn = 0, no = 0, kernels = 0, math = 0, risks = 0;
+		for (uint32_t m = 0; m < k; m++) {
+			const struct fs_region *r = &c->m->regions[members[m]];
+			memcpy(nodes + nn, r->nodes, r->n_nodes * sizeof(uint32_t));
+			memcpy(outs + no, r->outputs, r->n_outputs * sizeof(uint32_t));
+			nn += r->n_nodes, no += r->n_outputs, kernels += r->n_kernels, math += r->n_math;
+			risks |= r->risks;
+		}
+		qsort(nodes, nn, sizeof(uint32_t), cmp_u32);
+		int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
+		uint32_t ri = add_region(c, nodes, nn, &s0, 1, outs, no);
+		struct fs_region *r = &c->m->regions[ri];
+		r->sig = sig;
+		r->kind = FS_KIND_HORIZONTAL_ELEMENTWISE;
+		r->n_kernels = kernels;
+		r->n_math = math;
+		r->bytes_saved = b < 0 ? 0 : b * (k - 1);
+		r->cost_known = b >= 0;
+		r->launches_saved = k - 1;
+		r->risks = risks | FS_RISK_MULTI_OUTPUT;
+		free(nodes);
+		free(outs);
+	}
+	free(stack);
+	free(grouped);
+	free(seen);
+	free(v);
+}
+
 /* ---- grouping into candidates -------------------------------------------------------------- */
 
 struct keyed {
@@ -430,6 +564,7 @@ void fs_mine_candidates(struct ctx *c)
 	}
 	find_multi_outputs(c, n_vertical);
 	find_parallel_gemms(c);
+	find_siblings(c, n_vertical);
 	struct keyed *v = fs_xmalloc((m->n_regions + 1) * sizeof(*v));
 	uint32_t nv = 0;
 	for (uint32_t i = 0; i < m->n_regions; i++) {

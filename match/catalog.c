@@ -16,7 +16,7 @@
 
 static const char *const kind_names[] = {
 	"elementwise", "norm", "gemm_epilogue", "attention_adjacent", "layout", "multi_output",
-	"horizontal_gemm",
+	"horizontal_gemm", "horizontal_elementwise",
 };
 _Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == FS_KIND_COUNT, "kind names");
 
@@ -171,7 +171,7 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 	if (key_is(k, ke, "kind")) {
 		if (set_kind(en, v, ve) < 0)
 			cerr(P, v, "unknown kind (norm, elementwise, gemm_epilogue, attention_adjacent, "
-				   "layout, multi_output, horizontal_gemm)");
+				   "layout, multi_output, horizontal_gemm, horizontal_elementwise)");
 	} else if (key_is(k, ke, "chain"))
 		add_chain(P, v, ve);
 	else if (key_is(k, ke, "kernels")) {

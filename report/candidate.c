@@ -173,6 +173,8 @@ void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
 			  (unsigned long long)k->launches_total);
 	if (k->n_instances > 1)
 		lines_add(out, "+ recurs %u times: one kernel serves every instance", k->n_instances);
+	if (k->kind == FS_KIND_HORIZONTAL_ELEMENTWISE)
+		lines_add(out, "+ sibling chains read one value: one kernel reads it once and writes each output");
 	if (k->pairs)
 		lines_add(out, "+ %u pairs of instances share an input (q/k, gate/up): one launch can serve a pair",
 			  k->pairs);

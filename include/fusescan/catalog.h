@@ -23,6 +23,7 @@ enum fs_kind {
 	FS_KIND_LAYOUT,
 	FS_KIND_MULTI_OUTPUT,
 	FS_KIND_HORIZONTAL_GEMM,
+	FS_KIND_HORIZONTAL_ELEMENTWISE, /* sibling chains reading one input */
 	FS_KIND_COUNT
 };
 

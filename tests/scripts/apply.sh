@@ -68,6 +68,10 @@ check "apply soft-capped softmax" 0 "$exe" --apply eager_attention_softcap-71807
 count "softmax subsumed by attention: own node" "$tmp/i/001_export_export_to_gm.txt" "= fusescan.eager_attention_softcap.default(" 2
 check "after-dump parses" 0 "$exe" scan "$tmp/i/001_export_export_to_gm.txt"
 
+# sibling chains (cos and sin of one angle table): one node, one getitem per chain output
+check "apply siblings" 0 "$exe" --apply horizontal_elementwise.cos-mul-sin-cast-3f5b27c4 --out "$tmp/j" "$export_dump"
+count "sibling outputs" "$tmp/j/001_export_export_to_gm.txt" "= <built-in function getitem>(%horizontal_elementwise_cos_mul_sin_cast_fused" 2
+
 # whole-graph renders: GPT-2's transformer_h_N weights fold like Llama's layers_N;
 # a large graph with nothing to fold is refused with advice, a mid-sized one drawn
 check "render GPT-2 folded" 0 "$exe" render -o "$tmp/gpt2.dot" "$tests/data/export_gpt2_2l/001_export_export_to_gm.txt"

@@ -60,6 +60,9 @@ def main():
             check(ks == {kernels[name]}, f'{os.path.basename(path)}: {name} kernel {ks}')
         rope = [k for k in a['candidates'] if k['name'] == 'rope_rotate_half']
         check(rope and rope[0]['pairs'] == L, f'{os.path.basename(path)}: rope pairs')
+        sib = [k for k in a['candidates'] if k['kind'] == 'horizontal_elementwise'
+               and any('cos' in o for o in k['ops']) and any('sin' in o for o in k['ops'])]
+        check(len(sib) == 1 and sib[0]['instances'] == 1, f'{os.path.basename(path)}: cos / sin siblings {len(sib)}')
         gemms = sorted(len(k['sites'][0]) for k in a['candidates'] if k['name'] == 'parallel_gemm')
         check(gemms == [2, 3], f'{os.path.basename(path)}: parallel GEMM groups {gemms} (gate/up, QKV)')
 

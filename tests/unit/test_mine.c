@@ -1,6 +1,7 @@
 /*
  * test_mine.c: discovery on tiny hand-written graphs: the legality rules
- * (second consumer, graph output, side-effect users, no cycles), signatures
+ * (second consumer, graph output, side-effect users, no cycles, independent
+ * siblings), signatures
  * (different wiring never collides, commutative swaps do not split), the
  * cost arithmetic and bindings, and the catalog and ad.log parsers.
  */
@@ -120,6 +121,39 @@ static void t_side_effect_users_do_not_count(void)
 		 "output %m\n", NULL);
 	CHECK_EQ_U(f.m->n_cands, 1);
 	CHECK_STR(sites(&f, 0, buf, sizeof(buf)), "a,b");
+	done(&f);
+}
+
+/* Chains A and B read the GEMM output s and nothing else of each other:
+ * siblings. Chain C reads s and A's output, so it cannot join them. */
+static void t_siblings_are_independent(void)
+{
+	struct fix f;
+	char buf[256];
+	mine(&f, "%x : " X4 "\n%w : 8x8 : torch.float32\n"
+		 "%s = aten.mm.default(%x : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "%a1 = aten.exp.default(%s : " X4 ") : " X4 "\n"
+		 "%a2 = aten.neg.default(%a1 : " X4 ") : " X4 "\n"
+		 "%b1 = aten.sin.default(%s : " X4 ") : " X4 "\n"
+		 "%b2 = aten.abs.default(%b1 : " X4 ") : " X4 "\n"
+		 "%c1 = aten.mul.Tensor(%s : " X4 ", %a2 : " X4 ") : " X4 "\n"
+		 "%c2 = aten.neg.default(%c1 : " X4 ") : " X4 "\n"
+		 "%ma = aten.mm.default(%a2 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "%mb = aten.mm.default(%b2 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "%mc = aten.mm.default(%c2 : " X4 ", %w : 8x8 : torch.float32) : " X4 "\n"
+		 "output %ma, %mb, %mc\n", NULL);
+	uint32_t found = 0;
+	for (uint32_t k = 0; k < f.m->n_cands; k++) {
+		if (f.m->cands[k].kind != FS_KIND_HORIZONTAL_ELEMENTWISE)
+			continue;
+		found++;
+		CHECK_STR(sites(&f, k, buf, sizeof(buf)), "a1,a2,b1,b2");
+		const struct fs_region *r = &f.m->regions[f.m->cands[k].instances[0]];
+		CHECK_EQ_U(r->n_outputs, 2);
+		CHECK_EQ_U(r->launches_saved, 1);
+		CHECK(r->bytes_saved == 4 * 8 * 4); /* s read once instead of twice */
+	}
+	CHECK_EQ_U(found, 1);
 	done(&f);
 }
 
@@ -345,6 +379,7 @@ static void t_adlog_parser(void)
 	X(t_side_effect_users_do_not_count)    \
 	X(t_add_feeding_norm_is_multi_output)  \
 	X(t_no_cycle_through_outside)          \
+	X(t_siblings_are_independent)          \
 	X(t_signatures_follow_wiring)          \
 	X(t_cost_arithmetic)                   \
 	X(t_bindings)                          \
