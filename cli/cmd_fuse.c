@@ -10,9 +10,11 @@
 #include "cli.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
+#include "fusescan/numerics.h"
 #include "fusescan/render.h"
 #include "fusescan/rewrite.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +270,52 @@ static int plan_ids(const struct fs_discovery *d, const struct fs_patlib *lib, c
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The CPU numerics of the first site of the first rewrite: printed, and
+ * written as numerics.txt / numerics.json. 0 pass, 1 fail, -1 not run. */
+static int numerics(struct fs_discovery *d, const struct plan *pl, const char *dir, struct fs_numerics_opts *no)
+{
+	struct fs_scan *s = d->scan;
+	const struct fs_graph *g = s->modules[d->a[0].module].graph;
+	const struct fs_site *site = &pl->v[0].sites[0];
+	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t)); /* file order */
+	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
+	qsort(nodes, site->n_nodes, sizeof(uint32_t), cmp_u32);
+	struct fs_numerics r;
+	no->gelu_tanh = strstr(pl->v[0].name, "tanh") != NULL;
+	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, &r, &s->diags);
+	uint32_t last = nodes[site->n_nodes - 1];
+	free(nodes);
+	if (failed)
+		return -1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return -1;
+	fs_numerics_print(&r, mem);
+	fprintf(mem, "  GPU: not run (this build executes the CPU path only)\n");
+	fclose(mem);
+	fputs(text, stdout);
+	cJSON *j = fs_numerics_json(&r);
+	cJSON_AddStringToObject(j, "candidate", pl->v[0].name);
+	cJSON_AddStringToObject(j, "site", fs_scan_str(s, g->nodes[last].name));
+	char *json = cJSON_Print(j);
+	size_t jl = strlen(json);
+	json = fs_xrealloc(json, jl + 2);
+	json[jl++] = '\n';
+	int rc = write_file(dir, "numerics.txt", text, len) | write_file(dir, "numerics.json", json, jl);
+	free(json);
+	cJSON_Delete(j);
+	free(text);
+	return rc ? -1 : r.verdict == FS_VERDICT_FAIL;
+}
+
 static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops)
 {
 	struct fs_scan *s = d->scan;
@@ -305,6 +353,9 @@ static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint3
 int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
+	const char *tokens_s = NULL, *seed_s = NULL;
+	static const char *const plants[] = {"none", "eps", "cast", NULL};
+	int plant = 0, triage = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
@@ -316,11 +367,24 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 		{"hops", 0, FS_OPT_STRING, "K", "neighbourhood drawn around the site (default 2)", &hops_s, NULL},
 		{"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &pdir, NULL},
 		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
+		{"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL},
+		{"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL},
+		{"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL},
+		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
 	uint32_t hops = hops_s ? (uint32_t)strtoul(hops_s, NULL, 10) : 2;
+	struct fs_numerics_opts no = {.tokens = tokens_s ? strtoll(tokens_s, NULL, 10) : 16,
+				      .seed = seed_s ? strtoull(seed_s, NULL, 10) : 0,
+				      .triage = triage,
+				      .plant_eps = plant == 1 ? 0.1 : 0,
+				      .plant_drop_cast = plant == 2};
+	if (!r && (no.tokens <= 0 || no.tokens > 1 << 20)) {
+		fprintf(stderr, "fusescan %s: --tokens wants an integer in 1..1048576, got '%s'\n", cmd->name, tokens_s);
+		r = -1;
+	}
 	if (r || (approvals && read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
@@ -338,8 +402,10 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct plan pl = {0};
 	int rc = FS_EXIT_INPUT;
-	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0)
-		rc = apply(d, &pl, out_dir, hops) == 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, hops) == 0) {
+		int v = numerics(d, &pl, out_dir, &no);
+		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
+	}
 	fs_diags_print(&s->diags, stderr);
 	release_plan(&pl);
 	fs_discovery_free(d);

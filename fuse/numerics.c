@@ -1,0 +1,886 @@
+/*
+ * numerics.c: the CPU executions of a region and the verdict (see
+ * fusescan/numerics.h). Every value is a contiguous float64 array in the
+ * node's dumped shape, bound to concrete sizes; an execution mode decides
+ * where values are rounded to a narrower dtype.
+ */
+#include "fusescan/numerics.h"
+
+#include "fusescan/mine.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_RANK = 8, MAX_ARGS = 8 };
+enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT };
+enum mode { REF, UNFUSED, FUSED, EMULATED };
+
+struct sem {
+	const char *key;
+	uint8_t kind, n_tensors;
+	double (*f)(double a, double b, double c);
+};
+
+#define FS_SEM(id, key, kind, nt, expr)                     \
+	static double sem_##id(double a, double b, double c) \
+	{                                                  \
+		(void)a, (void)b, (void)c;                 \
+		return (double)(expr);                     \
+	}
+#include "sem.def"
+#undef FS_SEM
+#define FS_SEM(id, key, kind, nt, expr) {key, kind, nt, sem_##id},
+static const struct sem sems[] = {
+#include "sem.def"
+};
+#undef FS_SEM
+
+static double gelu_tanh(double a)
+{
+	return 0.5 * a * (1.0 + tanh(0.79788456080286535588 * (a + 0.044715 * a * a * a)));
+}
+
+/* ---- rounding -------------------------------------------------------------------- */
+
+static double round_bf16(double v)
+{
+	float f = (float)v;
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	if ((u & 0x7f800000u) == 0x7f800000u) /* Inf / NaN */
+		return f;
+	u += 0x7fffu + ((u >> 16) & 1u);
+	u &= 0xffff0000u;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static double round_f16(double v)
+{
+	if (!isfinite(v))
+		return v;
+	double a = fabs(v);
+	if (a >= 65520.0)
+		return v > 0 ? INFINITY : -INFINITY;
+	int e;
+	frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+	if (e < -13)
+		e = -13; /* subnormals: fixed spacing 2^-24 */
+	double q = ldexp(1.0, e - 11);
+	return copysign(nearbyint(a / q) * q, v); /* round half to even */
+}
+
+static double round_to(double v, uint8_t dt)
+{
+	switch (dt) {
+	case FS_DT_F32:
+		return (float)v;
+	case FS_DT_BF16:
+		return round_bf16(v);
+	case FS_DT_F16:
+		return round_f16(v);
+	case FS_DT_BOOL:
+		return v != 0;
+	case FS_DT_I64:
+	case FS_DT_I32:
+	case FS_DT_I16:
+	case FS_DT_I8:
+	case FS_DT_U8:
+		return trunc(v);
+	default:
+		return v;
+	}
+}
+
+static int is_float(uint8_t dt)
+{
+	return dt == FS_DT_F64 || dt == FS_DT_F32 || dt == FS_DT_F16 || dt == FS_DT_BF16;
+}
+
+/* ---- tensors -------------------------------------------------------------------------- */
+
+struct ten {
+	uint8_t rank, dtype;
+	int64_t shape[MAX_RANK];
+	int64_t n;
+	double *d;
+};
+
+static int64_t numel(const int64_t *shape, uint8_t rank)
+{
+	int64_t n = 1;
+	for (uint8_t i = 0; i < rank; i++)
+		n *= shape[i];
+	return n;
+}
+
+static void unravel(int64_t i, const int64_t *shape, uint8_t rank, int64_t *idx)
+{
+	for (int k = rank - 1; k >= 0; k--) {
+		idx[k] = shape[k] ? i % shape[k] : 0;
+		i = shape[k] ? i / shape[k] : 0;
+	}
+}
+
+/* Element of t at an output index of rank `orank`, broadcasting t (right-aligned). */
+static double bcast(const struct ten *t, const int64_t *oidx, uint8_t orank)
+{
+	int64_t off = 0;
+	for (uint8_t k = 0; k < t->rank; k++) {
+		int64_t i = oidx[orank - t->rank + k];
+		off = off * t->shape[k] + (t->shape[k] == 1 ? 0 : i);
+	}
+	return t->d[off];
+}
+
+/* ---- the program: region nodes with bound shapes ---------------------------------------- */
+
+struct arg {
+	int8_t ten;   /* index into the node's tensor operands, or -1: a literal */
+	double lit;
+};
+
+struct op {
+	uint32_t node;
+	const struct sem *sem;
+	struct ten out;
+	struct arg args[MAX_ARGS]; /* elementwise operands in order */
+	uint32_t n_args;
+	int32_t src[MAX_ARGS];     /* tensor operands: value index (inputs first, then ops) */
+	uint32_t n_src;
+	int64_t ints[MAX_RANK];    /* dims / permutation / slice bounds */
+	uint32_t n_ints;
+	double eps;
+	uint8_t keepdim, cast_first;
+};
+
+struct prog {
+	const struct fs_scan *s;
+	const struct fs_graph *g;
+	struct fs_binding bind[8];
+	uint32_t n_bind;
+	struct ten *in;      /* external inputs */
+	uint32_t *in_node;
+	uint32_t n_in;
+	struct op *ops;
+	uint32_t n_ops;
+	uint8_t *is_output;  /* per op */
+};
+
+static int bound_type(const struct prog *p, const struct fs_type *t, struct ten *out)
+{
+	const struct fs_shape *sh = &p->s->types.shapes[t->shape];
+	memset(out, 0, sizeof(*out));
+	out->dtype = t->dtype;
+	if (sh->kind == FS_SHAPE_SCALAR)
+		return out->n = 1, 0;
+	if (sh->kind != FS_SHAPE_DIMS || sh->rank > MAX_RANK)
+		return -1;
+	out->rank = (uint8_t)sh->rank;
+	for (uint32_t i = 0; i < sh->rank; i++)
+		if (fs_dim_eval(&p->s->types, &p->s->types.dims[sh->dims + i], p->bind, p->n_bind, &out->shape[i]) ||
+		    out->shape[i] < 0)
+			return -1;
+	out->n = numel(out->shape, out->rank);
+	return out->n > (int64_t)1 << 28 ? -1 : 0;
+}
+
+static const struct sem *sem_of(const struct fs_scan *s, const struct fs_node *x)
+{
+	const char *key = fs_scan_str(s, s->ops[x->op].key);
+	for (size_t i = 0; i < sizeof(sems) / sizeof(sems[0]); i++)
+		if (!strcmp(sems[i].key, key))
+			return &sems[i];
+	return NULL;
+}
+
+static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
+{
+	for (uint32_t i = 0; i < p->n_ops; i++)
+		if (p->ops[i].node == node)
+			return (int32_t)(p->n_in + i);
+	for (uint32_t i = 0; i < p->n_in; i++)
+		if (p->in_node[i] == node)
+			return (int32_t)i;
+	p->in = fs_xrealloc(p->in, (p->n_in + 1) * sizeof(*p->in));
+	p->in_node = fs_xrealloc(p->in_node, (p->n_in + 1) * sizeof(uint32_t));
+	const struct fs_node *x = &p->g->nodes[node];
+	const struct fs_type *tt = x->kind == FS_NODE_CALL && x->n_out == 1 ? &p->g->types[x->out] : t;
+	if (bound_type(p, tt, &p->in[p->n_in]) && bound_type(p, t, &p->in[p->n_in]))
+		return -1;
+	p->in_node[p->n_in] = node;
+	return (int32_t)p->n_in++;
+}
+
+/* Integer literals of a list argument (or one int) into op->ints. */
+static int ints_of(const struct fs_graph *g, uint32_t a, struct op *op)
+{
+	const struct fs_arg *x = &g->args[a];
+	if (x->kind == FS_ARG_INT) {
+		op->ints[op->n_ints++] = x->i;
+		return 0;
+	}
+	if (x->kind != FS_ARG_LIST && x->kind != FS_ARG_TUPLE)
+		return -1;
+	for (uint32_t c = a + 1; c < a + x->span; c += g->args[c].span) {
+		if (g->args[c].kind != FS_ARG_INT || op->n_ints >= MAX_RANK)
+			return -1;
+		op->ints[op->n_ints++] = g->args[c].i;
+	}
+	return 0;
+}
+
+static const char *fail_at(struct prog *p, uint32_t node, const char *why, char *buf, size_t n)
+{
+	snprintf(buf, n, "%%%s (%s): %s", fs_scan_str(p->s, p->g->nodes[node].name),
+		 fs_scan_str(p->s, p->s->ops[p->g->nodes[node].op].target), why);
+	return buf;
+}
+
+/* A positional argument of a node. */
+struct parg {
+	uint32_t a;       /* index into g->args */
+	int32_t value;    /* a value (input or op), else -1 */
+	double lit;       /* a number (NAN for None and others) */
+	uint8_t none;
+	uint8_t sym;      /* a SymInt (a size computed in the graph) */
+};
+
+/* A tensor value, not a SymInt / Python number the graph computes. */
+static int tensor_arg(const struct fs_graph *g, uint32_t a)
+{
+	return g->args[a].kind == FS_ARG_NODE && fs_dtype_size((enum fs_dtype)g->args[a].type.dtype) > 0;
+}
+
+static double number(const struct fs_arg *y)
+{
+	return y->kind == FS_ARG_INT || y->kind == FS_ARG_BOOL ? (double)y->i : y->kind == FS_ARG_FLOAT ? y->f : NAN;
+}
+
+/* One region node -> op. NULL, or the reason it cannot be executed. */
+static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	const struct fs_node *x = &g->nodes[node];
+	memset(op, 0, sizeof(*op));
+	op->node = node;
+	if (x->kind != FS_NODE_CALL || x->n_out != 1)
+		return fail_at(p, node, "not a single-output op", buf, n);
+	op->sem = sem_of(p->s, x);
+	if (!op->sem)
+		return fail_at(p, node, "no semantics for this op (fuse/sem.def)", buf, n);
+	if (bound_type(p, &g->types[x->out], &op->out))
+		return fail_at(p, node, "output shape cannot be bound to sizes", buf, n);
+	struct parg pa[MAX_ARGS];
+	uint32_t np = 0;
+	for (uint32_t a = x->args; a < x->args + x->n_args && np < MAX_ARGS; a += g->args[a].span) {
+		const struct fs_arg *y = &g->args[a];
+		pa[np] = (struct parg){a, -1, number(y), y->kind == FS_ARG_NONE, y->kind == FS_ARG_NODE && !tensor_arg(g, a)};
+		if (tensor_arg(g, a) && (pa[np].value = value_of(p, y->node, &y->type)) < 0)
+			return fail_at(p, node, "an input shape cannot be bound to sizes", buf, n);
+		np++;
+	}
+	uint8_t kind = op->sem->kind;
+	/* the operands: values become tensor sources, numbers literals */
+	uint32_t n_operands = kind == UN || kind == BIN || kind == TER || kind == CMP ? op->sem->n_tensors
+			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT ? 0 : 1;
+	for (uint32_t k = 0; k < n_operands; k++) {
+		double lit = k < np ? pa[k].lit : NAN;
+		if (!strcmp(op->sem->key, "clamp") && (k >= np || pa[k].none))
+			lit = k == 1 ? -INFINITY : INFINITY;
+		if (k < np && pa[k].value >= 0) {
+			op->args[op->n_args++] = (struct arg){(int8_t)op->n_src, 0};
+			op->src[op->n_src++] = pa[k].value;
+		} else if (!isnan(lit) && (kind == UN || kind == BIN || kind == TER || kind == CMP))
+			op->args[op->n_args++] = (struct arg){-1, lit};
+		else
+			return fail_at(p, node, "an operand is neither a value nor a number", buf, n);
+	}
+	switch (kind) {
+	case RED:
+	case SOFTMAX:
+		if (np > 1 && ints_of(g, pa[1].a, op))
+			return fail_at(p, node, "reduction dims are not integers", buf, n);
+		if (kind == RED && np > 2 && g->args[pa[2].a].kind == FS_ARG_BOOL)
+			op->keepdim = (uint8_t)g->args[pa[2].a].i;
+		break;
+	case PERMUTE:
+		if (np > 1 && ints_of(g, pa[1].a, op))
+			return fail_at(p, node, "dims are not integers", buf, n);
+		if (np > 2 && ints_of(g, pa[2].a, op))
+			return fail_at(p, node, "dims are not integers", buf, n);
+		break;
+	case SLICE: /* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
+		op->n_ints = 4;
+		op->ints[0] = 0, op->ints[1] = 0, op->ints[2] = INT64_MAX, op->ints[3] = 1;
+		for (uint32_t k = 1; k < np && k < 5; k++)
+			if (g->args[pa[k].a].kind == FS_ARG_INT)
+				op->ints[k - 1] = g->args[pa[k].a].i;
+			else if (pa[k].sym && k == 3)
+				op->ints[2] = INT64_MAX; /* a size as the end: the output shape bounds it */
+			else if (!pa[k].none)
+				return fail_at(p, node, "slice bounds are not integers", buf, n);
+		break;
+	case CAT: /* cat([a, b, ...], dim = 0) */
+		if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
+			return fail_at(p, node, "cat without a list", buf, n);
+		for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
+			int32_t v = g->args[c].kind == FS_ARG_NODE ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
+			if (v < 0 || op->n_src >= MAX_ARGS)
+				return fail_at(p, node, "cat of something else than values", buf, n);
+			op->src[op->n_src++] = v;
+		}
+		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
+		break;
+	case LAYERNORM: /* layer_norm(x, normalized_shape, w, b, eps) */
+		if (np < 2 || pa[0].value < 0 || ints_of(g, pa[1].a, op))
+			return fail_at(p, node, "layer_norm without a value and a normalized shape", buf, n);
+		op->src[op->n_src++] = pa[0].value;
+		for (uint32_t k = 2; k < 4; k++) /* args[0] / args[1]: weight, bias (-1 when None) */
+			if (k < np && pa[k].value >= 0) {
+				op->args[k - 2] = (struct arg){(int8_t)op->n_src, 0};
+				op->src[op->n_src++] = pa[k].value;
+			} else
+				op->args[k - 2] = (struct arg){-1, k == 2 ? 1.0 : 0.0};
+		op->n_args = 2;
+		op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
+		break;
+	case RMSNORM: /* rms_norm(x, weight, eps) */
+		if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
+			return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
+		op->src[op->n_src++] = pa[0].value;
+		op->args[0] = (struct arg){(int8_t)op->n_src, 0};
+		op->src[op->n_src++] = pa[1].value;
+		op->args[1] = (struct arg){-1, 0.0};
+		op->n_args = 2;
+		op->n_ints = 1; /* normalise the last dim */
+		op->eps = pa[2].lit;
+		break;
+	default:
+		break;
+	}
+	return NULL;
+}
+
+/* ---- execution -------------------------------------------------------------------------- */
+
+/* Normalises a dim of a rank-r value (negative: from the end). */
+static int64_t dim_at(int64_t d, uint8_t r)
+{
+	return d < 0 ? d + r : d;
+}
+
+static void exec_elementwise(const struct op *op, const struct ten *v, struct ten *out, int tanh_gelu)
+{
+	int64_t idx[MAX_RANK];
+	double x[3] = {0, 0, 0};
+	int gelu = tanh_gelu && !strcmp(op->sem->key, "gelu");
+	for (int64_t i = 0; i < out->n; i++) {
+		unravel(i, out->shape, out->rank, idx);
+		for (uint32_t k = 0; k < op->n_args && k < 3; k++)
+			x[k] = op->args[k].ten < 0 ? op->args[k].lit : bcast(&v[op->src[op->args[k].ten]], idx, out->rank);
+		out->d[i] = gelu ? gelu_tanh(x[0]) : op->sem->f(x[0], x[1], x[2]);
+	}
+}
+
+/* Reductions over ops->ints dims (all when none); the output keeps its dumped
+ * shape. acc: the accumulator's dtype (F64: exact; narrow under the planted
+ * dropped cast, as a kernel that forgot to widen accumulates). */
+static void exec_reduce(const struct op *op, const struct ten *in, struct ten *out, uint8_t acc)
+{
+	uint8_t red[MAX_RANK] = {0};
+	int64_t cnt = 1, idx[MAX_RANK];
+	for (uint8_t k = 0; k < in->rank; k++)
+		red[k] = op->n_ints == 0;
+	for (uint32_t k = 0; k < op->n_ints; k++) {
+		int64_t d = dim_at(op->ints[k], in->rank);
+		if (d >= 0 && d < in->rank)
+			red[d] = 1;
+	}
+	for (uint8_t k = 0; k < in->rank; k++)
+		cnt *= red[k] ? in->shape[k] : 1;
+	const char *key = op->sem->key;
+	int amax = !strcmp(key, "amax"), amin = !strcmp(key, "amin");
+	for (int64_t i = 0; i < out->n; i++)
+		out->d[i] = amax ? -INFINITY : amin ? INFINITY : 0.0;
+	for (int64_t i = 0; i < in->n; i++) {
+		unravel(i, in->shape, in->rank, idx);
+		int64_t o = 0;
+		for (uint8_t k = 0; k < in->rank; k++) /* kept dims in order; reduced ones drop or are 1 */
+			if (!red[k])
+				o = o * in->shape[k] + idx[k];
+		double a = in->d[i], *r = &out->d[o];
+		*r = amax ? (a > *r ? a : *r) : amin ? (a < *r ? a : *r) : round_to(*r + a, acc);
+	}
+	if (!strcmp(key, "mean"))
+		for (int64_t i = 0; i < out->n; i++)
+			out->d[i] /= (double)cnt;
+}
+
+/* softmax / log_softmax along one dim, layer_norm over the trailing dims. */
+static void exec_rows(const struct op *op, const struct ten *v, struct ten *out)
+{
+	const struct ten *in = &v[op->src[0]];
+	int norm = op->sem->kind == LAYERNORM || op->sem->kind == RMSNORM;
+	int64_t d = norm ? in->rank - (int64_t)op->n_ints : dim_at(op->n_ints ? op->ints[0] : -1, in->rank);
+	int64_t inner = 1, len = 1, outer = 1;
+	for (int64_t k = 0; k < in->rank; k++)
+		*(k < d ? &outer : norm || k == d ? &len : &inner) *= in->shape[k];
+	int logsm = strstr(op->sem->key, "log_") != NULL;
+	int64_t idx[MAX_RANK];
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < inner; j++) {
+			const double *x = in->d + o * len * inner + j;
+			double *y = out->d + o * len * inner + j;
+			if (op->sem->kind == SOFTMAX) {
+				double mx = -INFINITY, sum = 0;
+				for (int64_t t = 0; t < len; t++)
+					mx = x[t * inner] > mx ? x[t * inner] : mx;
+				for (int64_t t = 0; t < len; t++)
+					sum += exp(x[t * inner] - mx);
+				for (int64_t t = 0; t < len; t++)
+					y[t * inner] = logsm ? x[t * inner] - mx - log(sum) : exp(x[t * inner] - mx) / sum;
+				continue;
+			}
+			double mean = 0, var = 0;
+			for (int64_t t = 0; t < len && op->sem->kind == LAYERNORM; t++)
+				mean += x[t];
+			mean /= (double)len;
+			for (int64_t t = 0; t < len; t++)
+				var += (x[t] - mean) * (x[t] - mean);
+			double rs = 1.0 / sqrt(var / (double)len + op->eps);
+			for (int64_t t = 0; t < len; t++) {
+				unravel(o * len + t, out->shape, out->rank, idx);
+				double w = op->args[0].ten < 0 ? op->args[0].lit : bcast(&v[op->src[op->args[0].ten]], idx, out->rank);
+				double b = op->args[1].ten < 0 ? op->args[1].lit : bcast(&v[op->src[op->args[1].ten]], idx, out->rank);
+				y[t] = (x[t] - mean) * rs * w + b;
+			}
+		}
+}
+
+/* Views and data movement: each output element read from its source element. */
+static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
+{
+	const struct ten *in = &v[op->src[0]];
+	int64_t idx[MAX_RANK], src[MAX_RANK];
+	uint8_t kind = op->sem->kind;
+	if (kind == VIEW) {
+		if (in->n != out->n)
+			return -1;
+		memcpy(out->d, in->d, (size_t)out->n * sizeof(double));
+		return 0;
+	}
+	int64_t perm[MAX_RANK];
+	if (kind == PERMUTE) {
+		for (int64_t k = 0; k < out->rank; k++)
+			perm[k] = k;
+		if (op->n_ints == 2 || (op->n_ints == 0 && out->rank == 2)) { /* transpose(d0, d1) or t() */
+			int64_t a = op->n_ints ? dim_at(op->ints[0], out->rank) : 0, b = op->n_ints ? dim_at(op->ints[1], out->rank) : 1;
+			if (a < 0 || b < 0 || a >= out->rank || b >= out->rank)
+				return -1;
+			perm[a] = b, perm[b] = a;
+		} else if (op->n_ints == out->rank) {
+			for (int64_t k = 0; k < out->rank; k++)
+				perm[k] = dim_at(op->ints[k], out->rank);
+		} else
+			return -1;
+	}
+	int64_t sd = kind == SLICE || kind == CAT ? dim_at(op->ints[0], out->rank) : 0;
+	if ((kind == SLICE || kind == CAT) && (sd < 0 || sd >= out->rank))
+		return -1;
+	int64_t start = 0;
+	if (kind == SLICE) {
+		int64_t len = in->shape[sd];
+		start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
+		start = start < 0 ? 0 : start > len ? len : start;
+	}
+	for (int64_t i = 0; i < out->n; i++) {
+		unravel(i, out->shape, out->rank, idx);
+		const struct ten *t = in;
+		memcpy(src, idx, sizeof(idx));
+		if (kind == EXPAND || kind == ID || kind == CAST) {
+			out->d[i] = bcast(in, idx, out->rank);
+			continue;
+		}
+		if (kind == PERMUTE)
+			for (int64_t k = 0; k < out->rank; k++)
+				src[perm[k]] = idx[k];
+		else if (kind == SLICE)
+			src[sd] = start + idx[sd] * op->ints[3];
+		else { /* CAT: find the part holding idx[sd] */
+			int64_t at = idx[sd];
+			uint32_t part = 0;
+			while (part + 1 < op->n_src && at >= v[op->src[part]].shape[sd])
+				at -= v[op->src[part++]].shape[sd];
+			t = &v[op->src[part]];
+			src[sd] = at;
+		}
+		int64_t off = 0;
+		for (uint8_t k = 0; k < t->rank; k++)
+			off = off * t->shape[k] + src[k];
+		out->d[i] = t->d[off];
+	}
+	return 0;
+}
+
+/* Where each op's result is rounded in each mode (see numerics.h). The planted
+ * dropped cast: the region's first widening cast becomes a no-op and the ops
+ * after it, up to the next cast, compute at the narrow dtype. */
+static uint8_t round_dtype(const struct prog *p, uint32_t i, enum mode m, const uint8_t *narrow)
+{
+	const struct op *op = &p->ops[i];
+	uint8_t dt = op->out.dtype;
+	if (!is_float(dt) || m == UNFUSED)
+		return dt;
+	if (m == REF)
+		return FS_DT_F64;
+	if (narrow[i])
+		return narrow[i];
+	if (m == EMULATED || op->sem->kind == CAST || p->is_output[i])
+		return dt;
+	return dt == FS_DT_F64 ? FS_DT_F64 : FS_DT_F32;
+}
+
+static void plan_plants(const struct prog *p, const struct fs_numerics_opts *o, uint8_t *narrow, int32_t *dropped)
+{
+	*dropped = -1;
+	if (!o->plant_drop_cast)
+		return;
+	for (uint32_t i = 0; i < p->n_ops && *dropped < 0; i++) {
+		const struct op *op = &p->ops[i];
+		const struct ten *in = op->n_src ? (op->src[0] < (int32_t)p->n_in ? &p->in[op->src[0]] : &p->ops[op->src[0] - p->n_in].out) : NULL;
+		if (op->sem->kind == CAST && in && fs_dtype_size(op->out.dtype) > fs_dtype_size(in->dtype) && is_float(in->dtype))
+			*dropped = (int32_t)i, narrow[i] = in->dtype;
+	}
+	for (uint32_t i = *dropped < 0 ? p->n_ops : (uint32_t)*dropped + 1; i < p->n_ops; i++) {
+		const struct op *op = &p->ops[i];
+		if (op->sem->kind == CAST)
+			continue;
+		for (uint32_t k = 0; k < op->n_src; k++)
+			if (op->src[k] >= (int32_t)p->n_in && narrow[op->src[k] - p->n_in])
+				narrow[i] = narrow[op->src[k] - p->n_in];
+	}
+}
+
+static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_opts *o, const uint8_t *narrow,
+		    struct ten *vals)
+{
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		const struct op *op = &p->ops[i];
+		struct ten *out = &vals[p->n_in + i];
+		*out = op->out;
+		out->d = fs_xmalloc((size_t)(out->n ? out->n : 1) * sizeof(double));
+		for (int64_t e = 0; e < out->n; e++)
+			out->d[e] = NAN; /* poison: every element must be written */
+		struct op planted = *op;
+		int plant = m == FUSED || m == EMULATED;
+		if (plant && o->plant_eps > 0 && !strcmp(op->sem->key, "add"))
+			for (uint32_t k = 0; k < planted.n_args; k++)
+				if (planted.args[k].ten < 0 && planted.args[k].lit > 0 && planted.args[k].lit < 1e-2)
+					planted.args[k].lit = o->plant_eps;
+		if (plant && o->plant_eps > 0 && (op->sem->kind == LAYERNORM || op->sem->kind == RMSNORM))
+			planted.eps = o->plant_eps;
+		switch (op->sem->kind) {
+		case UN:
+		case BIN:
+		case TER:
+		case CMP:
+			exec_elementwise(&planted, vals, out, o->gelu_tanh);
+			break;
+		case RED:
+			exec_reduce(&planted, &vals[op->src[0]], out, plant && narrow[i] ? narrow[i] : FS_DT_F64);
+			break;
+		case SOFTMAX:
+		case LAYERNORM:
+		case RMSNORM:
+			exec_rows(&planted, vals, out);
+			break;
+		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT */
+			if (exec_move(&planted, vals, out))
+				return -1;
+		}
+		uint8_t dt = round_dtype(p, i, m, narrow); /* a dropped cast rounds to its narrow input: a no-op */
+		for (int64_t e = 0; e < out->n; e++)
+			out->d[e] = round_to(out->d[e], dt);
+	}
+	return 0;
+}
+
+/* ---- inputs, errors, verdict ---------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+/* Uniform in [-2, 2] away from zero; bool 0 / 1; integers 1..7. */
+static void fill_random(struct ten *t, uint64_t *rng)
+{
+	for (int64_t i = 0; i < t->n; i++) {
+		double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0; /* [0, 1) */
+		double v = t->dtype == FS_DT_BOOL ? (double)(u < 0.5)
+			 : !is_float(t->dtype) ? (double)(1 + (int)(u * 7))
+			 : (u - 0.5) * 4.0;
+		if (is_float(t->dtype) && fabs(v) < 0.05)
+			v += v < 0 ? -0.05 : 0.05;
+		t->d[i] = round_to(v, t->dtype);
+	}
+}
+
+static void errors_of(const struct prog *p, const struct ten *got, const struct ten *ref, struct fs_errors *e)
+{
+	double se = 0, sr = 0;
+	memset(e, 0, sizeof(*e));
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		if (!p->is_output[i])
+			continue;
+		const struct ten *a = &got[p->n_in + i], *r = &ref[p->n_in + i];
+		for (int64_t k = 0; k < a->n; k++) {
+			double x = a->d[k], y = r->d[k];
+			if (isnan(x) && !isnan(y)) {
+				e->unwritten++; /* poison left (or a NaN computed where the reference has a number) */
+				e->nonfinite++;
+				continue;
+			}
+			if (!isfinite(x)) {
+				e->nonfinite += isfinite(y) != 0;
+				continue;
+			}
+			double d = fabs(x - y), rel = d / (fabs(y) > 1e-6 ? fabs(y) : 1e-6);
+			e->max_abs = d > e->max_abs ? d : e->max_abs;
+			e->max_rel = rel > e->max_rel ? rel : e->max_rel;
+			se += d * d, sr += y * y;
+		}
+	}
+	e->nrmse = sr > 0 ? sqrt(se / sr) : sqrt(se);
+}
+
+const char *fs_verdict_name(enum fs_verdict v)
+{
+	return v == FS_VERDICT_PASS ? "pass" : "fail";
+}
+
+const char *fs_triage_name(enum fs_triage t)
+{
+	return t == FS_TRIAGE_ROUNDING ? "rounding" : t == FS_TRIAGE_BUG ? "bug" : "none";
+}
+
+static void describe(const struct prog *p, struct fs_numerics *r)
+{
+	size_t k = 0;
+	char buf[64];
+	int arrow = 0;
+	for (uint32_t i = 0; i < p->n_in + p->n_ops && k < sizeof(r->shapes); i++) {
+		const struct ten *t = i < p->n_in ? &p->in[i] : &p->ops[i - p->n_in].out;
+		if (i >= p->n_in && !p->is_output[i - p->n_in])
+			continue;
+		size_t b = 0;
+		buf[0] = '\0';
+		for (uint8_t d = 0; d < t->rank && b < sizeof(buf); d++)
+			b += (size_t)snprintf(buf + b, sizeof(buf) - b, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+		uint32_t node = i < p->n_in ? p->in_node[i] : p->ops[i - p->n_in].node;
+		const char *dt = fs_dtype_name((enum fs_dtype)t->dtype);
+		const char *sep = i >= p->n_in && !arrow ? " -> " : i ? ", " : "";
+		arrow |= i >= p->n_in;
+		k += (size_t)snprintf(r->shapes + k, sizeof(r->shapes) - k, "%s%%%s %s %s", sep,
+				      fs_scan_str(p->s, p->g->nodes[node].name), t->rank ? buf : "scalar",
+				      strncmp(dt, "torch.", 6) ? dt : dt + 6);
+	}
+	k = 0;
+	for (uint32_t i = 0; i < p->n_bind && k < sizeof(r->binding); i++)
+		k += (size_t)snprintf(r->binding + k, sizeof(r->binding) - k, "%s%s=%lld", i ? " " : "",
+				      fs_scan_str(p->s, p->bind[i].sym), (long long)p->bind[i].value);
+}
+
+static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static void release(struct prog *p, struct ten *vals[4])
+{
+	for (int m = 0; m < 4; m++) {
+		for (uint32_t i = 0; vals[m] && i < p->n_ops; i++)
+			free(vals[m][p->n_in + i].d);
+		free(vals[m]);
+	}
+	for (uint32_t i = 0; i < p->n_in; i++)
+		free(p->in[i].d);
+	free(p->in);
+	free(p->in_node);
+	free(p->ops);
+	free(p->is_output);
+}
+
+int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
+		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
+{
+	struct prog p = {.s = s, .g = g};
+	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
+	char why[256];
+	memset(r, 0, sizeof(*r));
+	p.n_bind = fs_bind_default(s, g, o->tokens, p.bind, 8);
+	p.ops = fs_xcalloc(n + 1, sizeof(*p.ops));
+	p.is_output = fs_xcalloc(n + 1, 1);
+	/* external inputs first (values are numbered inputs, then ops): the
+	 * top-level operands, and the parts of a cat; sizes inside lists (a
+	 * view's [sym_size_int, -1]) come from the dumped shapes instead */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_node *x = &g->nodes[nodes[i]];
+		int cat = !strcmp(fs_scan_str(s, s->ops[x->op].key), "cat");
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+			int top = 0;
+			for (uint32_t t = x->args; t <= a; t += g->args[t].span)
+				top |= t == a;
+			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
+			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
+			    value_of(&p, g->args[a].node, &g->args[a].type) < 0) {
+				fs_diag_add(d, FS_ERROR, s->files[0].path, x->line, 0, NULL, 0,
+					    "numerics: the shape of input %%%s cannot be bound to sizes",
+					    fs_scan_str(s, g->nodes[g->args[a].node].name));
+				release(&p, vals);
+				return -1;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const char *err = build_op(&p, nodes[i], &p.ops[p.n_ops], why, sizeof(why));
+		if (err) {
+			fs_diag_add(d, FS_ERROR, s->files[0].path, g->nodes[nodes[i]].line, 0, NULL, 0,
+				    "numerics: cannot execute %s", err);
+			release(&p, vals);
+			return -1;
+		}
+		const struct fs_node *x = &g->nodes[nodes[i]];
+		p.is_output[p.n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
+		for (uint32_t u = 0; u < x->n_users; u++)
+			if (!in_set(nodes, n, g->users[x->users + u]) && !(g->nodes[g->users[x->users + u]].flags & FS_NODE_SIDE_EFFECT))
+				p.is_output[p.n_ops] = 1;
+		p.n_ops++;
+	}
+	uint64_t rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
+	for (uint32_t i = 0; i < p.n_in; i++) {
+		p.in[i].d = fs_xmalloc((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
+		fill_random(&p.in[i], &rng);
+	}
+	uint8_t *narrow = fs_xcalloc(p.n_ops + 1, 1);
+	int32_t dropped;
+	plan_plants(&p, o, narrow, &dropped);
+	if (dropped >= 0)
+		snprintf(r->planted, sizeof(r->planted), "dropped cast %%%s (and what follows computed narrow)",
+			 fs_scan_str(s, g->nodes[p.ops[dropped].node].name));
+	else if (o->plant_drop_cast)
+		snprintf(r->planted, sizeof(r->planted), "dropped cast: the region has no widening cast");
+	if (o->plant_eps > 0)
+		snprintf(r->planted, sizeof(r->planted), "eps replaced by %g", o->plant_eps);
+	int rc = 0;
+	for (int m = 0; m < 4 && !rc; m++) {
+		if (m == EMULATED && !o->triage)
+			break;
+		vals[m] = fs_xcalloc(p.n_in + p.n_ops + 1, sizeof(struct ten));
+		memcpy(vals[m], p.in, p.n_in * sizeof(struct ten));
+		rc = run_mode(&p, (enum mode)m, o, narrow, vals[m]);
+	}
+	free(narrow);
+	if (rc) {
+		fs_diag_add(d, FS_ERROR, s->files[0].path, 0, 0, NULL, 0, "numerics: a view does not fit its input");
+		release(&p, vals);
+		return -1;
+	}
+	errors_of(&p, vals[UNFUSED], vals[REF], &r->unfused);
+	errors_of(&p, vals[FUSED], vals[REF], &r->fused);
+	r->out_dtype = FS_DT_F64;
+	for (uint32_t i = 0; i < p.n_ops; i++)
+		if (p.is_output[i]) {
+			r->n_outputs++;
+			r->out_elems += (uint64_t)p.ops[i].out.n;
+			if (is_float(p.ops[i].out.dtype) && fs_dtype_size(p.ops[i].out.dtype) < fs_dtype_size(r->out_dtype))
+				r->out_dtype = p.ops[i].out.dtype;
+		}
+	r->n_ops = p.n_ops;
+	r->n_inputs = p.n_in;
+	r->k = r->out_dtype == FS_DT_BF16 || r->out_dtype == FS_DT_F16 ? 3.0 : 2.0;
+	r->tol = 1e-5;
+	double bound = r->k * r->unfused.max_abs + r->tol;
+	r->min_tol = r->fused.max_abs > r->k * r->unfused.max_abs ? r->fused.max_abs - r->k * r->unfused.max_abs : 0;
+	r->verdict = r->fused.nonfinite || r->fused.unwritten || r->fused.max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
+	if (r->fused.nonfinite || r->fused.unwritten)
+		snprintf(r->why, sizeof(r->why), "%llu NaN / Inf or unwritten elements in the fused result",
+			 (unsigned long long)(r->fused.nonfinite + r->fused.unwritten));
+	else if (r->verdict == FS_VERDICT_FAIL)
+		snprintf(r->why, sizeof(r->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", r->fused.max_abs, r->k,
+			 r->unfused.max_abs, r->tol);
+	if (o->triage) {
+		errors_of(&p, vals[EMULATED], vals[REF], &r->emulated);
+		/* the failure vanishes once every op rounds like eager: rounding; else a bug */
+		r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE
+			  : !r->emulated.nonfinite && r->emulated.max_abs <= r->k * r->unfused.max_abs + r->tol ? FS_TRIAGE_ROUNDING
+												      : FS_TRIAGE_BUG;
+	}
+	describe(&p, r);
+	release(&p, vals);
+	return 0;
+}
+
+void fs_numerics_print(const struct fs_numerics *r, FILE *out)
+{
+	fprintf(out, "numerics (CPU, float64 reference; %s):\n  %s\n", r->binding, r->shapes);
+	if (r->planted[0])
+		fprintf(out, "  planted bug (debug): %s\n", r->planted);
+	const struct {
+		const char *name;
+		const struct fs_errors *e;
+	} rows[] = {{"unfused (eager rounding)", &r->unfused}, {"fused (fp32 inside)", &r->fused},
+		    {"fused, per-op rounding", &r->emulated}};
+	fprintf(out, "  %-26s %11s %11s %11s %9s\n", "execution", "max abs", "max rel", "nrmse", "non-fin.");
+	for (int i = 0; i < (r->triage != FS_TRIAGE_NONE || r->emulated.max_abs > 0 ? 3 : 2); i++)
+		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", rows[i].name, rows[i].e->max_abs, rows[i].e->max_rel,
+			rows[i].e->nrmse, (unsigned long long)rows[i].e->nonfinite);
+	fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
+		fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
+	if (r->triage != FS_TRIAGE_NONE)
+		fprintf(out, "  triage: %s (%s)\n", fs_triage_name(r->triage),
+			r->triage == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
+							: "the difference stays when every op rounds like eager");
+}
+
+static cJSON *errors_json(const struct fs_errors *e)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "max_abs", e->max_abs);
+	cJSON_AddNumberToObject(o, "max_rel", e->max_rel);
+	cJSON_AddNumberToObject(o, "nrmse", e->nrmse);
+	cJSON_AddNumberToObject(o, "nonfinite", (double)e->nonfinite);
+	cJSON_AddNumberToObject(o, "unwritten", (double)e->unwritten);
+	return o;
+}
+
+void *fs_numerics_json(const struct fs_numerics *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "device", "cpu");
+	cJSON_AddStringToObject(o, "binding", r->binding);
+	cJSON_AddStringToObject(o, "shapes", r->shapes);
+	cJSON_AddNumberToObject(o, "ops", r->n_ops);
+	cJSON_AddNumberToObject(o, "inputs", r->n_inputs);
+	cJSON_AddNumberToObject(o, "outputs", r->n_outputs);
+	cJSON_AddItemToObject(o, "unfused", errors_json(&r->unfused));
+	cJSON_AddItemToObject(o, "fused", errors_json(&r->fused));
+	if (r->triage != FS_TRIAGE_NONE)
+		cJSON_AddItemToObject(o, "fused_per_op_rounding", errors_json(&r->emulated));
+	cJSON_AddNumberToObject(o, "k", r->k);
+	cJSON_AddNumberToObject(o, "tolerance", r->tol);
+	cJSON_AddNumberToObject(o, "min_passing_tolerance", r->min_tol);
+	cJSON_AddStringToObject(o, "verdict", fs_verdict_name(r->verdict));
+	cJSON_AddStringToObject(o, "reason", r->why);
+	cJSON_AddStringToObject(o, "triage", fs_triage_name(r->triage));
+	if (r->planted[0])
+		cJSON_AddStringToObject(o, "planted_bug", r->planted);
+	return o;
+}

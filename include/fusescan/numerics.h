@@ -1,0 +1,74 @@
+/*
+ * numerics.h: does a fused region compute what the unfused ops compute? One
+ * instance of a region (its nodes in file order) is executed on concrete
+ * shapes three ways from one op-semantics table (fuse/sem.def):
+ *
+ *   reference  float64 throughout, casts to floating types ignored;
+ *   unfused    eager PyTorch: every op's output rounded to its dumped dtype;
+ *   fused      fp32 intermediates, rounded only where the region casts and
+ *              at its outputs (what a generated kernel computes);
+ *
+ * on random inputs (never zeros; bool / integer inputs in range), and the
+ * errors of both against the reference give a verdict: the fused error may
+ * be at most k x the unfused error plus a per-dtype tolerance; NaN / Inf
+ * never pass. `triage` reruns the fused execution with per-op rounding
+ * emulated and says whether a failure is rounding or a bug.
+ *
+ *   struct fs_numerics_opts o = {.tokens = 16, .seed = 1};
+ *   struct fs_numerics r;
+ *   if (fs_numerics_run(scan, graph, nodes, n, &o, &r, &diags) == 0)
+ *       fs_numerics_print(&r, stdout);
+ */
+#ifndef FUSESCAN_NUMERICS_H
+#define FUSESCAN_NUMERICS_H
+
+#include "fusescan/diag.h"
+#include "fusescan/graph.h"
+#include "fusescan/scan.h"
+
+#include <stdio.h>
+
+struct fs_numerics_opts {
+	int64_t tokens;      /* sequence length bound for the run (batch 1) */
+	uint64_t seed;       /* random inputs */
+	int gelu_tanh;       /* gelu is the tanh approximation (the dump omits approximate=) */
+	int triage;          /* also run with per-op rounding emulated */
+	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
+	int plant_drop_cast; /* debug: skip the region's first cast */
+};
+
+/* Errors of one execution against the reference, over every output element. */
+struct fs_errors {
+	double max_abs, max_rel, nrmse;
+	uint64_t nonfinite;      /* NaN / Inf elements */
+	uint64_t unwritten;      /* elements still holding the poison value */
+};
+
+enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL };
+enum fs_triage { FS_TRIAGE_NONE, FS_TRIAGE_ROUNDING, FS_TRIAGE_BUG };
+
+struct fs_numerics {
+	char shapes[512];        /* "x: 1x16x4096 bf16, w: 4096 bf16 -> out: 1x16x4096 bf16" */
+	char binding[128];       /* "s72=1 s70=16" */
+	uint32_t n_ops, n_inputs, n_outputs;
+	uint64_t out_elems;
+	uint8_t out_dtype;       /* the lowest-precision output dtype: picks k and the tolerance */
+	struct fs_errors unfused, fused, emulated;
+	double k, tol, min_tol;  /* verdict: fused.max_abs <= k * unfused.max_abs + tol */
+	enum fs_verdict verdict;
+	enum fs_triage triage;
+	char why[256];           /* the reason for a failure */
+	char planted[96];        /* the planted bug, if any */
+};
+
+/* 0, or -1 with the reason in d (an op without semantics, a shape that cannot
+ * be bound, ...). */
+int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
+		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d);
+void fs_numerics_print(const struct fs_numerics *r, FILE *out);
+/* A cJSON object (cJSON *), owned by the caller. */
+void *fs_numerics_json(const struct fs_numerics *r);
+const char *fs_verdict_name(enum fs_verdict v);
+const char *fs_triage_name(enum fs_triage t);
+
+#endif

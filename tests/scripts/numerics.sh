@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The numerics check of --apply on the CPU (float64 reference, unfused with
+# eager rounding, fused with fp32 inside) for the chains the GPU issue names,
+# on the bundled dumps: each passes; the planted bugs (a wrong eps, a dropped
+# widening cast) fail with exit 1, and --triage calls them bugs.
+# usage: numerics.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+pass=0 fail=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+d=$tests/data
+llama=$d/export_tiny_llama_2l/001_export_export_to_gm.txt
+
+check() { # check NAME WANT_RC CMD...
+	local name=$1 want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 8 "$tmp/out" "$tmp/err"; fi
+}
+contains() { # contains NAME FILE TEXT
+	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
+}
+
+# name  candidate id or pattern  dump
+while read -r name id dump; do
+	check "$name" 0 "$exe" --apply "$id" --out "$tmp/$name" "$d/$dump"
+	contains "$name verdict" "$tmp/out" "verdict: pass"
+	contains "$name json" "$tmp/$name/numerics.json" '"verdict":	"pass"'
+done <<'LIST'
+rmsnorm       rmsnorm-3feecfe3                  export_tiny_llama_2l/001_export_export_to_gm.txt
+add_rmsnorm   add_rmsnorm-aeb77c08              export_tiny_llama_2l/001_export_export_to_gm.txt
+swiglu        swiglu-b5058ea8                   export_tiny_llama_2l/001_export_export_to_gm.txt
+rope          rope_rotate_half                  export_tiny_llama_2l/001_export_export_to_gm.txt
+fused_norm    add_rmsnorm-407262a5              adrun_tiny_llama_2l/035_compile_compile_model.txt
+geglu_tanh    geglu_tanh-38faf084               export_gemma2_2l/001_export_export_to_gm.txt
+gemma_norm    gemma_rmsnorm-af7cb93a            export_gemma2_2l/001_export_export_to_gm.txt
+softcap       eager_attention_softcap-71807e1d  export_gemma2_2l/001_export_export_to_gm.txt
+layernorm     layernorm                         export_gpt2_2l/001_export_export_to_gm.txt
+gelu_tanh     gelu_tanh-82011eea                export_gpt2_2l/001_export_export_to_gm.txt
+softmax       eager_attention_softmax-661b75dd  export_llama_eager_2l/001_export_export_to_gm.txt
+decomposed    rmsnorm-70a88bb3                  export_tiny_llama_2l/002_post_export_run_decompositions.txt
+LIST
+
+check "wrong eps fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug eps --triage --out "$tmp/p1" "$llama"
+contains "wrong eps reported" "$tmp/out" "planted bug (debug): eps replaced by 0.1"
+contains "wrong eps verdict" "$tmp/out" "verdict: fail"
+contains "wrong eps is a bug" "$tmp/out" "triage: bug"
+check "dropped cast fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug cast --triage --out "$tmp/p2" "$llama"
+contains "dropped cast reported" "$tmp/out" "planted bug (debug): dropped cast %to_6"
+contains "dropped cast is a bug" "$tmp/out" "triage: bug"
+contains "json triage" "$tmp/p2/numerics.json" '"triage":	"bug"'
+check "same seed, same numbers" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s1" "$llama"
+check "again" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s2" "$llama"
+cmp -s "$tmp/s1/numerics.json" "$tmp/s2/numerics.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL seeds differ"; }
+check "bad tokens" 2 "$exe" --apply swiglu-b5058ea8 --tokens 0 --out "$tmp/s3" "$llama"
+# a region with an op outside the semantics table: a clear error, exit 2
+check "no semantics" 2 "$exe" --apply swiglu --out "$tmp/s4" "$llama"
+contains "no semantics message" "$tmp/err" "no semantics for this op (fuse/sem.def)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
