@@ -108,11 +108,15 @@ struct ten {
 	double *d;
 };
 
+enum { MAX_TENSOR = 1 << 26 };
+
+/* Elements of a shape; -1 past MAX_TENSOR. */
 static int64_t numel(const int64_t *shape, uint8_t rank)
 {
 	int64_t n = 1;
 	for (uint8_t i = 0; i < rank; i++)
-		n *= shape[i];
+		if (__builtin_mul_overflow(n, shape[i], &n) || n > MAX_TENSOR)
+			return -1;
 	return n;
 }
 
@@ -184,7 +188,7 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 		    out->shape[i] < 0)
 			return -1;
 	out->n = numel(out->shape, out->rank);
-	return out->n > (int64_t)1 << 28 ? -1 : 0;
+	return out->n < 0 ? -1 : 0;
 }
 
 static const struct sem *sem_of(const struct fs_scan *s, const struct fs_node *x)
@@ -364,13 +368,141 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	return NULL;
 }
 
-/* ---- execution -------------------------------------------------------------------------- */
+/* ---- shape checks: a dump may say anything; execution only reads in bounds -------------- */
 
 /* Normalises a dim of a rank-r value (negative: from the end). */
 static int64_t dim_at(int64_t d, uint8_t r)
 {
 	return d < 0 ? d + r : d;
 }
+
+static const struct ten *src_ten(const struct prog *p, int32_t v)
+{
+	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
+}
+
+/* t broadcasts to out (right-aligned, each dim equal or 1) */
+static int broadcasts(const struct ten *t, const struct ten *out)
+{
+	if (t->rank > out->rank)
+		return 0;
+	for (uint8_t k = 0; k < t->rank; k++)
+		if (t->shape[k] != 1 && t->shape[k] != out->shape[out->rank - t->rank + k])
+			return 0;
+	return 1;
+}
+
+static int same_shape(const struct ten *a, const struct ten *b)
+{
+	return a->rank == b->rank && !memcmp(a->shape, b->shape, a->rank * sizeof(int64_t));
+}
+
+static int dim_ok(int64_t d, uint8_t rank)
+{
+	d = d < 0 ? d + rank : d;
+	return d >= 0 && d < rank;
+}
+
+static const char *check_shapes(const struct prog *p, const struct op *op)
+{
+	const struct ten *out = &op->out, *in = op->n_src ? src_ten(p, op->src[0]) : NULL;
+	uint8_t kind = op->sem->kind;
+	switch (kind) {
+	case UN:
+	case BIN:
+	case TER:
+	case CMP:
+	case CAST:
+	case ID:
+	case EXPAND:
+		for (uint32_t k = 0; k < op->n_src; k++)
+			if (!broadcasts(src_ten(p, op->src[k]), out))
+				return "an operand does not broadcast to the output shape";
+		return NULL;
+	case RED: {
+		uint8_t red[MAX_RANK] = {0};
+		int64_t kept = 1;
+		for (uint32_t k = 0; k < op->n_ints; k++) {
+			if (!dim_ok(op->ints[k], in->rank))
+				return "a reduction dim is out of range";
+			red[dim_at(op->ints[k], in->rank)] = 1;
+		}
+		for (uint8_t k = 0; k < in->rank; k++)
+			kept *= op->n_ints && !red[k] ? in->shape[k] : 1;
+		return kept == out->n ? NULL : "the reduction's output shape does not match its input";
+	}
+	case SOFTMAX:
+		return same_shape(in, out) && (!op->n_ints || dim_ok(op->ints[0], in->rank)) ? NULL
+											   : "softmax changes the shape";
+	case LAYERNORM:
+	case RMSNORM:
+		if (!same_shape(in, out) || op->n_ints > in->rank)
+			return "the norm changes the shape";
+		for (uint32_t k = 0; k < 2; k++)
+			if (op->args[k].ten >= 0 && !broadcasts(src_ten(p, op->src[op->args[k].ten]), out))
+				return "a norm weight does not broadcast to the output";
+		return NULL;
+	case VIEW:
+		return in->n == out->n ? NULL : "the view changes the number of elements";
+	case PERMUTE: {
+		if (in->rank != out->rank)
+			return "a permutation changes the rank";
+		int64_t perm[MAX_RANK];
+		uint8_t seen[MAX_RANK] = {0};
+		for (uint8_t k = 0; k < out->rank; k++)
+			perm[k] = k;
+		if (op->n_ints == 2 || (op->n_ints == 0 && out->rank == 2)) {
+			int64_t a = op->n_ints ? op->ints[0] : 0, b = op->n_ints ? op->ints[1] : 1;
+			if (!dim_ok(a, out->rank) || !dim_ok(b, out->rank))
+				return "a transposed dim is out of range";
+			a = dim_at(a, out->rank), b = dim_at(b, out->rank);
+			perm[a] = b, perm[b] = a;
+		} else if (op->n_ints == out->rank) {
+			for (uint8_t k = 0; k < out->rank; k++) {
+				if (!dim_ok(op->ints[k], out->rank) || seen[dim_at(op->ints[k], out->rank)]++)
+					return "not a permutation";
+				perm[k] = dim_at(op->ints[k], out->rank);
+			}
+		} else
+			return "not a permutation";
+		for (uint8_t k = 0; k < out->rank; k++)
+			if (out->shape[k] != in->shape[perm[k]])
+				return "the permuted shape does not match";
+		return NULL;
+	}
+	case SLICE: {
+		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank) || op->ints[3] < 1)
+			return "a slice of another rank, dim or step";
+		int64_t d = dim_at(op->ints[0], in->rank), len = in->shape[d];
+		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
+		start = start < 0 ? 0 : start > len ? len : start;
+		for (uint8_t k = 0; k < in->rank; k++)
+			if (k != d && in->shape[k] != out->shape[k])
+				return "a slice changes another dim";
+		return out->shape[d] == 0 || start + (out->shape[d] - 1) * op->ints[3] < len ? NULL
+										     : "the slice reads past its input";
+	}
+	case CAT: {
+		if (!dim_ok(op->ints[0], out->rank))
+			return "the cat dim is out of range";
+		int64_t d = dim_at(op->ints[0], out->rank), total = 0;
+		for (uint32_t k = 0; k < op->n_src; k++) {
+			const struct ten *t = src_ten(p, op->src[k]);
+			if (t->rank != out->rank)
+				return "a cat part of another rank";
+			for (uint8_t j = 0; j < t->rank; j++)
+				if (j != d && t->shape[j] != out->shape[j])
+					return "a cat part differs outside the cat dim";
+			total += t->shape[d];
+		}
+		return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
+	}
+	default:
+		return NULL;
+	}
+}
+
+/* ---- execution -------------------------------------------------------------------------- */
 
 static void exec_elementwise(const struct op *op, const struct ten *v, struct ten *out, int tanh_gelu)
 {
@@ -695,6 +827,15 @@ static void describe(const struct prog *p, struct fs_numerics *r)
 				      fs_scan_str(p->s, p->bind[i].sym), (long long)p->bind[i].value);
 }
 
+/* The dump a graph was read from, for diagnostics. */
+static const char *path_of(const struct fs_scan *s, const struct fs_graph *g)
+{
+	for (uint32_t i = 0; i < s->n_modules; i++)
+		if (s->modules[i].graph == g)
+			return s->files[s->modules[i].file].path;
+	return "";
+}
+
 static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -741,7 +882,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
 			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
 			    value_of(&p, g->args[a].node, &g->args[a].type) < 0) {
-				fs_diag_add(d, FS_ERROR, s->files[0].path, x->line, 0, NULL, 0,
+				fs_diag_add(d, FS_ERROR, path_of(s, g), x->line, 1, NULL, 0,
 					    "numerics: the shape of input %%%s cannot be bound to sizes",
 					    fs_scan_str(s, g->nodes[g->args[a].node].name));
 				release(&p, vals);
@@ -749,10 +890,19 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 			}
 		}
 	}
+	int64_t budget = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25;
+	for (uint32_t i = 0; i < p.n_in; i++)
+		budget -= p.in[i].n;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *err = build_op(&p, nodes[i], &p.ops[p.n_ops], why, sizeof(why));
+		if (!err && (budget -= p.ops[p.n_ops].out.n) < 0)
+			err = fail_at(&p, nodes[i], "the region is too large for the CPU check at these sizes (lower --tokens)",
+				      why, sizeof(why));
+		const char *bad = err ? NULL : check_shapes(&p, &p.ops[p.n_ops]);
+		if (bad)
+			err = fail_at(&p, nodes[i], bad, why, sizeof(why));
 		if (err) {
-			fs_diag_add(d, FS_ERROR, s->files[0].path, g->nodes[nodes[i]].line, 0, NULL, 0,
+			fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[i]].line, 1, NULL, 0,
 				    "numerics: cannot execute %s", err);
 			release(&p, vals);
 			return -1;
@@ -789,7 +939,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	}
 	free(narrow);
 	if (rc) {
-		fs_diag_add(d, FS_ERROR, s->files[0].path, 0, 0, NULL, 0, "numerics: a view does not fit its input");
+		fs_diag_add(d, FS_ERROR, path_of(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
 		release(&p, vals);
 		return -1;
 	}

@@ -34,7 +34,8 @@ struct fs_numerics_opts {
 	int gelu_tanh;       /* gelu is the tanh approximation (the dump omits approximate=) */
 	int triage;          /* also run with per-op rounding emulated */
 	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
-	int plant_drop_cast; /* debug: skip the region's first cast */
+	int plant_drop_cast; /* debug: skip the region's first widening cast */
+	int64_t max_elems;   /* elements of all values together (0: 2^25) */
 };
 
 /* Errors of one execution against the reference, over every output element. */

@@ -3,14 +3,16 @@
  * parser (and the scan, discovery and match reports built on its output),
  * the kernel-catalog parser, the ad.log parser and the pattern-file parser,
  * all fed the same bytes; patterns that parse are matched against the graph,
- * the built-in library against whatever graph the bytes made, and the graph
- * is printed back through the rewriter. Built with
+ * the built-in library against whatever graph the bytes made, the graph
+ * is printed back through the rewriter, and the first sites of the first
+ * candidates are executed by the CPU numerics check. Built with
  * -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the seed
  * corpus in every normal test run.
  */
 #include "fusescan/adlog.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
+#include "fusescan/numerics.h"
 #include "fusescan/rewrite.h"
 #include "fusescan/report.h"
 #include "fusescan/scan.h"
@@ -64,6 +66,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fs_discovery *d = fs_discover(s, &o);
 	if (d && sink)
 		fs_discover_json(d, sink);
+	for (uint32_t a = 0; d && a < d->n_a; a++) { /* numerics on tiny sizes, a few candidates */
+		const struct fs_mine *m = d->a[a].mine;
+		for (uint32_t k = 0; m && k < m->n_cands && k < 4; k++) {
+			const struct fs_region *site = &m->regions[m->cands[k].instances[0]];
+			struct fs_numerics_opts no = {.tokens = 2, .triage = 1, .plant_drop_cast = (int)(k & 1),
+						      .max_elems = 1 << 14};
+			struct fs_numerics nr;
+			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0 && sink)
+				fs_numerics_print(&nr, sink);
+		}
+	}
 	fs_discovery_free(d);
 
 	struct fs_catalog c;

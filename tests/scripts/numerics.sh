@@ -59,5 +59,19 @@ check "bad tokens" 2 "$exe" --apply swiglu-b5058ea8 --tokens 0 --out "$tmp/s3" "
 check "no semantics" 2 "$exe" --apply swiglu --out "$tmp/s4" "$llama"
 contains "no semantics message" "$tmp/err" "no semantics for this op (fuse/sem.def)"
 
+# a dump whose shapes contradict each other: refused, no out-of-bounds read
+cat > "$tmp/bad.txt" <<'DUMP'
+%x : 4x8 : torch.float32
+%y : 3x8 : torch.float32
+%w : 8x8 : torch.float32
+%a = aten.exp.default(%x : 4x8 : torch.float32) : 4x8 : torch.float32
+%b = aten.mul.Tensor(%a : 4x8 : torch.float32, %y : 3x8 : torch.float32) : 4x8 : torch.float32
+%m = aten.mm.default(%b : 4x8 : torch.float32, %w : 8x8 : torch.float32) : 4x8 : torch.float32
+output %m
+DUMP
+id=$("$exe" discover --format json "$tmp/bad.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["analyses"][0]["candidates"][0]["id"])')
+check "contradictory shapes" 2 "$exe" --apply "$id" --out "$tmp/bad" "$tmp/bad.txt"
+contains "contradictory shapes message" "$tmp/err" "bad.txt:5:1: error: numerics: cannot execute %b (aten.mul.Tensor): an operand does not broadcast to the output shape"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
