@@ -255,6 +255,23 @@ static uint64_t weight_class(const struct ctx *c, const struct fs_node *n)
 	return h64(t->dtype, c->s->types.shapes[t->shape].rank);
 }
 
+/* A horizontal region: k members reading one value s0 once instead of k
+ * times, in one launch instead of k. */
+static struct fs_region *add_shared_read(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t s0,
+					 const uint32_t *outs, uint32_t n_out, uint32_t k, uint64_t sig, uint8_t kind)
+{
+	const struct fs_graph *g = c->g;
+	int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
+	uint32_t ri = add_region(c, nodes, n, &s0, 1, outs, n_out); /* may move the regions */
+	struct fs_region *r = &c->m->regions[ri];
+	r->sig = sig;
+	r->kind = kind;
+	r->bytes_saved = b < 0 ? 0 : b * (k - 1);
+	r->cost_known = b >= 0;
+	r->launches_saved = k - 1;
+	return r;
+}
+
 static void find_parallel_gemms(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
@@ -285,16 +302,9 @@ static void find_parallel_gemms(struct ctx *c)
 		if (k < 2)
 			continue;
 		sig = h64(sig, k);
-		int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
-		uint32_t ri = add_region(c, members, k, &s0, 1, members, k);
-		struct fs_region *r = &c->m->regions[ri];
-		r->sig = sig;
-		r->kind = FS_KIND_HORIZONTAL_GEMM;
+		struct fs_region *r = add_shared_read(c, members, k, s0, members, k, k, sig, FS_KIND_HORIZONTAL_GEMM);
 		r->entry = entry;
 		r->n_kernels = k;
-		r->bytes_saved = b < 0 ? 0 : b * (k - 1);
-		r->cost_known = b >= 0;
-		r->launches_saved = k - 1;
 		r->risks = c->s->types.shapes[g->types[g->nodes[s0].out].shape].symbolic ? FS_RISK_DYNAMIC : 0;
 	}
 	free(members);
@@ -409,16 +419,9 @@ static void find_siblings(struct ctx *c, uint32_t n_vertical)
 			risks |= r->risks;
 		}
 		qsort(nodes, nn, sizeof(uint32_t), cmp_u32);
-		int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
-		uint32_t ri = add_region(c, nodes, nn, &s0, 1, outs, no);
-		struct fs_region *r = &c->m->regions[ri];
-		r->sig = sig;
-		r->kind = FS_KIND_HORIZONTAL_ELEMENTWISE;
+		struct fs_region *r = add_shared_read(c, nodes, nn, s0, outs, no, k, sig, FS_KIND_HORIZONTAL_ELEMENTWISE);
 		r->n_kernels = kernels;
 		r->n_math = math;
-		r->bytes_saved = b < 0 ? 0 : b * (k - 1);
-		r->cost_known = b >= 0;
-		r->launches_saved = k - 1;
 		r->risks = risks | FS_RISK_MULTI_OUTPUT;
 		free(nodes);
 		free(outs);

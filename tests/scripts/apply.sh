@@ -6,27 +6,10 @@
 # usage: apply.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
-pass=0 fail=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 run=$tests/data/adrun_tiny_llama_2l
 final=$run/035_compile_compile_model.txt
 export_dump=$run/001_export_export_to_gm.txt
-
-check() { # check NAME WANT_RC CMD...
-	local name=$1 want=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 5 "$tmp/out" "$tmp/err"; fi
-}
-contains() { # contains NAME FILE TEXT
-	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
-}
-count() { # count NAME FILE TEXT N
-	local n; n=$(grep -cF -- "$3" "$2")
-	if [ "$n" -eq "$4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: $n x '$3' in $2, want $4"; fi
-}
 
 sum=$(cat "$run"/* | md5sum)
 check "apply add_rmsnorm" 0 "$exe" --apply add_rmsnorm-407262a5 --out "$tmp/a" "$final"
@@ -92,5 +75,4 @@ check "300 nodes drawn (bounded layout)" 0 "$exe" render -o "$tmp/chain.svg" "$t
 contains "bounded layout svg" "$tmp/chain.svg" "<svg"
 [ "$(cat "$run"/* | md5sum)" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL inputs modified"; }
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

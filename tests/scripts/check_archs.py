@@ -10,6 +10,8 @@ match counts. Exit 1 on a mismatch.
 """
 import json, subprocess, sys
 
+from tally import Tally
+
 L = 2
 EXPECT = {
     'gpt2': {
@@ -76,14 +78,8 @@ def match_counts(exe, path):
 
 def main():
     exe, root = sys.argv[1:3]
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        if not ok:
-            print('FAIL', what)
+    t = Tally()
+    check = t.check
 
     for arch, want in EXPECT.items():
         for dump in ('001_export_export_to_gm.txt', '002_post_export_run_decompositions.txt'):
@@ -104,8 +100,7 @@ def main():
             if arch == 'gemma2':
                 rope = [k for k in a['candidates'] if k['name'] == 'rope_rotate_half']
                 check(rope and rope[0]['pairs'] == L, f'{arch} {dump}: rope q/k pairs')
-    print(f'{passed} passed, {failed} failed')
-    return 1 if failed else 0
+    return t.finish()
 
 
 if __name__ == '__main__':

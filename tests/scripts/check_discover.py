@@ -9,6 +9,8 @@ Exit 1 on a mismatch, 77 (skipped) when the dumps are not there.
 """
 import json, os, subprocess, sys
 
+from tally import Tally
+
 
 def analyse(exe, path):
     out = subprocess.run([exe, 'discover', '--format', 'json', path], capture_output=True, text=True)
@@ -42,14 +44,8 @@ def main():
     cases = [(f"{runs['adrun']}/001_export_export_to_gm.txt", unfused),
              (f"{runs['export']}/001_export_export_to_gm.txt", unfused),
              (f"{runs['export']}/002_post_export_run_decompositions.txt", unfused)]
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        passed += ok
-        failed += not ok
-        if not ok:
-            print('FAIL', what)
+    t = Tally()
+    check = t.check
 
     for path, want in cases:
         a = analyse(exe, path)
@@ -81,8 +77,7 @@ def main():
     ev = ' '.join(next(k for k in a['candidates'] if k['name'] == 'parallel_gemm')['existing_kernel']['evidence'])
     check('fuse_gemms: exists but is disabled' in ev, '035 parallel_gemm evidence names the disabled transform')
     check(any(c['kind'] == 'noop_mul1' for c in a['cleanups']), '035 no-op mul 1.0 cleanup')
-    print(f'{passed} passed, {failed} failed')
-    return 1 if failed else 0
+    return t.finish()
 
 
 if __name__ == '__main__':

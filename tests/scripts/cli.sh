@@ -4,20 +4,7 @@
 # usage: cli.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
-pass=0 fail=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-check() { # check NAME WANT_RC CMD...
-	local name=$1 want=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; head -5 "$tmp/err"; fi
-}
-contains() { # contains NAME FILE TEXT
-	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 run=$tests/data/adrun_tiny_llama_2l
 check "help" 0 "$exe" --help
@@ -72,5 +59,4 @@ contains "markdown file" "$tmp/r.md" "## fusescan"
 check "discover on a bad file still reports the good one" 2 "$exe" discover --format json "$tests/bad/duplicate.txt" "$tests/data/export_tiny_llama_2l"
 contains "good one reported" "$tmp/out" "002_post_export_run_decompositions.txt"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -7,21 +7,8 @@
 # usage: gates.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
-pass=0 fail=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 run=$tests/data/adrun_tiny_llama_2l
-
-check() { # check NAME WANT_RC CMD...
-	local name=$1 want=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 5 "$tmp/out" "$tmp/err"; fi
-}
-contains() { # contains NAME FILE TEXT
-	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
-}
 
 # the regressed run: dump 001 with a cast inside its first RMSNorm
 cp -r "$run" "$tmp/regressed"
@@ -88,5 +75,4 @@ check "junit" 1 "$exe" match --format junit --expect "$tmp/expect.txt" "$tmp/reg
 if python3 -c 'import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert int(r.get("failures")) >= 1' "$tmp/out"; then
 	pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL junit is not valid XML with failures"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

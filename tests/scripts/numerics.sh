@@ -6,22 +6,9 @@
 # usage: numerics.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
-pass=0 fail=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 d=$tests/data
 llama=$d/export_tiny_llama_2l/001_export_export_to_gm.txt
-
-check() { # check NAME WANT_RC CMD...
-	local name=$1 want=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 8 "$tmp/out" "$tmp/err"; fi
-}
-contains() { # contains NAME FILE TEXT
-	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
-}
 
 # name  candidate id or pattern  dump
 while read -r name id dump; do
@@ -73,5 +60,4 @@ id=$("$exe" discover --format json "$tmp/bad.txt" | python3 -c 'import json,sys;
 check "contradictory shapes" 2 "$exe" --apply "$id" --out "$tmp/bad" "$tmp/bad.txt"
 contains "contradictory shapes message" "$tmp/err" "bad.txt:5:1: error: numerics: cannot execute %b (aten.mul.Tensor): an operand does not broadcast to the output shape"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -1,0 +1,24 @@
+# Shared by the shell tests: a temporary folder, pass / fail counters and the
+# checks. Source it after setting exe and tests; end with `finish`.
+pass=0 fail=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check NAME WANT_RC CMD...: the command's exit status; its output in $tmp/out, $tmp/err
+	local name=$1 want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 8 "$tmp/out" "$tmp/err"; fi
+}
+contains() { # contains NAME FILE TEXT
+	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
+}
+count() { # count NAME FILE TEXT N: TEXT on exactly N lines
+	local n; n=$(grep -cF -- "$3" "$2")
+	if [ "$n" -eq "$4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: $n x '$3' in $2, want $4"; fi
+}
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
