@@ -299,7 +299,6 @@ static int numerics(struct fs_discovery *d, const struct plan *pl, const char *d
 	if (!mem)
 		return -1;
 	fs_numerics_print(&r, mem);
-	fprintf(mem, "  GPU: not run (this build executes the CPU path only)\n");
 	fclose(mem);
 	fputs(text, stdout);
 	cJSON *j = fs_numerics_json(&r);
@@ -310,13 +309,16 @@ static int numerics(struct fs_discovery *d, const struct plan *pl, const char *d
 	json = fs_xrealloc(json, jl + 2);
 	json[jl++] = '\n';
 	int rc = write_file(dir, "numerics.txt", text, len) | write_file(dir, "numerics.json", json, jl);
+	if (r.fused_source)
+		rc |= write_file(dir, "fused.cu", r.fused_source, strlen(r.fused_source));
+	fs_numerics_release(&r);
 	free(json);
 	cJSON_Delete(j);
 	free(text);
 	return rc ? -1 : r.verdict == FS_VERDICT_FAIL;
 }
 
-static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops)
+static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops, int draw)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
@@ -338,12 +340,13 @@ static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint3
 	if (rc == 0)
 		rc = write_file(dir, f->base, r.text, r.len) | write_diff(dir, f->base, text, len, &r) |
 		     write_file(dir, "summary.txt", summary, (size_t)sn) |
-		     renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags);
+		     (draw ? renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags) : 0);
 	fputs(summary, stdout);
 	for (uint32_t i = 0; i < r.skipped; i++)
 		printf("  skipped %s\n", r.why[i]);
 	if (rc == 0)
-		printf("wrote %s/%s, %s.diff, summary.txt, before.svg / .dot, after.svg / .dot\n", dir, f->base, f->base);
+		printf("wrote %s/%s, %s.diff, summary.txt%s\n", dir, f->base, f->base,
+		       draw ? ", before.svg / .dot, after.svg / .dot" : "");
 	fs_rewritten_release(&r);
 	free(rw);
 	free(text);
@@ -355,7 +358,7 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
 	const char *tokens_s = NULL, *seed_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
-	int plant = 0, triage = 0;
+	int plant = 0, triage = 0, cpu_only = 0, no_render = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
@@ -370,6 +373,8 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 		{"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL},
 		{"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL},
 		{"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL},
+		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
+		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{0},
 	};
@@ -380,7 +385,9 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 				      .seed = seed_s ? strtoull(seed_s, NULL, 10) : 0,
 				      .triage = triage,
 				      .plant_eps = plant == 1 ? 0.1 : 0,
-				      .plant_drop_cast = plant == 2};
+				      .plant_drop_cast = plant == 2,
+				      .gpu = !cpu_only,
+				      .max_elems = (int64_t)1 << 30};
 	if (!r && (no.tokens <= 0 || no.tokens > 1 << 20)) {
 		fprintf(stderr, "fusescan %s: --tokens wants an integer in 1..1048576, got '%s'\n", cmd->name, tokens_s);
 		r = -1;
@@ -402,7 +409,7 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct plan pl = {0};
 	int rc = FS_EXIT_INPUT;
-	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, hops) == 0) {
+	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, hops, !no_render) == 0) {
 		int v = numerics(d, &pl, out_dir, &no);
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
 	}

@@ -7,22 +7,16 @@
 #include "fusescan/numerics.h"
 
 #include "fusescan/mine.h"
+#include "codegen.h"
+#include "gpu.h"
+#include "prog.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_RANK = 8, MAX_ARGS = 8 };
-enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT };
-enum mode { REF, UNFUSED, FUSED, EMULATED };
-
-struct sem {
-	const char *key;
-	uint8_t kind, n_tensors;
-	double (*f)(double a, double b, double c);
-};
-
+#define FS_SQRT1_2 0.70710678118654752440
 #define FS_SEM(id, key, kind, nt, expr)                     \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
@@ -31,7 +25,7 @@ struct sem {
 	}
 #include "sem.def"
 #undef FS_SEM
-#define FS_SEM(id, key, kind, nt, expr) {key, kind, nt, sem_##id},
+#define FS_SEM(id, key, kind, nt, expr) {key, kind, nt, sem_##id, #expr},
 static const struct sem sems[] = {
 #include "sem.def"
 };
@@ -101,21 +95,12 @@ static int is_float(uint8_t dt)
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-struct ten {
-	uint8_t rank, dtype;
-	int64_t shape[MAX_RANK];
-	int64_t n;
-	double *d;
-};
-
-enum { MAX_TENSOR = 1 << 26 };
-
-/* Elements of a shape; -1 past MAX_TENSOR. */
-static int64_t numel(const int64_t *shape, uint8_t rank)
+/* Elements of a shape; -1 past `cap`. */
+static int64_t numel(const int64_t *shape, uint8_t rank, int64_t cap)
 {
 	int64_t n = 1;
 	for (uint8_t i = 0; i < rank; i++)
-		if (__builtin_mul_overflow(n, shape[i], &n) || n > MAX_TENSOR)
+		if (__builtin_mul_overflow(n, shape[i], &n) || n > cap)
 			return -1;
 	return n;
 }
@@ -141,38 +126,6 @@ static double bcast(const struct ten *t, const int64_t *oidx, uint8_t orank)
 
 /* ---- the program: region nodes with bound shapes ---------------------------------------- */
 
-struct arg {
-	int8_t ten;   /* index into the node's tensor operands, or -1: a literal */
-	double lit;
-};
-
-struct op {
-	uint32_t node;
-	const struct sem *sem;
-	struct ten out;
-	struct arg args[MAX_ARGS]; /* elementwise operands in order */
-	uint32_t n_args;
-	int32_t src[MAX_ARGS];     /* tensor operands: value index (inputs first, then ops) */
-	uint32_t n_src;
-	int64_t ints[MAX_RANK];    /* dims / permutation / slice bounds */
-	uint32_t n_ints;
-	double eps;
-	uint8_t keepdim, cast_first;
-};
-
-struct prog {
-	const struct fs_scan *s;
-	const struct fs_graph *g;
-	struct fs_binding bind[8];
-	uint32_t n_bind;
-	struct ten *in;      /* external inputs */
-	uint32_t *in_node;
-	uint32_t n_in;
-	struct op *ops;
-	uint32_t n_ops;
-	uint8_t *is_output;  /* per op */
-};
-
 static int bound_type(const struct prog *p, const struct fs_type *t, struct ten *out)
 {
 	const struct fs_shape *sh = &p->s->types.shapes[t->shape];
@@ -187,7 +140,7 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 		if (fs_dim_eval(&p->s->types, &p->s->types.dims[sh->dims + i], p->bind, p->n_bind, &out->shape[i]) ||
 		    out->shape[i] < 0)
 			return -1;
-	out->n = numel(out->shape, out->rank);
+	out->n = numel(out->shape, out->rank, p->max_elems);
 	return out->n < 0 ? -1 : 0;
 }
 
@@ -208,6 +161,8 @@ static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
 	for (uint32_t i = 0; i < p->n_in; i++)
 		if (p->in_node[i] == node)
 			return (int32_t)i;
+	if (p->n_ops)
+		return -1; /* inputs are all known before the first op: values would shift */
 	p->in = fs_xrealloc(p->in, (p->n_in + 1) * sizeof(*p->in));
 	p->in_node = fs_xrealloc(p->in_node, (p->n_in + 1) * sizeof(uint32_t));
 	const struct fs_node *x = &p->g->nodes[node];
@@ -252,10 +207,15 @@ struct parg {
 	uint8_t sym;      /* a SymInt (a size computed in the graph) */
 };
 
-/* A tensor value, not a SymInt / Python number the graph computes. */
+/* A tensor value, not a SymInt / Python number the graph computes. Names in
+ * a list print bare, without their type: the node's own type says. */
 static int tensor_arg(const struct fs_graph *g, uint32_t a)
 {
-	return g->args[a].kind == FS_ARG_NODE && fs_dtype_size((enum fs_dtype)g->args[a].type.dtype) > 0;
+	if (g->args[a].kind != FS_ARG_NODE)
+		return 0;
+	const struct fs_node *x = &g->nodes[g->args[a].node];
+	uint8_t dt = x->kind == FS_NODE_EXTERN || !x->n_out ? g->args[a].type.dtype : g->types[x->out].dtype;
+	return fs_dtype_size((enum fs_dtype)dt) > 0;
 }
 
 static double number(const struct fs_arg *y)
@@ -331,7 +291,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
 			return fail_at(p, node, "cat without a list", buf, n);
 		for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
-			int32_t v = g->args[c].kind == FS_ARG_NODE ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
+			int32_t v = tensor_arg(g, c) ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
 			if (v < 0 || op->n_src >= MAX_ARGS)
 				return fail_at(p, node, "cat of something else than values", buf, n);
 			op->src[op->n_src++] = v;
@@ -508,7 +468,7 @@ static void exec_elementwise(const struct op *op, const struct ten *v, struct te
 {
 	int64_t idx[MAX_RANK];
 	double x[3] = {0, 0, 0};
-	int gelu = tanh_gelu && !strcmp(op->sem->key, "gelu");
+	int gelu = tanh_gelu && !strcmp(op->sem->key, "gelu"); /* the dump omits approximate= */
 	for (int64_t i = 0; i < out->n; i++) {
 		unravel(i, out->shape, out->rank, idx);
 		for (uint32_t k = 0; k < op->n_args && k < 3; k++)
@@ -790,6 +750,21 @@ static void errors_of(const struct prog *p, const struct ten *got, const struct 
 	e->nrmse = sr > 0 ? sqrt(se / sr) : sqrt(se);
 }
 
+/* fused <= k x unfused + tol on max abs error; NaN, Inf or unwritten never pass */
+static void verdict(struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused)
+{
+	double bound = r->k * unfused->max_abs + r->tol;
+	r->min_tol = fused->max_abs > r->k * unfused->max_abs ? fused->max_abs - r->k * unfused->max_abs : 0;
+	r->verdict = fused->nonfinite || fused->unwritten || fused->max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
+	r->why[0] = '\0';
+	if (fused->nonfinite || fused->unwritten)
+		snprintf(r->why, sizeof(r->why), "%llu NaN / Inf or unwritten elements in the fused result",
+			 (unsigned long long)(fused->nonfinite + fused->unwritten));
+	else if (r->verdict == FS_VERDICT_FAIL)
+		snprintf(r->why, sizeof(r->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", fused->max_abs, r->k,
+			 unfused->max_abs, r->tol);
+}
+
 const char *fs_verdict_name(enum fs_verdict v)
 {
 	return v == FS_VERDICT_PASS ? "pass" : "fail";
@@ -844,6 +819,31 @@ static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 	return 0;
 }
 
+/* The generated kernels: compiled always, run on the GPU when asked and
+ * there is one; the verdict then rests on the GPU results. */
+static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const struct ten *ref, struct fs_numerics *r)
+{
+	struct fs_gpu_result g;
+	fs_gpu_run(p, o->gpu, !o->generate_only, o->reps ? o->reps : 50, &g);
+	r->kernels = g.kernels, r->compiled = g.compiled;
+	snprintf(r->arch, sizeof(r->arch), "%s", g.arch);
+	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g.nvrtc);
+	snprintf(r->device, sizeof(r->device), "%s", g.device);
+	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g.error);
+	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g.skipped);
+	r->fused_source = g.fused_source, g.fused_source = NULL;
+	if (g.ran) {
+		r->gpu_ran = 1;
+		errors_of(p, g.unfused, ref, &r->gpu_unfused);
+		errors_of(p, g.fused, ref, &r->gpu_fused);
+		r->fused_ms = g.fused_ms, r->unfused_ms = g.unfused_ms, r->copy_gbs = g.copy_gbs;
+		r->fused_bytes = g.fused_bytes, r->unfused_bytes = g.unfused_bytes;
+		r->reps = g.reps, r->rotate = g.rotate, r->unfused_launches = g.unfused_launches;
+		verdict(r, &r->gpu_unfused, &r->gpu_fused);
+	}
+	fs_gpu_release(p, &g);
+}
+
 static void release(struct prog *p, struct ten *vals[4])
 {
 	for (int m = 0; m < 4; m++) {
@@ -862,7 +862,7 @@ static void release(struct prog *p, struct ten *vals[4])
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
 {
-	struct prog p = {.s = s, .g = g};
+	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh, .max_elems = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25};
 	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
 	char why[256];
 	memset(r, 0, sizeof(*r));
@@ -890,7 +890,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 			}
 		}
 	}
-	int64_t budget = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25;
+	int64_t budget = p.max_elems;
 	for (uint32_t i = 0; i < p.n_in; i++)
 		budget -= p.in[i].n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -922,6 +922,8 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	uint8_t *narrow = fs_xcalloc(p.n_ops + 1, 1);
 	int32_t dropped;
 	plan_plants(&p, o, narrow, &dropped);
+	p.narrow = narrow;
+	p.plant_eps = o->plant_eps;
 	if (dropped >= 0)
 		snprintf(r->planted, sizeof(r->planted), "dropped cast %%%s (and what follows computed narrow)",
 			 fs_scan_str(s, g->nodes[p.ops[dropped].node].name));
@@ -937,8 +939,8 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		memcpy(vals[m], p.in, p.n_in * sizeof(struct ten));
 		rc = run_mode(&p, (enum mode)m, o, narrow, vals[m]);
 	}
-	free(narrow);
 	if (rc) {
+		free(narrow);
 		fs_diag_add(d, FS_ERROR, path_of(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
 		release(&p, vals);
 		return -1;
@@ -957,15 +959,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	r->n_inputs = p.n_in;
 	r->k = r->out_dtype == FS_DT_BF16 || r->out_dtype == FS_DT_F16 ? 3.0 : 2.0;
 	r->tol = 1e-5;
-	double bound = r->k * r->unfused.max_abs + r->tol;
-	r->min_tol = r->fused.max_abs > r->k * r->unfused.max_abs ? r->fused.max_abs - r->k * r->unfused.max_abs : 0;
-	r->verdict = r->fused.nonfinite || r->fused.unwritten || r->fused.max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
-	if (r->fused.nonfinite || r->fused.unwritten)
-		snprintf(r->why, sizeof(r->why), "%llu NaN / Inf or unwritten elements in the fused result",
-			 (unsigned long long)(r->fused.nonfinite + r->fused.unwritten));
-	else if (r->verdict == FS_VERDICT_FAIL)
-		snprintf(r->why, sizeof(r->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", r->fused.max_abs, r->k,
-			 r->unfused.max_abs, r->tol);
+	verdict(r, &r->unfused, &r->fused);
 	if (o->triage) {
 		errors_of(&p, vals[EMULATED], vals[REF], &r->emulated);
 		/* the failure vanishes once every op rounds like eager: rounding; else a bug */
@@ -974,8 +968,16 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 												      : FS_TRIAGE_BUG;
 	}
 	describe(&p, r);
+	gpu(&p, o, vals[REF], r);
+	free(narrow);
 	release(&p, vals);
 	return 0;
+}
+
+void fs_numerics_release(struct fs_numerics *r)
+{
+	free(r->fused_source);
+	r->fused_source = NULL;
 }
 
 void fs_numerics_print(const struct fs_numerics *r, FILE *out)
@@ -995,9 +997,28 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
 		fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
 	if (r->triage != FS_TRIAGE_NONE)
-		fprintf(out, "  triage: %s (%s)\n", fs_triage_name(r->triage),
+		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(r->triage),
 			r->triage == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
 							: "the difference stays when every op rounds like eager");
+	fprintf(out, "  kernels: %u generated (1 fused, %u unfused), %u compiled for %s with %s%s%s\n", r->kernels,
+		r->kernels ? r->kernels - 1 : 0, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC",
+		r->kernel_error[0] ? "; error: " : "", r->kernel_error);
+	if (!r->gpu_ran) {
+		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
+		return;
+	}
+	fprintf(out, "  GPU %s, float64 reference on the CPU:\n", r->device);
+	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "unfused kernels", r->gpu_unfused.max_abs, r->gpu_unfused.max_rel,
+		r->gpu_unfused.nrmse, (unsigned long long)(r->gpu_unfused.nonfinite + r->gpu_unfused.unwritten));
+	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused kernel", r->gpu_fused.max_abs, r->gpu_fused.max_rel,
+		r->gpu_fused.nrmse, (unsigned long long)(r->gpu_fused.nonfinite + r->gpu_fused.unwritten));
+	fprintf(out, "  GPU verdict: %s (minimum tolerance that passes: %.3e)%s%s\n", fs_verdict_name(r->verdict), r->min_tol,
+		r->why[0] ? ": " : "", r->why);
+	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
+	fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s;"
+		     " unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
+		r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, r->unfused_ms, r->unfused_launches, ug,
+		r->unfused_ms / r->fused_ms);
 }
 
 static cJSON *errors_json(const struct fs_errors *e)
@@ -1030,6 +1051,29 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(o, "verdict", fs_verdict_name(r->verdict));
 	cJSON_AddStringToObject(o, "reason", r->why);
 	cJSON_AddStringToObject(o, "triage", fs_triage_name(r->triage));
+	cJSON *k = cJSON_AddObjectToObject(o, "kernels");
+	cJSON_AddNumberToObject(k, "generated", r->kernels);
+	cJSON_AddNumberToObject(k, "compiled", r->compiled);
+	cJSON_AddStringToObject(k, "arch", r->arch);
+	cJSON_AddStringToObject(k, "nvrtc", r->nvrtc);
+	cJSON_AddStringToObject(k, "error", r->kernel_error);
+	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");
+	cJSON_AddBoolToObject(gp, "ran", r->gpu_ran);
+	if (!r->gpu_ran)
+		cJSON_AddStringToObject(gp, "skipped", r->gpu_skipped);
+	else {
+		cJSON_AddStringToObject(gp, "device", r->device);
+		cJSON_AddItemToObject(gp, "unfused", errors_json(&r->gpu_unfused));
+		cJSON_AddItemToObject(gp, "fused", errors_json(&r->gpu_fused));
+		cJSON_AddNumberToObject(gp, "fused_ms", r->fused_ms);
+		cJSON_AddNumberToObject(gp, "unfused_ms", r->unfused_ms);
+		cJSON_AddNumberToObject(gp, "fused_bytes", (double)r->fused_bytes);
+		cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
+		cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
+		cJSON_AddNumberToObject(gp, "reps", r->reps);
+		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
+		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
+	}
 	if (r->planted[0])
 		cJSON_AddStringToObject(o, "planted_bug", r->planted);
 	return o;

@@ -18,6 +18,7 @@
  *   struct fs_numerics r;
  *   if (fs_numerics_run(scan, graph, nodes, n, &o, &r, &diags) == 0)
  *       fs_numerics_print(&r, stdout);
+ *   fs_numerics_release(&r);
  */
 #ifndef FUSESCAN_NUMERICS_H
 #define FUSESCAN_NUMERICS_H
@@ -36,6 +37,9 @@ struct fs_numerics_opts {
 	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
 	int plant_drop_cast; /* debug: skip the region's first widening cast */
 	int64_t max_elems;   /* elements of all values together (0: 2^25) */
+	int gpu;             /* run the generated kernels on the GPU when there is one */
+	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
+	uint32_t reps;       /* timed runs on the GPU (0: 50) */
 };
 
 /* Errors of one execution against the reference, over every output element. */
@@ -60,6 +64,18 @@ struct fs_numerics {
 	enum fs_triage triage;
 	char why[256];           /* the reason for a failure */
 	char planted[96];        /* the planted bug, if any */
+	/* the generated kernels: the fused one and one per unfused op */
+	char *fused_source;      /* CUDA C of the fused kernel (owned) */
+	uint32_t kernels, compiled;
+	char arch[16], nvrtc[32], device[128];
+	char kernel_error[1024]; /* the first generation / compile / CUDA error */
+	char gpu_skipped[256];   /* why the kernels did not run, when they did not */
+	/* on the GPU: errors of both against the float64 reference, and timing */
+	int gpu_ran;
+	struct fs_errors gpu_unfused, gpu_fused;
+	double fused_ms, unfused_ms, copy_gbs;
+	int64_t fused_bytes, unfused_bytes;
+	uint32_t reps, rotate, unfused_launches;
 };
 
 /* 0, or -1 with the reason in d (an op without semantics, a shape that cannot
@@ -67,6 +83,7 @@ struct fs_numerics {
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d);
 void fs_numerics_print(const struct fs_numerics *r, FILE *out);
+void fs_numerics_release(struct fs_numerics *r);
 /* A cJSON object (cJSON *), owned by the caller. */
 void *fs_numerics_json(const struct fs_numerics *r);
 const char *fs_verdict_name(enum fs_verdict v);

@@ -5,7 +5,8 @@
  * all fed the same bytes; patterns that parse are matched against the graph,
  * the built-in library against whatever graph the bytes made, the graph
  * is printed back through the rewriter, and the first sites of the first
- * candidates are executed by the CPU numerics check. Built with
+ * candidates are executed by the CPU numerics check and their CUDA kernels
+ * generated (not compiled). Built with
  * -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the seed
  * corpus in every normal test run.
  */
@@ -71,10 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t k = 0; m && k < m->n_cands && k < 4; k++) {
 			const struct fs_region *site = &m->regions[m->cands[k].instances[0]];
 			struct fs_numerics_opts no = {.tokens = 2, .triage = 1, .plant_drop_cast = (int)(k & 1),
-						      .max_elems = 1 << 14};
+						      .max_elems = 1 << 14, .generate_only = 1};
 			struct fs_numerics nr;
-			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0 && sink)
-				fs_numerics_print(&nr, sink);
+			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0) {
+				if (sink)
+					fs_numerics_print(&nr, sink);
+				fs_numerics_release(&nr);
+			}
 		}
 	}
 	fs_discovery_free(d);

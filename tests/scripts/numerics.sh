@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The numerics check of --apply on the CPU (float64 reference, unfused with
 # eager rounding, fused with fp32 inside) for the chains the GPU issue names,
-# on the bundled dumps: each passes; the planted bugs (a wrong eps, a dropped
-# widening cast) fail with exit 1, and --triage calls them bugs.
+# on the bundled dumps: each passes and every generated kernel compiles with
+# NVRTC; the planted bugs (a wrong eps, a dropped widening cast) fail with
+# exit 1, and --triage calls them bugs. GPU execution is left to
+# scripts/gpu_check.sh (the tests run --cpu-only where a GPU is present).
 # usage: numerics.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -12,8 +14,14 @@ llama=$d/export_tiny_llama_2l/001_export_export_to_gm.txt
 
 # name  candidate id or pattern  dump
 while read -r name id dump; do
-	check "$name" 0 "$exe" --apply "$id" --out "$tmp/$name" "$d/$dump"
+	check "$name" 0 "$exe" --apply "$id" --cpu-only --out "$tmp/$name" "$d/$dump"
 	contains "$name verdict" "$tmp/out" "verdict: pass"
+	# every generated kernel compiles with NVRTC where the toolkit is installed
+	if [ -e /usr/local/cuda/lib64/libnvrtc.so ]; then
+		n=$(sed -n 's/.*kernels: \([0-9]*\) generated.*/\1/p' "$tmp/out")
+		contains "$name kernels compile" "$tmp/out" "kernels: $n generated (1 fused, $((n - 1)) unfused), $n compiled for sm_90"
+	fi
+	[ -s "$tmp/$name/fused.cu" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $name: no fused.cu"; }
 	contains "$name json" "$tmp/$name/numerics.json" '"verdict":	"pass"'
 done <<'LIST'
 rmsnorm       rmsnorm-3feecfe3                  export_tiny_llama_2l/001_export_export_to_gm.txt
@@ -33,10 +41,10 @@ LIST
 check "wrong eps fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug eps --triage --out "$tmp/p1" "$llama"
 contains "wrong eps reported" "$tmp/out" "planted bug (debug): eps replaced by 0.1"
 contains "wrong eps verdict" "$tmp/out" "verdict: fail"
-contains "wrong eps is a bug" "$tmp/out" "triage: bug"
+contains "wrong eps is a bug" "$tmp/out" "triage (CPU): bug"
 check "dropped cast fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug cast --triage --out "$tmp/p2" "$llama"
 contains "dropped cast reported" "$tmp/out" "planted bug (debug): dropped cast %to_6"
-contains "dropped cast is a bug" "$tmp/out" "triage: bug"
+contains "dropped cast is a bug" "$tmp/out" "triage (CPU): bug"
 contains "json triage" "$tmp/p2/numerics.json" '"triage":	"bug"'
 check "same seed, same numbers" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s1" "$llama"
 check "again" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s2" "$llama"

@@ -1,0 +1,241 @@
+/*
+ * cuda.c: NVRTC and the CUDA driver loaded at run time (see cuda.h).
+ */
+#include "cuda.h"
+
+#include "fusescan/base.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { CU_ATTR_SMS = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+
+static void *open_first(const char *const *names)
+{
+	for (const char *const *n = names; *n; n++) {
+		void *h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			return h;
+	}
+	return NULL;
+}
+
+/* dlsym into a function pointer; 0 if every symbol resolved. */
+#define SYM(lib, field, name) (c->field = (__typeof__(c->field))dlsym(lib, name), c->field == NULL)
+
+static int load_nvrtc(struct fs_cuda *c)
+{
+	static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+					    "/usr/local/cuda/lib64/libnvrtc.so", NULL};
+	c->nvrtc_lib = open_first(names);
+	if (!c->nvrtc_lib)
+		return -1;
+	void *l = c->nvrtc_lib;
+	int missing = SYM(l, nvrtcCreateProgram, "nvrtcCreateProgram") | SYM(l, nvrtcCompileProgram, "nvrtcCompileProgram") |
+		      SYM(l, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") | SYM(l, nvrtcGetProgramLog, "nvrtcGetProgramLog") |
+		      SYM(l, nvrtcGetCUBINSize, "nvrtcGetCUBINSize") | SYM(l, nvrtcGetCUBIN, "nvrtcGetCUBIN") |
+		      SYM(l, nvrtcDestroyProgram, "nvrtcDestroyProgram") | SYM(l, nvrtcGetErrorString, "nvrtcGetErrorString") |
+		      SYM(l, nvrtcVersion, "nvrtcVersion");
+	return missing || c->nvrtcVersion(&c->nvrtc_major, &c->nvrtc_minor) ? -1 : 0;
+}
+
+static int load_driver(struct fs_cuda *c)
+{
+	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+	c->driver_lib = open_first(names);
+	if (!c->driver_lib) {
+		snprintf(c->why_not, sizeof(c->why_not), "no CUDA driver (libcuda.so.1 not found)");
+		return -1;
+	}
+	void *l = c->driver_lib;
+	int missing = SYM(l, cuInit, "cuInit") | SYM(l, cuDeviceGetCount, "cuDeviceGetCount") |
+		      SYM(l, cuDeviceGet, "cuDeviceGet") | SYM(l, cuDeviceGetName, "cuDeviceGetName") |
+		      SYM(l, cuDeviceGetAttribute, "cuDeviceGetAttribute") |
+		      SYM(l, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") |
+		      SYM(l, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") |
+		      SYM(l, cuCtxSetCurrent, "cuCtxSetCurrent") | SYM(l, cuCtxSynchronize, "cuCtxSynchronize") |
+		      SYM(l, cuModuleLoadData, "cuModuleLoadData") | SYM(l, cuModuleUnload, "cuModuleUnload") |
+		      SYM(l, cuModuleGetFunction, "cuModuleGetFunction") | SYM(l, cuLaunchKernel, "cuLaunchKernel") |
+		      SYM(l, cuMemAlloc, "cuMemAlloc_v2") | SYM(l, cuMemFree, "cuMemFree_v2") |
+		      SYM(l, cuMemcpyHtoD, "cuMemcpyHtoD_v2") | SYM(l, cuMemcpyDtoH, "cuMemcpyDtoH_v2") |
+		      SYM(l, cuMemcpyDtoD, "cuMemcpyDtoD_v2") | SYM(l, cuMemsetD8, "cuMemsetD8_v2") |
+		      SYM(l, cuEventCreate, "cuEventCreate") | SYM(l, cuEventRecord, "cuEventRecord") |
+		      SYM(l, cuEventSynchronize, "cuEventSynchronize") | SYM(l, cuEventElapsedTime, "cuEventElapsedTime_v2") |
+		      SYM(l, cuEventDestroy, "cuEventDestroy_v2") | SYM(l, cuGetErrorName, "cuGetErrorName");
+	if (missing) {
+		snprintf(c->why_not, sizeof(c->why_not), "the CUDA driver lacks a function fusescan needs (too old?)");
+		return -1;
+	}
+	char err[200];
+	int n = 0;
+	if (fs_cuda_check(c, c->cuInit(0), "cuInit", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDeviceGetCount(&n), "cuDeviceGetCount", err, sizeof(err))) {
+		snprintf(c->why_not, sizeof(c->why_not), "%s", err);
+		return -1;
+	}
+	if (n < 1) {
+		snprintf(c->why_not, sizeof(c->why_not), "no CUDA device");
+		return -1;
+	}
+	if (fs_cuda_check(c, c->cuDeviceGet(&c->device, 0), "cuDeviceGet", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDeviceGetName(c->name, sizeof(c->name), c->device), "cuDeviceGetName", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDeviceGetAttribute(&c->cc_major, CU_ATTR_CC_MAJOR, c->device), "cuDeviceGetAttribute", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDeviceGetAttribute(&c->cc_minor, CU_ATTR_CC_MINOR, c->device), "cuDeviceGetAttribute", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDeviceGetAttribute(&c->sms, CU_ATTR_SMS, c->device), "cuDeviceGetAttribute", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuDevicePrimaryCtxRetain(&c->ctx, c->device), "cuDevicePrimaryCtxRetain", err, sizeof(err)) ||
+	    fs_cuda_check(c, c->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", err, sizeof(err))) {
+		snprintf(c->why_not, sizeof(c->why_not), "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int fs_cuda_open(struct fs_cuda *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nvrtc = load_nvrtc(c) == 0;
+	c->driver = load_driver(c) == 0;
+	return 0;
+}
+
+/* The libraries stay loaded: NVRTC and the driver keep state of their own
+ * for the life of the process and are not made to be unloaded. */
+void fs_cuda_close(struct fs_cuda *c)
+{
+	if (c->ctx)
+		c->cuDevicePrimaryCtxRelease(c->device);
+	memset(c, 0, sizeof(*c));
+}
+
+void fs_cuda_arch(const struct fs_cuda *c, char *arch, size_t n)
+{
+	if (c->driver)
+		snprintf(arch, n, "sm_%d%d", c->cc_major, c->cc_minor);
+	else
+		snprintf(arch, n, "sm_90");
+}
+
+int fs_cuda_check(const struct fs_cuda *c, int result, const char *call, char *err, size_t n)
+{
+	if (result == 0)
+		return 0;
+	const char *name = NULL;
+	if (c->cuGetErrorName)
+		c->cuGetErrorName(result, &name);
+	snprintf(err, n, "%s: %s (%d)", call, name ? name : "CUDA error", result);
+	return -1;
+}
+
+/* ---- the on-disk cache of compiled kernels ------------------------------------------------ */
+
+static char *cache_path(const struct fs_cuda *c, const char *source, const char *arch)
+{
+	const char *base = getenv("FUSESCAN_CACHE");
+	const char *home = getenv("HOME");
+	char dir[512];
+	if (base && *base)
+		snprintf(dir, sizeof(dir), "%s", base);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.cache/fusescan", home);
+	else
+		return NULL;
+	mkdir(dir, 0777); /* one level under an existing home; errors show up at open */
+	char *p = NULL;
+	uint64_t h = fs_hash_bytes(source, strlen(source), 0x6b65726e656cull);
+	size_t len = strlen(dir) + 96;
+	p = fs_xmalloc(len);
+	snprintf(p, len, "%s/%016llx-%s-nvrtc%d.%d.cubin", dir, (unsigned long long)h, arch, c->nvrtc_major, c->nvrtc_minor);
+	return p;
+}
+
+static char *read_cached(const char *path, size_t *len)
+{
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	if (!f)
+		return NULL;
+	char *data = NULL;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long n = ftell(f);
+		if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
+			data = fs_xmalloc((size_t)n);
+			if (fread(data, 1, (size_t)n, f) != (size_t)n) {
+				free(data);
+				data = NULL;
+			} else
+				*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return data;
+}
+
+static void write_cached(const char *path, const char *data, size_t len)
+{
+	if (!path)
+		return;
+	size_t n = strlen(path) + 32;
+	char *tmp = fs_xmalloc(n);
+	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+	free(tmp);
+}
+
+int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, char **cubin, size_t *len, char *err,
+		    size_t n)
+{
+	*cubin = NULL, *len = 0;
+	if (!c->nvrtc) {
+		snprintf(err, n, "NVRTC not found (libnvrtc.so)");
+		return -1;
+	}
+	char *path = cache_path(c, source, arch);
+	*cubin = read_cached(path, len);
+	if (*cubin) {
+		free(path);
+		return 0;
+	}
+	void *prog = NULL;
+	char archopt[64];
+	snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", arch);
+	const char *opts[] = {archopt, "--std=c++17", "-default-device"};
+	int r = c->nvrtcCreateProgram(&prog, source, "fused.cu", 0, NULL, NULL);
+	if (r) {
+		snprintf(err, n, "nvrtcCreateProgram: %s", c->nvrtcGetErrorString(r));
+		free(path);
+		return -1;
+	}
+	r = c->nvrtcCompileProgram(prog, 3, opts);
+	if (r) {
+		size_t ls = 0;
+		c->nvrtcGetProgramLogSize(prog, &ls);
+		char *log = fs_xmalloc(ls + 1);
+		log[0] = '\0';
+		c->nvrtcGetProgramLog(prog, log);
+		snprintf(err, n, "nvrtcCompileProgram (%s): %s\n%s", arch, c->nvrtcGetErrorString(r), log);
+		free(log);
+	} else if ((r = c->nvrtcGetCUBINSize(prog, len)) != 0 || !*len) {
+		snprintf(err, n, "nvrtcGetCUBINSize: %s", c->nvrtcGetErrorString(r));
+		r = r ? r : -1;
+	} else {
+		*cubin = fs_xmalloc(*len);
+		if ((r = c->nvrtcGetCUBIN(prog, *cubin)) != 0) {
+			snprintf(err, n, "nvrtcGetCUBIN: %s", c->nvrtcGetErrorString(r));
+			free(*cubin);
+			*cubin = NULL;
+		} else
+			write_cached(path, *cubin, *len);
+	}
+	c->nvrtcDestroyProgram(&prog);
+	free(path);
+	return r ? -1 : 0;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The generated kernels on the GPU: RMSNorm and RoPE of the bundled 2-layer
+# Llama run fused and unfused, verdict pass; a planted wrong eps fails.
+# Skipped (exit 77) where no GPU can be used: the report says why.
+# usage: gpu.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+. "$(dirname "$0")/lib.sh"
+llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
+"$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
+if ! grep -q "GPU verdict" "$tmp/probe.out"; then
+	echo "skipped: $(grep -h '^  GPU' "$tmp/probe.out" | head -1 | sed 's/^  //')"
+	exit 77
+fi
+for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu-b5058ea8; do
+	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id" "$llama"
+	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
+	contains "$id timed" "$tmp/out" "time (median of 50"
+done
+check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --plant-bug eps \
+	--out "$tmp/plant" "$llama"
+contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"
+finish
