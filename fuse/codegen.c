@@ -24,6 +24,8 @@ struct buf {
 	size_t n, cap;
 };
 
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void put(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -50,6 +52,7 @@ struct gen {
 	const struct prog *p;
 	int fused;            /* 1: the fused kernel; 0: the unfused kernel of op `only` */
 	int32_t only;
+	int emulate;          /* round every op like eager (triage) */
 	uint8_t *buffered;    /* per value: read from a buffer */
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
 	uint32_t n_params;
@@ -176,8 +179,11 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 	const struct op *op = &p->ops[oi];
 	const struct ten *out = &op->out;
 	uint8_t narrow = G->fused && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
+	uint8_t emulate = G->emulate && !is_view(op) && ctype(out->dtype) ? out->dtype : 0;
 	if (narrow)
 		put(b, "rnd_%s(", dt_suffix(narrow));
+	if (emulate)
+		put(b, "rnd_%s(", dt_suffix(emulate));
 	idx_t *to = fs_xmalloc(sizeof(idx_t));
 	switch (op->sem->kind) {
 	case UN:
@@ -300,6 +306,8 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 	default:
 		fail(G, "an op the generator does not know");
 	}
+	if (emulate)
+		put(b, ")");
 	if (narrow)
 		put(b, ")");
 	free(to);
@@ -377,9 +385,9 @@ static void row_idx(const struct ten *t, const char *last, idx_t *idx)
 		snprintf((*idx)[t->rank - 1], IDX_LEN, "%s", last);
 }
 
-int fs_codegen(const struct prog *p, int32_t only, struct fs_kernel *k, char *why, size_t n)
+int fs_codegen(const struct prog *p, int32_t only, int emulate, struct fs_kernel *k, char *why, size_t n)
 {
-	struct gen G = {.p = p, .fused = only < 0, .only = only};
+	struct gen G = {.p = p, .fused = only < 0, .only = only, .emulate = emulate && only < 0};
 	uint32_t nv = p->n_in + p->n_ops;
 	G.buffered = fs_xcalloc(nv + 1, 1);
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));

@@ -23,9 +23,10 @@ struct fs_kernel {
  * launches a kernel in eager PyTorch (views and dropout do not). */
 int fs_codegen_buffered(const struct prog *p, int32_t v);
 
-/* The fused kernel (only < 0) or the kernel of op `only`. 0, or -1 with the
- * reason in why. */
-int fs_codegen(const struct prog *p, int32_t only, struct fs_kernel *k, char *why, size_t n);
+/* The fused kernel (only < 0) or the kernel of op `only`; `emulate`: the
+ * fused kernel rounds every op's result to its dumped dtype, as eager does
+ * (triage). 0, or -1 with the reason in why. */
+int fs_codegen(const struct prog *p, int32_t only, int emulate, struct fs_kernel *k, char *why, size_t n);
 void fs_kernel_release(struct fs_kernel *k);
 
 #endif

@@ -26,7 +26,7 @@ static void *open_first(const char *const *names)
 }
 
 /* dlsym into a function pointer; 0 if every symbol resolved. */
-#define SYM(lib, field, name) (c->field = (__typeof__(c->field))dlsym(lib, name), c->field == NULL)
+#define SYM(lib, field, name) (c->field = (__typeof__(c->field))dlsym(lib, name), c->field == NULL ? 1 : 0)
 
 static int load_nvrtc(struct fs_cuda *c)
 {
@@ -36,10 +36,10 @@ static int load_nvrtc(struct fs_cuda *c)
 	if (!c->nvrtc_lib)
 		return -1;
 	void *l = c->nvrtc_lib;
-	int missing = SYM(l, nvrtcCreateProgram, "nvrtcCreateProgram") | SYM(l, nvrtcCompileProgram, "nvrtcCompileProgram") |
-		      SYM(l, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") | SYM(l, nvrtcGetProgramLog, "nvrtcGetProgramLog") |
-		      SYM(l, nvrtcGetCUBINSize, "nvrtcGetCUBINSize") | SYM(l, nvrtcGetCUBIN, "nvrtcGetCUBIN") |
-		      SYM(l, nvrtcDestroyProgram, "nvrtcDestroyProgram") | SYM(l, nvrtcGetErrorString, "nvrtcGetErrorString") |
+	int missing = SYM(l, nvrtcCreateProgram, "nvrtcCreateProgram") + SYM(l, nvrtcCompileProgram, "nvrtcCompileProgram") +
+		      SYM(l, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") + SYM(l, nvrtcGetProgramLog, "nvrtcGetProgramLog") +
+		      SYM(l, nvrtcGetCUBINSize, "nvrtcGetCUBINSize") + SYM(l, nvrtcGetCUBIN, "nvrtcGetCUBIN") +
+		      SYM(l, nvrtcDestroyProgram, "nvrtcDestroyProgram") + SYM(l, nvrtcGetErrorString, "nvrtcGetErrorString") +
 		      SYM(l, nvrtcVersion, "nvrtcVersion");
 	return missing || c->nvrtcVersion(&c->nvrtc_major, &c->nvrtc_minor) ? -1 : 0;
 }
@@ -53,20 +53,20 @@ static int load_driver(struct fs_cuda *c)
 		return -1;
 	}
 	void *l = c->driver_lib;
-	int missing = SYM(l, cuInit, "cuInit") | SYM(l, cuDeviceGetCount, "cuDeviceGetCount") |
-		      SYM(l, cuDeviceGet, "cuDeviceGet") | SYM(l, cuDeviceGetName, "cuDeviceGetName") |
-		      SYM(l, cuDeviceGetAttribute, "cuDeviceGetAttribute") |
-		      SYM(l, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") |
-		      SYM(l, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") |
-		      SYM(l, cuCtxSetCurrent, "cuCtxSetCurrent") | SYM(l, cuCtxSynchronize, "cuCtxSynchronize") |
-		      SYM(l, cuModuleLoadData, "cuModuleLoadData") | SYM(l, cuModuleUnload, "cuModuleUnload") |
-		      SYM(l, cuModuleGetFunction, "cuModuleGetFunction") | SYM(l, cuLaunchKernel, "cuLaunchKernel") |
-		      SYM(l, cuMemAlloc, "cuMemAlloc_v2") | SYM(l, cuMemFree, "cuMemFree_v2") |
-		      SYM(l, cuMemcpyHtoD, "cuMemcpyHtoD_v2") | SYM(l, cuMemcpyDtoH, "cuMemcpyDtoH_v2") |
-		      SYM(l, cuMemcpyDtoD, "cuMemcpyDtoD_v2") | SYM(l, cuMemsetD8, "cuMemsetD8_v2") |
-		      SYM(l, cuEventCreate, "cuEventCreate") | SYM(l, cuEventRecord, "cuEventRecord") |
-		      SYM(l, cuEventSynchronize, "cuEventSynchronize") | SYM(l, cuEventElapsedTime, "cuEventElapsedTime_v2") |
-		      SYM(l, cuEventDestroy, "cuEventDestroy_v2") | SYM(l, cuGetErrorName, "cuGetErrorName");
+	int missing = SYM(l, cuInit, "cuInit") + SYM(l, cuDeviceGetCount, "cuDeviceGetCount") +
+		      SYM(l, cuDeviceGet, "cuDeviceGet") + SYM(l, cuDeviceGetName, "cuDeviceGetName") +
+		      SYM(l, cuDeviceGetAttribute, "cuDeviceGetAttribute") +
+		      SYM(l, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") +
+		      SYM(l, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") +
+		      SYM(l, cuCtxSetCurrent, "cuCtxSetCurrent") + SYM(l, cuCtxSynchronize, "cuCtxSynchronize") +
+		      SYM(l, cuModuleLoadData, "cuModuleLoadData") + SYM(l, cuModuleUnload, "cuModuleUnload") +
+		      SYM(l, cuModuleGetFunction, "cuModuleGetFunction") + SYM(l, cuLaunchKernel, "cuLaunchKernel") +
+		      SYM(l, cuMemAlloc, "cuMemAlloc_v2") + SYM(l, cuMemFree, "cuMemFree_v2") +
+		      SYM(l, cuMemcpyHtoD, "cuMemcpyHtoD_v2") + SYM(l, cuMemcpyDtoH, "cuMemcpyDtoH_v2") +
+		      SYM(l, cuMemcpyDtoD, "cuMemcpyDtoD_v2") + SYM(l, cuMemsetD8, "cuMemsetD8_v2") +
+		      SYM(l, cuEventCreate, "cuEventCreate") + SYM(l, cuEventRecord, "cuEventRecord") +
+		      SYM(l, cuEventSynchronize, "cuEventSynchronize") + SYM(l, cuEventElapsedTime, "cuEventElapsedTime_v2") +
+		      SYM(l, cuEventDestroy, "cuEventDestroy_v2") + SYM(l, cuGetErrorName, "cuGetErrorName");
 	if (missing) {
 		snprintf(c->why_not, sizeof(c->why_not), "the CUDA driver lacks a function fusescan needs (too old?)");
 		return -1;
@@ -190,15 +190,17 @@ static void write_cached(const char *path, const char *data, size_t len)
 	free(tmp);
 }
 
-int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, char **cubin, size_t *len, char *err,
-		    size_t n)
+int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
+		    char *err, size_t n)
 {
 	*cubin = NULL, *len = 0;
 	if (!c->nvrtc) {
 		snprintf(err, n, "NVRTC not found (libnvrtc.so)");
 		return -1;
 	}
-	char *path = cache_path(c, source, arch);
+	char key[40];
+	snprintf(key, sizeof(key), "%s%s", arch, fmad ? "" : "-nofma");
+	char *path = cache_path(c, source, key);
 	*cubin = read_cached(path, len);
 	if (*cubin) {
 		free(path);
@@ -207,14 +209,14 @@ int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, cha
 	void *prog = NULL;
 	char archopt[64];
 	snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", arch);
-	const char *opts[] = {archopt, "--std=c++17", "-default-device"};
+	const char *opts[] = {archopt, "--std=c++17", "-default-device", fmad ? "--fmad=true" : "--fmad=false"};
 	int r = c->nvrtcCreateProgram(&prog, source, "fused.cu", 0, NULL, NULL);
 	if (r) {
 		snprintf(err, n, "nvrtcCreateProgram: %s", c->nvrtcGetErrorString(r));
 		free(path);
 		return -1;
 	}
-	r = c->nvrtcCompileProgram(prog, 3, opts);
+	r = c->nvrtcCompileProgram(prog, 4, opts);
 	if (r) {
 		size_t ls = 0;
 		c->nvrtcGetProgramLogSize(prog, &ls);

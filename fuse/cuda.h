@@ -6,7 +6,7 @@
  *
  *   struct fs_cuda c;
  *   fs_cuda_open(&c);                 // c.nvrtc / c.driver say what loaded
- *   fs_cuda_compile(&c, src, "sm_90", &cubin, &n, err, sizeof(err));
+ *   fs_cuda_compile(&c, src, "sm_90", 1, &cubin, &n, err, sizeof(err));
  */
 #ifndef FUSESCAN_CUDA_H
 #define FUSESCAN_CUDA_H
@@ -70,9 +70,9 @@ int fs_cuda_open(struct fs_cuda *c);
 void fs_cuda_close(struct fs_cuda *c);
 /* "sm_90" for the device, or sm_90 (H100 / H200) without one. */
 void fs_cuda_arch(const struct fs_cuda *c, char *arch, size_t n);
-/* Compiles to a CUBIN (cached on disk, keyed by source, arch and NVRTC
- * version). 0, or -1 with NVRTC's error and log in err. */
-int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, char **cubin, size_t *len,
+/* Compiles to a CUBIN (cached on disk, keyed by source, arch, FMA contraction
+ * and NVRTC version). 0, or -1 with NVRTC's error and log in err. */
+int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
 		    char *err, size_t n);
 /* A driver result: 0, or -1 with "call: CUDA_ERROR_NAME" in err. */
 int fs_cuda_check(const struct fs_cuda *c, int result, const char *call, char *err, size_t n);

@@ -305,7 +305,41 @@ static int execute(struct run *R, uint32_t reps)
 	return 0;
 }
 
-int fs_gpu_run(const struct prog *p, int exec, int compile, uint32_t reps, struct fs_gpu_result *g)
+/* One more fused kernel (FMA contraction off, or eager rounding emulated),
+ * run once on copy 0 of the inputs into poisoned outputs, read back. */
+static int triage_run(struct run *R, int emulate, struct ten **out)
+{
+	const struct prog *p = R->p;
+	struct launch L = {0};
+	char why[256], *cubin = NULL;
+	size_t len;
+	if (fs_codegen(p, -1, emulate, &L.k, why, sizeof(why))) {
+		snprintf(R->g->error, sizeof(R->g->error), "triage kernel: %s", why);
+		return -1;
+	}
+	int rc = fs_cuda_compile(&R->c, L.k.source, R->g->arch, emulate, &cubin, &len, R->g->error, sizeof(R->g->error)) ||
+		 fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L.module, cubin), "cuModuleLoadData", R->g->error, sizeof(R->g->error)) ||
+		 fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L.fn, L.module, "fs_k"), "cuModuleGetFunction", R->g->error,
+			       sizeof(R->g->error));
+	for (uint32_t v = p->n_in; !rc && v < p->n_in + p->n_ops; v++)
+		if (R->fused_out[v])
+			rc = fs_cuda_check(&R->c, R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))), "cuMemsetD8",
+					   R->g->error, sizeof(R->g->error));
+	if (!rc)
+		rc = launch(R, &L, 0, 1) ||
+		     fs_cuda_check(&R->c, R->c.cuCtxSynchronize(), "cuCtxSynchronize", R->g->error, sizeof(R->g->error));
+	if (!rc) {
+		*out = fs_xcalloc(p->n_in + p->n_ops + 1, sizeof(struct ten));
+		rc = download(R, R->fused_out, 1, *out);
+	}
+	if (L.module)
+		R->c.cuModuleUnload(L.module);
+	free(cubin);
+	fs_kernel_release(&L.k);
+	return rc ? -1 : 0;
+}
+
+int fs_gpu_run(const struct prog *p, int exec, int compile, int triage, uint32_t reps, struct fs_gpu_result *g)
 {
 	struct run R = {.p = p, .g = g};
 	memset(g, 0, sizeof(*g));
@@ -323,7 +357,7 @@ int fs_gpu_run(const struct prog *p, int exec, int compile, uint32_t reps, struc
 			continue; /* a view: no kernel in eager either */
 		struct launch *L = &R.l[R.n++];
 		g->kernels++;
-		if (fs_codegen(p, i, &L->k, why, sizeof(why))) {
+		if (fs_codegen(p, i, 0, &L->k, why, sizeof(why))) {
 			snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s", i < 0 ? "fused" : "unfused",
 				 i < 0 ? "" : " of %", i < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[i].node].name), why);
 			rc = -1;
@@ -333,7 +367,7 @@ int fs_gpu_run(const struct prog *p, int exec, int compile, uint32_t reps, struc
 		size_t len;
 		if (!compile)
 			continue;
-		if (fs_cuda_compile(&R.c, L->k.source, g->arch, &cubin, &len, g->error, sizeof(g->error))) {
+		if (fs_cuda_compile(&R.c, L->k.source, g->arch, 1, &cubin, &len, g->error, sizeof(g->error))) {
 			rc = R.c.nvrtc ? -1 : 0; /* no NVRTC: nothing compiled, said in g->nvrtc */
 			break;
 		}
@@ -357,6 +391,8 @@ int fs_gpu_run(const struct prog *p, int exec, int compile, uint32_t reps, struc
 		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
 	else if (!rc)
 		rc = execute(&R, reps);
+	if (!rc && g->ran && triage) /* FMA contraction off (compile as emulate = 0), then eager rounding */
+		rc = triage_run(&R, 0, &g->no_fma) || triage_run(&R, 1, &g->emulated) ? -1 : 0;
 	if (R.c.driver) {
 		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
@@ -381,15 +417,13 @@ int fs_gpu_run(const struct prog *p, int exec, int compile, uint32_t reps, struc
 
 void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g)
 {
-	for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
-		if (g->unfused)
-			free(g->unfused[v].d);
-		if (g->fused)
-			free(g->fused[v].d);
+	struct ten **sets[4] = {&g->unfused, &g->fused, &g->no_fma, &g->emulated};
+	for (int k = 0; k < 4; k++) {
+		for (uint32_t v = 0; *sets[k] && v < p->n_in + p->n_ops; v++)
+			free((*sets[k])[v].d);
+		free(*sets[k]);
+		*sets[k] = NULL;
 	}
-	free(g->unfused);
-	free(g->fused);
 	free(g->fused_source);
-	g->unfused = g->fused = NULL;
 	g->fused_source = NULL;
 }

@@ -16,6 +16,7 @@ struct fs_gpu_result {
 	int ran;                      /* executed on the GPU */
 	char skipped[256];            /* why not, when not */
 	struct ten *unfused, *fused;  /* per value (n_in + n_ops); only outputs hold data */
+	struct ten *no_fma, *emulated; /* triage runs of the fused kernel, or NULL */
 	double fused_ms, unfused_ms;  /* medians */
 	int64_t fused_bytes, unfused_bytes;
 	double copy_gbs;              /* device-to-device copy bandwidth, measured */
@@ -25,8 +26,10 @@ struct fs_gpu_result {
 };
 
 /* Generates every kernel; compiles them when `compile`; runs and times them
- * when `execute` and a GPU is there. 0, or -1 with the reason in g->error. */
-int fs_gpu_run(const struct prog *p, int execute, int compile, uint32_t reps, struct fs_gpu_result *g);
+ * when `execute` and a GPU is there; with `triage`, also runs the fused kernel
+ * compiled with FMA contraction off, and one that rounds every op like eager.
+ * 0, or -1 with the reason in g->error. */
+int fs_gpu_run(const struct prog *p, int execute, int compile, int triage, uint32_t reps, struct fs_gpu_result *g);
 void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g);
 
 #endif

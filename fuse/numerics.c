@@ -824,7 +824,7 @@ static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const struct ten *ref, struct fs_numerics *r)
 {
 	struct fs_gpu_result g;
-	fs_gpu_run(p, o->gpu, !o->generate_only, o->reps ? o->reps : 50, &g);
+	fs_gpu_run(p, o->gpu, !o->generate_only, o->triage, o->reps ? o->reps : 50, &g);
 	r->kernels = g.kernels, r->compiled = g.compiled;
 	snprintf(r->arch, sizeof(r->arch), "%s", g.arch);
 	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g.nvrtc);
@@ -840,6 +840,18 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const st
 		r->fused_bytes = g.fused_bytes, r->unfused_bytes = g.unfused_bytes;
 		r->reps = g.reps, r->rotate = g.rotate, r->unfused_launches = g.unfused_launches;
 		verdict(r, &r->gpu_unfused, &r->gpu_fused);
+		if (g.no_fma && g.emulated) {
+			/* on the generated kernel itself: a failure that vanishes with FMA
+			 * contraction off or with eager rounding is rounding, else a bug */
+			errors_of(p, g.no_fma, ref, &r->gpu_no_fma);
+			errors_of(p, g.emulated, ref, &r->gpu_emulated);
+			double bound = r->k * r->gpu_unfused.max_abs + r->tol;
+			int passes = (!r->gpu_no_fma.nonfinite && r->gpu_no_fma.max_abs <= bound) ||
+				     (!r->gpu_emulated.nonfinite && r->gpu_emulated.max_abs <= bound);
+			r->gpu_triaged = 1;
+			r->cpu_triage = r->triage;
+			r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE : passes ? FS_TRIAGE_ROUNDING : FS_TRIAGE_BUG;
+		}
 	}
 	fs_gpu_release(p, &g);
 }
@@ -996,10 +1008,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			rows[i].e->nrmse, (unsigned long long)rows[i].e->nonfinite);
 	fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
 		fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
-	if (r->triage != FS_TRIAGE_NONE)
-		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(r->triage),
-			r->triage == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
-							: "the difference stays when every op rounds like eager");
+	enum fs_triage cpu = r->gpu_triaged ? r->cpu_triage : r->triage;
+	if (cpu != FS_TRIAGE_NONE)
+		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
+			cpu == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
+						  : "the difference stays when every op rounds like eager");
 	fprintf(out, "  kernels: %u generated (1 fused, %u unfused), %u compiled for %s with %s%s%s\n", r->kernels,
 		r->kernels ? r->kernels - 1 : 0, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC",
 		r->kernel_error[0] ? "; error: " : "", r->kernel_error);
@@ -1012,8 +1025,18 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		r->gpu_unfused.nrmse, (unsigned long long)(r->gpu_unfused.nonfinite + r->gpu_unfused.unwritten));
 	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused kernel", r->gpu_fused.max_abs, r->gpu_fused.max_rel,
 		r->gpu_fused.nrmse, (unsigned long long)(r->gpu_fused.nonfinite + r->gpu_fused.unwritten));
+	if (r->gpu_triaged) {
+		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused, FMA contraction off", r->gpu_no_fma.max_abs,
+			r->gpu_no_fma.max_rel, r->gpu_no_fma.nrmse, (unsigned long long)r->gpu_no_fma.nonfinite);
+		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused, per-op rounding", r->gpu_emulated.max_abs,
+			r->gpu_emulated.max_rel, r->gpu_emulated.nrmse, (unsigned long long)r->gpu_emulated.nonfinite);
+	}
 	fprintf(out, "  GPU verdict: %s (minimum tolerance that passes: %.3e)%s%s\n", fs_verdict_name(r->verdict), r->min_tol,
 		r->why[0] ? ": " : "", r->why);
+	if (r->gpu_triaged && r->triage != FS_TRIAGE_NONE)
+		fprintf(out, "  triage (GPU): %s (%s)\n", fs_triage_name(r->triage),
+			r->triage == FS_TRIAGE_ROUNDING ? "the kernel passes with FMA contraction off or eager rounding"
+							: "the kernel fails with FMA contraction off and with eager rounding");
 	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
 	fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s;"
 		     " unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
@@ -1051,6 +1074,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(o, "verdict", fs_verdict_name(r->verdict));
 	cJSON_AddStringToObject(o, "reason", r->why);
 	cJSON_AddStringToObject(o, "triage", fs_triage_name(r->triage));
+	cJSON_AddStringToObject(o, "triage_on", r->gpu_triaged ? "gpu" : "cpu");
 	cJSON *k = cJSON_AddObjectToObject(o, "kernels");
 	cJSON_AddNumberToObject(k, "generated", r->kernels);
 	cJSON_AddNumberToObject(k, "compiled", r->compiled);
@@ -1073,6 +1097,10 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(gp, "reps", r->reps);
 		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
 		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
+		if (r->gpu_triaged) {
+			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
+			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));
+		}
 	}
 	if (r->planted[0])
 		cJSON_AddStringToObject(o, "planted_bug", r->planted);

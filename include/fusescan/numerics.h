@@ -61,7 +61,8 @@ struct fs_numerics {
 	struct fs_errors unfused, fused, emulated;
 	double k, tol, min_tol;  /* verdict: fused.max_abs <= k * unfused.max_abs + tol */
 	enum fs_verdict verdict;
-	enum fs_triage triage;
+	enum fs_triage triage;   /* on the GPU kernels when they ran with --triage, else on the CPU */
+	enum fs_triage cpu_triage;
 	char why[256];           /* the reason for a failure */
 	char planted[96];        /* the planted bug, if any */
 	/* the generated kernels: the fused one and one per unfused op */
@@ -73,6 +74,8 @@ struct fs_numerics {
 	/* on the GPU: errors of both against the float64 reference, and timing */
 	int gpu_ran;
 	struct fs_errors gpu_unfused, gpu_fused;
+	int gpu_triaged;         /* the triage below ran on the GPU kernels */
+	struct fs_errors gpu_no_fma, gpu_emulated;
 	double fused_ms, unfused_ms, copy_gbs;
 	int64_t fused_bytes, unfused_bytes;
 	uint32_t reps, rotate, unfused_launches;
