@@ -44,6 +44,12 @@ struct fs_command {
 int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 		  int argc, char **argv, int *npos);
 void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, FILE *out);
+/* An integer option's value in lo..hi into *out (left alone when text is
+ * NULL). 0, or -1 after saying what it wants. */
+int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
+	       long long *out);
+/* No path given: says so with the usage; 1 then, else 0. */
+int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos);
 
 /* Atomic output: stdout for NULL or "-", else a temp file renamed on commit. */
 struct fs_out {

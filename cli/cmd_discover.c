@@ -30,17 +30,12 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	if (r)
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
-	char *end;
-	if (tokens && ((o.tokens = strtoll(tokens, &end, 10)) <= 0 || *end))
-		return fprintf(stderr, "fusescan %s: --tokens wants a positive integer, got '%s'\n", cmd->name, tokens),
-		       FS_EXIT_INPUT;
-	if (top && (o.top = (uint32_t)strtoul(top, &end, 10), *end || !*top || *top == '-'))
-		return fprintf(stderr, "fusescan %s: --top wants a number, got '%s'\n", cmd->name, top), FS_EXIT_INPUT;
-	if (!npos) {
-		fprintf(stderr, "fusescan %s: no input; give dump files or run directories\n", cmd->name);
-		fs_opts_usage(cmd, opts, stderr);
+	long long tk = o.tokens, tp = 0;
+	if (fs_opt_int(cmd, "tokens", tokens, 1, 1LL << 40, &tk) || fs_opt_int(cmd, "top", top, 0, UINT32_MAX, &tp))
 		return FS_EXIT_INPUT;
-	}
+	o.tokens = tk, o.top = (uint32_t)tp;
+	if (fs_opts_no_input(cmd, opts, npos))
+		return FS_EXIT_INPUT;
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
 	if (!s)
 		return FS_EXIT_INPUT;

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -380,18 +381,17 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
-	uint32_t hops = hops_s ? (uint32_t)strtoul(hops_s, NULL, 10) : 2;
-	struct fs_numerics_opts no = {.tokens = tokens_s ? strtoll(tokens_s, NULL, 10) : 16,
-				      .seed = seed_s ? strtoull(seed_s, NULL, 10) : 0,
+	long long hops = 2, tokens = 16, seed = 0;
+	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &tokens) ||
+		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed)))
+		r = -1;
+	struct fs_numerics_opts no = {.tokens = tokens,
+				      .seed = (uint64_t)seed,
 				      .triage = triage,
 				      .plant_eps = plant == 1 ? 0.1 : 0,
 				      .plant_drop_cast = plant == 2,
 				      .gpu = !cpu_only,
 				      .max_elems = (int64_t)1 << 30};
-	if (!r && (no.tokens <= 0 || no.tokens > 1 << 20)) {
-		fprintf(stderr, "fusescan %s: --tokens wants an integer in 1..1048576, got '%s'\n", cmd->name, tokens_s);
-		r = -1;
-	}
 	if (r || (approvals && read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
@@ -409,7 +409,7 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct plan pl = {0};
 	int rc = FS_EXIT_INPUT;
-	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, hops, !no_render) == 0) {
+	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, (uint32_t)hops, !no_render) == 0) {
 		int v = numerics(d, &pl, out_dir, &no);
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
 	}

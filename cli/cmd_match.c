@@ -51,9 +51,7 @@ int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv)
 		free(names.v);
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	}
-	if (!npos) {
-		fprintf(stderr, "fusescan %s: no input; give dump files or run directories\n", cmd->name);
-		fs_opts_usage(cmd, opts, stderr);
+	if (fs_opts_no_input(cmd, opts, npos)) {
 		free(names.v);
 		return FS_EXIT_INPUT;
 	}

@@ -67,6 +67,9 @@ int fs_cmd_render(const struct fs_command *cmd, int argc, char **argv)
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	if (r)
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	long long hops = 2;
+	if (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops))
+		return FS_EXIT_INPUT;
 	if (npos != 1 || !out || (node && cand)) {
 		fprintf(stderr, "fusescan %s: give one dump or run, -o FILE, and at most one of --node / --candidate\n", cmd->name);
 		return FS_EXIT_INPUT;
@@ -79,7 +82,7 @@ int fs_cmd_render(const struct fs_command *cmd, int argc, char **argv)
 	if (d && d->n_a != 1)
 		fprintf(stderr, "fusescan %s: one graph at a time: give one dump file, or one run with --dump\n", cmd->name);
 	else if (d)
-		rc = draw(cmd, d, node, cand, hops_s ? (uint32_t)strtoul(hops_s, NULL, 10) : 2, out) ? FS_EXIT_INPUT : FS_EXIT_OK;
+		rc = draw(cmd, d, node, cand, (uint32_t)hops, out) ? FS_EXIT_INPUT : FS_EXIT_OK;
 	fs_diags_print(&s->diags, stderr);
 	fs_discovery_free(d);
 	fs_scan_free(s);

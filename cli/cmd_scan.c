@@ -24,11 +24,8 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	if (r)
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
-	if (!npos) {
-		fprintf(stderr, "fusescan %s: no input; give dump files or run directories\n", cmd->name);
-		fs_opts_usage(cmd, opts, stderr);
+	if (fs_opts_no_input(cmd, opts, npos))
 		return FS_EXIT_INPUT;
-	}
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
 	if (!s)
 		return FS_EXIT_INPUT;

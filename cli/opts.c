@@ -6,6 +6,10 @@
 #include "cli.h"
 #include "fusescan/base.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct fs_option help_opt = {"help", 'h', FS_OPT_FLAG, NULL, "show this help", NULL, NULL};
@@ -113,4 +117,32 @@ int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 	}
 	*npos = k;
 	return 0;
+}
+
+int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
+	       long long *out)
+{
+	if (!text)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (*text && !*end && !errno && v >= lo && v <= hi) {
+		*out = v;
+		return 0;
+	}
+	if (lo == 1)
+		fprintf(stderr, "fusescan %s: --%s wants a positive integer up to %lld, got '%s'\n", cmd->name, name, hi, text);
+	else
+		fprintf(stderr, "fusescan %s: --%s wants an integer from %lld to %lld, got '%s'\n", cmd->name, name, lo, hi, text);
+	return -1;
+}
+
+int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos)
+{
+	if (npos)
+		return 0;
+	fprintf(stderr, "fusescan %s: no input; give dump files or run directories\n", cmd->name);
+	fs_opts_usage(cmd, opts, stderr);
+	return 1;
 }

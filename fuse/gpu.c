@@ -5,6 +5,7 @@
 
 #include "codegen.h"
 #include "cuda.h"
+#include "half.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,47 +15,6 @@
 enum { CU_ATTR_L2 = 38 };
 
 /* ---- host <-> device values ----------------------------------------------------------- */
-
-static uint16_t bf16_bits(double v)
-{
-	float f = (float)v;
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	if ((u & 0x7f800000u) == 0x7f800000u)
-		return (uint16_t)(u >> 16) | ((u & 0xffffu) ? 0x40 : 0); /* keep NaN a NaN */
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
-}
-
-static double from_bf16(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static uint16_t f16_bits(double v) /* v is already on the fp16 grid (inputs are rounded) */
-{
-	if (isnan(v))
-		return 0x7e00;
-	uint16_t s = v < 0 ? 0x8000 : 0;
-	double a = fabs(v);
-	if (a >= 65520.0)
-		return s | 0x7c00;
-	if (a < ldexp(1.0, -14))
-		return s | (uint16_t)nearbyint(a / ldexp(1.0, -24));
-	int e;
-	double m = frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
-	return s | (uint16_t)((e + 14) << 10) | (uint16_t)nearbyint((m * 2 - 1) * 1024);
-}
-
-static double from_f16(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
-	return h & 0x8000 ? -v : v;
-}
 
 static size_t elem_size(uint8_t dt)
 {
@@ -68,8 +28,8 @@ static void to_device_bytes(const struct ten *t, unsigned char *out)
 		switch (t->dtype) {
 		case FS_DT_F64: memcpy(out + 8 * i, &v, 8); break;
 		case FS_DT_F32: { float f = (float)v; memcpy(out + 4 * i, &f, 4); break; }
-		case FS_DT_BF16: { uint16_t h = bf16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
-		case FS_DT_F16: { uint16_t h = f16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
+		case FS_DT_BF16: { uint16_t h = fs_bf16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
+		case FS_DT_F16: { uint16_t h = fs_f16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
 		case FS_DT_I64: { int64_t x = (int64_t)v; memcpy(out + 8 * i, &x, 8); break; }
 		case FS_DT_I32: { int32_t x = (int32_t)v; memcpy(out + 4 * i, &x, 4); break; }
 		default: out[i] = v != 0; break;
@@ -85,8 +45,8 @@ static void from_device_bytes(const unsigned char *in, struct ten *t)
 		switch (t->dtype) {
 		case FS_DT_F64: memcpy(&v, in + 8 * i, 8); break;
 		case FS_DT_F32: { float f; memcpy(&f, in + 4 * i, 4); v = f; break; }
-		case FS_DT_BF16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = from_bf16(h); break; }
-		case FS_DT_F16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = from_f16(h); break; }
+		case FS_DT_BF16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = fs_bf16_value(h); break; }
+		case FS_DT_F16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = fs_f16_value(h); break; }
 		case FS_DT_I64: { int64_t x; memcpy(&x, in + 8 * i, 8); v = x == -1 ? NAN : (double)x; break; }
 		case FS_DT_I32: { int32_t x; memcpy(&x, in + 4 * i, 4); v = x == -1 ? NAN : (double)x; break; }
 		default: v = in[i] == 0xff ? NAN : in[i]; break;

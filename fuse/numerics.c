@@ -9,6 +9,7 @@
 #include "fusescan/mine.h"
 #include "codegen.h"
 #include "gpu.h"
+#include "half.h"
 #include "prog.h"
 
 #include <cjson/cJSON.h>
@@ -38,43 +39,15 @@ static double gelu_tanh(double a)
 
 /* ---- rounding -------------------------------------------------------------------- */
 
-static double round_bf16(double v)
-{
-	float f = (float)v;
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	if ((u & 0x7f800000u) == 0x7f800000u) /* Inf / NaN */
-		return f;
-	u += 0x7fffu + ((u >> 16) & 1u);
-	u &= 0xffff0000u;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static double round_f16(double v)
-{
-	if (!isfinite(v))
-		return v;
-	double a = fabs(v);
-	if (a >= 65520.0)
-		return v > 0 ? INFINITY : -INFINITY;
-	int e;
-	frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-	if (e < -13)
-		e = -13; /* subnormals: fixed spacing 2^-24 */
-	double q = ldexp(1.0, e - 11);
-	return copysign(nearbyint(a / q) * q, v); /* round half to even */
-}
-
 static double round_to(double v, uint8_t dt)
 {
 	switch (dt) {
 	case FS_DT_F32:
 		return (float)v;
 	case FS_DT_BF16:
-		return round_bf16(v);
+		return fs_bf16_value(fs_bf16_bits(v));
 	case FS_DT_F16:
-		return round_f16(v);
+		return fs_f16_value(fs_f16_bits(v));
 	case FS_DT_BOOL:
 		return v != 0;
 	case FS_DT_I64:

@@ -8,6 +8,7 @@
  * input errors (exit 2).
  */
 #include "fusescan/matchrun.h"
+#include "fusescan/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -381,19 +382,6 @@ static int32_t log_run(const struct fs_scan *s, const char *path)
 	return s->n_runs == 1 ? 0 : -1;
 }
 
-/* Occurrences of each op target in a file. */
-static uint32_t *op_histogram(const struct fs_scan *s, const struct fs_dumpfile *f)
-{
-	uint32_t *h = fs_xcalloc(s->n_ops + 1, sizeof(uint32_t));
-	for (uint32_t mi = f->first_module; mi < f->first_module + f->n_modules; mi++) {
-		const struct fs_graph *g = s->modules[mi].graph;
-		for (uint32_t i = 0; i < g->n_nodes; i++)
-			if (g->nodes[i].kind == FS_NODE_CALL)
-				h[g->nodes[i].op]++;
-	}
-	return h;
-}
-
 /* What a transform with matches=N visibly did. A rewrite puts one new op per
  * match, so when ops appeared, one of them must have appeared N times; a
  * cleanup only removes, so then a pattern's count must have fallen by N. */
@@ -403,7 +391,7 @@ static int explain_change(const struct fs_match_run *r, uint32_t prev, uint32_t 
 	size_t k = 0;
 	int rose = 0, found = 0;
 	buf[0] = '\0';
-	uint32_t *ha = op_histogram(s, &s->files[prev]), *hb = op_histogram(s, &s->files[cur]);
+	uint32_t *ha = fs_dumpfile_op_counts(s, &s->files[prev]), *hb = fs_dumpfile_op_counts(s, &s->files[cur]);
 	for (uint32_t op = 1; op < s->n_ops; op++) {
 		if (hb[op] <= ha[op])
 			continue;

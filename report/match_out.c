@@ -152,28 +152,46 @@ static void best_partial(const struct fs_match_run *r, const struct fs_graph *g,
 	fputc('\n', out);
 }
 
+/* The explained group's near misses whose root no variant matched, in order:
+ * for (struct miss_it it = {0}; (m = next_miss(r, G, &it, &p));) */
+struct miss_it {
+	uint32_t v, i;
+};
+
+static const struct fs_miss *next_miss(const struct fs_match_run *r, const struct fs_mgraph *G, struct miss_it *it,
+				       const struct fs_pattern **p)
+{
+	const struct fs_pgroup *grp = &r->groups[r->explain];
+	for (; it->v < grp->n_variants; it->v++, it->i = 0) {
+		const struct fs_matches *M = &G->m[grp->variants[it->v]];
+		while (it->i < M->n_miss) {
+			const struct fs_miss *m = &M->miss[it->i++];
+			if (!root_matched(G, grp, m->root)) {
+				*p = M->p;
+				return m;
+			}
+		}
+	}
+	return NULL;
+}
+
 static void explain_graph(const struct fs_match_run *r, const struct fs_mgraph *G, FILE *out)
 {
 	const struct fs_pgroup *grp = &r->groups[r->explain];
 	const struct fs_dumpfile *f = &r->s->files[r->s->modules[G->module].file];
 	uint32_t n_miss = 0, by_cause[FS_MISS_COUNT] = {0};
 	const struct fs_miss *best = NULL, *example[FS_MISS_COUNT] = {0};
-	const struct fs_pattern *best_p = NULL, *ex_p[FS_MISS_COUNT] = {0};
-	for (uint32_t v = 0; v < grp->n_variants; v++) {
-		const struct fs_matches *M = &G->m[grp->variants[v]];
-		for (uint32_t i = 0; i < M->n_miss; i++) {
-			const struct fs_miss *m = &M->miss[i];
-			if (root_matched(G, grp, m->root))
-				continue;
-			n_miss++;
-			if (!by_cause[m->cause]++ || m->depth > example[m->cause]->depth) {
-				example[m->cause] = m;
-				ex_p[m->cause] = M->p;
-			}
-			if (!best || m->depth > best->depth) {
-				best = m;
-				best_p = M->p;
-			}
+	const struct fs_pattern *best_p = NULL, *ex_p[FS_MISS_COUNT] = {0}, *p;
+	const struct fs_miss *m;
+	for (struct miss_it it = {0, 0}; (m = next_miss(r, G, &it, &p));) {
+		n_miss++;
+		if (!by_cause[m->cause]++ || m->depth > example[m->cause]->depth) {
+			example[m->cause] = m;
+			ex_p[m->cause] = p;
+		}
+		if (!best || m->depth > best->depth) {
+			best = m;
+			best_p = p;
 		}
 	}
 	fprintf(out, "\nexplain %s in %s: %u matches, %u near misses\n", grp->name, f->base,
@@ -244,25 +262,20 @@ static cJSON *bindings_json(const struct fs_match_run *r, const struct fs_mgraph
 
 static cJSON *explain_json(const struct fs_match_run *r, const struct fs_mgraph *G)
 {
-	const struct fs_pgroup *grp = &r->groups[r->explain];
 	cJSON *a = cJSON_CreateArray();
 	char buf[600];
-	for (uint32_t v = 0; v < grp->n_variants; v++) {
-		const struct fs_matches *M = &G->m[grp->variants[v]];
-		for (uint32_t i = 0; i < M->n_miss; i++) {
-			const struct fs_miss *m = &M->miss[i];
-			if (root_matched(G, grp, m->root))
-				continue;
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "site", gname(r, G->g, m->root));
-			cJSON_AddStringToObject(o, "cause", fs_miss_name((enum fs_miss_cause)m->cause));
-			cJSON_AddStringToObject(o, "pattern_node", M->p->nodes[m->pnode].name);
-			cJSON_AddStringToObject(o, "graph_node", gname(r, G->g, m->gnode));
-			cJSON_AddNumberToObject(o, "depth", m->depth);
-			miss_detail(r, G->g, M->p, m, buf, sizeof(buf));
-			cJSON_AddStringToObject(o, "detail", buf);
-			cJSON_AddItemToArray(a, o);
-		}
+	const struct fs_pattern *p;
+	const struct fs_miss *m;
+	for (struct miss_it it = {0, 0}; (m = next_miss(r, G, &it, &p));) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "site", gname(r, G->g, m->root));
+		cJSON_AddStringToObject(o, "cause", fs_miss_name((enum fs_miss_cause)m->cause));
+		cJSON_AddStringToObject(o, "pattern_node", p->nodes[m->pnode].name);
+		cJSON_AddStringToObject(o, "graph_node", gname(r, G->g, m->gnode));
+		cJSON_AddNumberToObject(o, "depth", m->depth);
+		miss_detail(r, G->g, p, m, buf, sizeof(buf));
+		cJSON_AddStringToObject(o, "detail", buf);
+		cJSON_AddItemToArray(a, o);
 	}
 	return a;
 }

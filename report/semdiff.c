@@ -6,24 +6,12 @@
  * On a run directory: one line per transform, with ad.log's report beside it.
  */
 #include "fusescan/semdiff.h"
+#include "fusescan/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { SHOW_OPS = 12, SHOW_NAMES = 12 };
-
-/* Op counts of a file, all modules. */
-static uint32_t *histogram(const struct fs_scan *s, const struct fs_dumpfile *f)
-{
-	uint32_t *h = fs_xcalloc(s->n_ops + 1, sizeof(uint32_t));
-	for (uint32_t mi = f->first_module; mi < f->first_module + f->n_modules; mi++) {
-		const struct fs_graph *g = s->modules[mi].graph;
-		for (uint32_t i = 0; i < g->n_nodes; i++)
-			if (g->nodes[i].kind == FS_NODE_CALL)
-				h[g->nodes[i].op]++;
-	}
-	return h;
-}
 
 struct chain {
 	uint64_t sig;
@@ -180,7 +168,7 @@ int fs_semdiff_files(const struct fs_scan *s, const struct fs_catalog *cat, uint
 	uint32_t na = fs_dumpfile_nodes(s, a), nb = fs_dumpfile_nodes(s, b), shared;
 	fprintf(out, "diff %s -> %s\n  nodes %u -> %u (%+lld)%s\n", a->path, b->path, na, nb, (long long)nb - (long long)na,
 		fs_dumpfiles_identical(s, a, b) ? ", identical graphs" : "");
-	uint32_t *ha = histogram(s, a), *hb = histogram(s, b);
+	uint32_t *ha = fs_dumpfile_op_counts(s, a), *hb = fs_dumpfile_op_counts(s, b);
 	struct chain *c;
 	uint32_t nc = chains(s, cat, a, b, &c);
 	char buf[4096];
@@ -234,7 +222,7 @@ int fs_semdiff_run(const struct fs_scan *s, const struct fs_catalog *cat, uint32
 		if (i && fs_dumpfiles_identical(s, f - 1, f))
 			snprintf(what, sizeof(what), "unchanged");
 		else if (i) {
-			uint32_t *ha = histogram(s, f - 1), *hb = histogram(s, f);
+			uint32_t *ha = fs_dumpfile_op_counts(s, f - 1), *hb = fs_dumpfile_op_counts(s, f);
 			struct chain *c;
 			uint32_t nc = chains(s, cat, f - 1, f, &c);
 			char ch[400];

@@ -12,18 +12,9 @@ usage: scripts/bench_analysis.py [--fusescan build/fusescan] [--dumps ../shared/
 """
 import argparse, json, os, platform, subprocess, sys, time
 
+from benchlib import best
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def best(cmd, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append(time.perf_counter() - t)
-        if r.returncode != 0:
-            sys.exit(f'{" ".join(cmd)} failed ({r.returncode}): {r.stderr.decode()[:400]}')
-    return min(times)
 
 
 def main():

@@ -6,6 +6,7 @@
 # usage: apply.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 run=$tests/data/adrun_tiny_llama_2l
 final=$run/035_compile_compile_model.txt

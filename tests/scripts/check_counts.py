@@ -6,7 +6,7 @@ For every dump under the given paths: `nodes` must equal the number of
 target, placeholders the `%name : ...` lines, outputs the names on the output
 line. Usage: check_counts.py FUSESCAN PATH...   (exit 1 on any mismatch)
 """
-import collections, json, os, re, subprocess, sys
+import collections, json, re, subprocess, sys
 
 NODE = re.compile(r'^%[^ =:(]+ = (.*)$')
 PLACEHOLDER = re.compile(r'^%[^ =:(]+ : ')

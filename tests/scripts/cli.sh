@@ -4,6 +4,7 @@
 # usage: cli.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 run=$tests/data/adrun_tiny_llama_2l
@@ -28,7 +29,8 @@ check "scan command" 0 "$exe" scan "$run"
 check "json to file" 0 "$exe" scan --format=json -o "$tmp/r.json" "$run"
 if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="fusescan.scan/1"' "$tmp/r.json"; then
 	pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL -o json not valid"; fi
-if ls "$tmp" | grep -q '\.tmp\.'; then fail=$((fail + 1)); echo "FAIL temp file left behind"; else pass=$((pass + 1)); fi
+left=("$tmp"/*.tmp.*)
+if [ -e "${left[0]}" ]; then fail=$((fail + 1)); echo "FAIL temp file left behind"; else pass=$((pass + 1)); fi
 check "unwritable output" 2 "$exe" scan -o "$tmp/no/such/dir/r.json" "$run"
 cp "$tests/bad/duplicate.txt" "$tmp/in.txt"
 sum=$(md5sum < "$tmp/in.txt")

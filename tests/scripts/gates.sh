@@ -7,6 +7,7 @@
 # usage: gates.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 run=$tests/data/adrun_tiny_llama_2l
 

@@ -6,6 +6,7 @@
 # usage: gpu.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1

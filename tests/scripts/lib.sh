@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the shell tests: a temporary folder, pass / fail counters and the
 # checks. Source it after setting exe and tests; end with `finish`.
 pass=0 fail=0

@@ -8,6 +8,7 @@
 # usage: numerics.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 d=$tests/data
 llama=$d/export_tiny_llama_2l/001_export_export_to_gm.txt
