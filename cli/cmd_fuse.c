@@ -271,12 +271,6 @@ static int plan_ids(const struct fs_discovery *d, const struct fs_patlib *lib, c
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The CPU numerics of the first site of the first rewrite: printed, and
  * written as numerics.txt / numerics.json. 0 pass, 1 fail, -1 not run. */
 static int numerics(struct fs_discovery *d, const struct plan *pl, const char *dir, struct fs_numerics_opts *no)
@@ -286,7 +280,7 @@ static int numerics(struct fs_discovery *d, const struct plan *pl, const char *d
 	const struct fs_site *site = &pl->v[0].sites[0];
 	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t)); /* file order */
 	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
-	qsort(nodes, site->n_nodes, sizeof(uint32_t), cmp_u32);
+	qsort(nodes, site->n_nodes, sizeof(uint32_t), fs_cmp_u32);
 	struct fs_numerics r;
 	no->gelu_tanh = strstr(pl->v[0].name, "tanh") != NULL;
 	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, &r, &s->diags);

@@ -118,12 +118,6 @@ static int32_t fused_norm_entry(const struct ctx *c, uint32_t node)
 	return -1;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -150,11 +144,11 @@ static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 		nodes[k++] = N.nodes[i];
 	if (!has_n)
 		nodes[k++] = user;
-	qsort(nodes, k, sizeof(uint32_t), cmp_u32);
+	qsort(nodes, k, sizeof(uint32_t), fs_cmp_u32);
 	for (uint32_t i = 0; i < k; i++)
 		if (c->role[nodes[i]] != ROLE_VIEW)
 			keys[nk++] = c->s->ops[c->g->nodes[nodes[i]].op].key;
-	qsort(keys, nk, sizeof(uint32_t), cmp_u32);
+	qsort(keys, nk, sizeof(uint32_t), fs_cmp_u32);
 	for (uint32_t i = 0; i < P.n_inputs && n_in < 2; i++)
 		ins[n_in++] = P.inputs[i];
 	uint32_t outs[2] = {o, has_n ? N.outputs[0] : user};
@@ -418,7 +412,7 @@ static void find_siblings(struct ctx *c, uint32_t n_vertical)
 			nn += r->n_nodes, no += r->n_outputs, kernels += r->n_kernels, math += r->n_math;
 			risks |= r->risks;
 		}
-		qsort(nodes, nn, sizeof(uint32_t), cmp_u32);
+		qsort(nodes, nn, sizeof(uint32_t), fs_cmp_u32);
 		struct fs_region *r = add_shared_read(c, nodes, nn, s0, outs, no, k, sig, FS_KIND_HORIZONTAL_ELEMENTWISE);
 		r->n_kernels = kernels;
 		r->n_math = math;

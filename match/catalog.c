@@ -58,12 +58,6 @@ static void trim(const char **p, const char **e)
 		(*e)--;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A value's whitespace-separated words, interned. */
 static uint32_t *words(struct cparse *P, const char *p, const char *e, uint32_t *n)
 {
@@ -111,7 +105,7 @@ static void add_chain(struct cparse *P, const char *p, const char *e)
 		else
 			ch->ops[ch->n_ops++] = w[i];
 	}
-	qsort(ch->ops, ch->n_ops, sizeof(uint32_t), cmp_u32);
+	qsort(ch->ops, ch->n_ops, sizeof(uint32_t), fs_cmp_u32);
 	free(w);
 }
 

@@ -134,12 +134,6 @@ uint32_t fs_mine_source(const struct ctx *c, uint32_t node)
 
 /* ---- region records ------------------------------------------------------------ */
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static uint32_t new_region(struct ctx *c, const uint32_t *nodes, uint32_t n)
 {
 	struct fs_mine *m = c->m;
@@ -150,7 +144,7 @@ static uint32_t new_region(struct ctx *c, const uint32_t *nodes, uint32_t n)
 	r->entry = -1;
 	r->nodes = fs_arena_alloc(&m->arena, n * sizeof(uint32_t));
 	memcpy(r->nodes, nodes, n * sizeof(uint32_t));
-	qsort(r->nodes, n, sizeof(uint32_t), cmp_u32);
+	qsort(r->nodes, n, sizeof(uint32_t), fs_cmp_u32);
 	r->n_nodes = n;
 	for (uint32_t i = 0; i < n; i++)
 		c->region_of[nodes[i]] = ri;
@@ -192,7 +186,7 @@ static void finish_region(struct ctx *c, uint32_t ri)
 	r->outputs = out;
 	r->inputs = fs_arena_alloc(&c->m->arena, (n_in ? n_in : 1) * sizeof(uint32_t));
 	if (n_in) {
-		qsort(in, n_in, sizeof(uint32_t), cmp_u32);
+		qsort(in, n_in, sizeof(uint32_t), fs_cmp_u32);
 		memcpy(r->inputs, in, n_in * sizeof(uint32_t));
 	}
 	r->n_inputs = n_in;
@@ -285,7 +279,7 @@ static uint32_t region_keys(const struct ctx *c, const uint32_t *nodes, uint32_t
 			if (g->args[a].kind == FS_ARG_NODE && !in_set(nodes, n, g->args[a].node))
 				feeding_views(c, g->args[a].node, views, n_views, max);
 	}
-	qsort(keys, k, sizeof(uint32_t), cmp_u32);
+	qsort(keys, k, sizeof(uint32_t), fs_cmp_u32);
 	return k;
 }
 

@@ -237,3 +237,9 @@ void fs_strtab_release(struct fs_strtab *t)
 	fs_arena_release(&t->arena);
 	memset(t, 0, sizeof(*t));
 }
+
+int fs_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}

@@ -53,6 +53,8 @@ void fs_arena_release(struct fs_arena *a);
 
 /* 64-bit content hash (not cryptographic; equality is confirmed by memcmp). */
 uint64_t fs_hash_bytes(const void *data, size_t n, uint64_t seed);
+/* qsort order of uint32_t values, ascending. */
+int fs_cmp_u32(const void *a, const void *b);
 
 /* String interner: text -> dense id (0 is the empty string). */
 struct fs_strent {
