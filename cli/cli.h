@@ -69,6 +69,7 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv);
+int fs_cmd_tune(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_render(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_diff(const struct fs_command *cmd, int argc, char **argv);
 

@@ -4,8 +4,12 @@
  * the discovery report or a pattern name; --approvals FILE lists several.
  * Writes, atomically, into --out DIR: the after-dump (same file name), its
  * unified diff, the summary line and before / after renders of the first
- * site. Exit 2 on bad input, an unknown id, or an after-graph that fails
- * validation.
+ * site; then the numerics check, the generated kernels and their tuning
+ * (numerics.txt / .json, fused.cu; --emit DIR: the kernel for ahead-of-time
+ * use). `fusescan tune --apply ID... PATH` re-times every tactic of each
+ * candidate's kernel and updates the tuning cache, writing nothing else.
+ * Exit 2 on bad input, an unknown id, or an after-graph that fails
+ * validation; 1 when a numerics verdict fails.
  */
 #include "cli.h"
 #include "fusescan/discover.h"
@@ -271,46 +275,57 @@ static int plan_ids(const struct fs_discovery *d, const struct fs_patlib *lib, c
 	return 0;
 }
 
-/* The CPU numerics of the first site of the first rewrite: printed, and
- * written as numerics.txt / numerics.json. 0 pass, 1 fail, -1 not run. */
-static int numerics(struct fs_discovery *d, const struct plan *pl, const char *dir, struct fs_numerics_opts *no)
+/* The numerics of the first site of rewrite `which`: printed, and with a
+ * dir written as numerics.txt / numerics.json / fused.cu. 0 pass, 1 fail,
+ * -1 not run. */
+static int numerics(struct fs_discovery *d, const struct plan *pl, uint32_t which, const char *dir, struct fs_numerics_opts *no)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
-	const struct fs_site *site = &pl->v[0].sites[0];
+	const struct fs_site *site = &pl->v[which].sites[0];
 	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t)); /* file order */
 	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
 	qsort(nodes, site->n_nodes, sizeof(uint32_t), fs_cmp_u32);
-	struct fs_numerics r;
-	no->gelu_tanh = strstr(pl->v[0].name, "tanh") != NULL;
-	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, &r, &s->diags);
+	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
+	no->gelu_tanh = strstr(pl->v[which].name, "tanh") != NULL;
+	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, r, &s->diags);
 	uint32_t last = nodes[site->n_nodes - 1];
 	free(nodes);
-	if (failed)
+	if (failed) {
+		free(r);
 		return -1;
+	}
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
-	if (!mem)
+	if (!mem) {
+		free(r);
 		return -1;
-	fs_numerics_print(&r, mem);
+	}
+	fprintf(mem, "%s (site %%%s):\n", pl->v[which].name, fs_scan_str(s, g->nodes[last].name));
+	fs_numerics_print(r, mem);
 	fclose(mem);
 	fputs(text, stdout);
-	cJSON *j = fs_numerics_json(&r);
-	cJSON_AddStringToObject(j, "candidate", pl->v[0].name);
-	cJSON_AddStringToObject(j, "site", fs_scan_str(s, g->nodes[last].name));
-	char *json = cJSON_Print(j);
-	size_t jl = strlen(json);
-	json = fs_xrealloc(json, jl + 2);
-	json[jl++] = '\n';
-	int rc = write_file(dir, "numerics.txt", text, len) | write_file(dir, "numerics.json", json, jl);
-	if (r.fused_source)
-		rc |= write_file(dir, "fused.cu", r.fused_source, strlen(r.fused_source));
-	fs_numerics_release(&r);
-	free(json);
-	cJSON_Delete(j);
+	int rc = 0;
+	if (dir) {
+		cJSON *j = fs_numerics_json(r);
+		cJSON_AddStringToObject(j, "candidate", pl->v[which].name);
+		cJSON_AddStringToObject(j, "site", fs_scan_str(s, g->nodes[last].name));
+		char *json = cJSON_Print(j);
+		size_t jl = strlen(json);
+		json = fs_xrealloc(json, jl + 2);
+		json[jl++] = '\n';
+		rc = write_file(dir, "numerics.txt", text, len) | write_file(dir, "numerics.json", json, jl);
+		if (r->fused_source)
+			rc |= write_file(dir, "fused.cu", r->fused_source, strlen(r->fused_source));
+		free(json);
+		cJSON_Delete(j);
+	}
+	int verdict = r->verdict;
+	fs_numerics_release(r);
+	free(r);
 	free(text);
-	return rc ? -1 : r.verdict == FS_VERDICT_FAIL;
+	return rc ? -1 : verdict == FS_VERDICT_FAIL;
 }
 
 static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops, int draw)
@@ -348,10 +363,10 @@ static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint3
 	return rc;
 }
 
-int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
+static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
-	const char *tokens_s = NULL, *seed_s = NULL;
+	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	int plant = 0, triage = 0, cpu_only = 0, no_render = 0;
 	struct fs_strlist ids = {0};
@@ -371,26 +386,36 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
 		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
+		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
+		{"emit", 0, FS_OPT_STRING, "DIR", "write the chosen fused kernel: source, PTX and a JSON descriptor", &emit_dir, NULL},
+		{"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
-	long long hops = 2, tokens = 16, seed = 0;
+	long long hops = 2, tokens = 16, seed = 0, reps = 50;
 	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &tokens) ||
-		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed)))
+		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &reps)))
 		r = -1;
+	struct fs_tune_cache cache;
+	fs_tune_open(&cache, cache_path);
 	struct fs_numerics_opts no = {.tokens = tokens,
 				      .seed = (uint64_t)seed,
 				      .triage = triage,
 				      .plant_eps = plant == 1 ? 0.1 : 0,
 				      .plant_drop_cast = plant == 2,
 				      .gpu = !cpu_only,
-				      .max_elems = (int64_t)1 << 30};
+				      .max_elems = (int64_t)1 << 30,
+				      .reps = (uint32_t)reps,
+				      .cache = &cache,
+				      .retune = tune,
+				      .emit_dir = emit_dir};
 	if (r || (approvals && read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
 		free(ids.v);
 		free(approvals_text);
+		fs_tune_close(&cache);
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	}
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, NULL);
@@ -403,10 +428,20 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct plan pl = {0};
 	int rc = FS_EXIT_INPUT;
-	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 && apply(d, &pl, out_dir, (uint32_t)hops, !no_render) == 0) {
-		int v = numerics(d, &pl, out_dir, &no);
+	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 &&
+	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render) == 0)) {
+		int v = 0;
+		for (uint32_t i = 0; i < (tune ? pl.n : 1) && v >= 0; i++) {
+			int vi = numerics(d, &pl, i, tune ? NULL : out_dir, &no);
+			v = vi < 0 ? vi : v > vi ? v : vi;
+		}
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
+		if (fs_tune_save(&cache) == 0 && (cache.hits || cache.misses))
+			fs_tune_print_stats(&cache, stdout);
+		else if (cache.hits || cache.misses)
+			fs_tune_print_stats(&cache, stderr);
 	}
+	fs_tune_close(&cache);
 	fs_diags_print(&s->diags, stderr);
 	release_plan(&pl);
 	fs_discovery_free(d);
@@ -415,4 +450,14 @@ int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
 	free(ids.v);
 	free(approvals_text);
 	return rc;
+}
+
+int fs_cmd_fuse(const struct fs_command *cmd, int argc, char **argv)
+{
+	return fuse_or_tune(cmd, argc, argv, 0);
+}
+
+int fs_cmd_tune(const struct fs_command *cmd, int argc, char **argv)
+{
+	return fuse_or_tune(cmd, argc, argv, 1);
 }

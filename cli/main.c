@@ -20,6 +20,8 @@ static const struct fs_command commands[] = {
 	 "draw a site's neighbourhood, or a whole graph with repeated layers folded (.svg .png .dot)"},
 	{"scan", fs_cmd_scan, "[options] PATH...",
 	 "summarise every graph in dump files, run directories or directories of runs"},
+	{"tune", fs_cmd_tune, "--apply ID... [options] PATH",
+	 "time every tactic of each candidate's fused kernel on the GPU and update the tuning cache"},
 };
 
 enum { N_COMMANDS = sizeof(commands) / sizeof(commands[0]) };

@@ -6,11 +6,18 @@
  * op reading its operands' buffers (views stay free, as in eager PyTorch).
  *
  * Two shapes of kernel, from the template in kernels/fused.cuh:
- *   elementwise  a grid-stride loop over the output's elements;
- *   row          one block per row of the last dim; the row's reductions
- *                (mean / sum / amax, softmax's max and sum, a norm's moments)
- *                are block reductions, then every column is computed.
+ *   elementwise  a grid-stride loop over groups of output elements;
+ *   row          a group of threads per row of the last dim; the row's
+ *                reductions (mean / sum / amax, softmax's max and sum, a
+ *                norm's moments) are group reductions, then every column is
+ *                computed.
  * Arithmetic is fp32; a cast rounds to its dtype; outputs are stored in theirs.
+ *
+ * Vector lanes: a thread computes `vec` consecutive elements of the last dim,
+ * lane u of base j0. An index tracks whether it is "base + u" with the base a
+ * multiple of vec; a buffer read whose last index is such and whose other
+ * indices do not depend on u becomes one vector load (up to 16 bytes) hoisted
+ * before the lane loop; any other read stays element by element.
  */
 #include "codegen.h"
 
@@ -46,19 +53,39 @@ static void put(struct buf *b, const char *fmt, ...)
 
 /* ---- the generator's state ------------------------------------------------------------ */
 
-enum { MAX_RED = 16, IDX_LEN = 1024 };
+enum { MAX_RED = 16, IDX_LEN = 1024, MAX_SITES = 32 };
+
+/* an index per dim of a value's shape: C text, and how it moves with the lane u */
+struct ix {
+	char t[MAX_RANK][IDX_LEN];
+	uint8_t lane[MAX_RANK]; /* the index is t + u, t a multiple of the vector width */
+	uint8_t dep[MAX_RANK];  /* t itself depends on u: read element by element */
+};
+
+/* a vector load hoisted before the lane loop */
+struct site {
+	int32_t param;
+	uint8_t dtype;
+	char *off, *guard;
+};
 
 struct gen {
 	const struct prog *p;
 	int fused;            /* 1: the fused kernel; 0: the unfused kernel of op `only` */
 	int32_t only;
 	int emulate;          /* round every op like eager (triage) */
+	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
 	uint32_t n_params;
 	int32_t red_op[MAX_RED];   /* the row's reductions: op index and which moment */
 	uint8_t red_what[MAX_RED]; /* 0 sum / mean / amax / amin, 1 softmax max, 2 softmax sum, 3 norm mean, 4 norm var */
 	uint32_t n_red;
+	struct site sites[MAX_SITES];
+	uint32_t n_sites;
+	int cache;            /* row kernels: each thread's part of the row stays in registers, `cache` vectors */
+	uint32_t declared;    /* cached sites declared so far */
+	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int failed;
 	char why[160];
 };
@@ -109,37 +136,82 @@ static void fail(struct gen *G, const char *why)
 	G->failed = 1;
 }
 
-/* index expressions: idx[k] is C text for dim k of the value's shape */
-typedef char idx_t[MAX_RANK][IDX_LEN];
-
 static int64_t dim_of(int64_t d, uint8_t r)
 {
 	return d < 0 ? d + r : d;
 }
 
-/* Contiguous offset of idx in shape t. */
-static void offset(const struct ten *t, idx_t idx, struct buf *b)
+static void set_dim(struct ix *x, int k, const char *text, uint8_t lane, uint8_t dep)
 {
+	snprintf(x->t[k], IDX_LEN, "%s", text);
+	x->lane[k] = lane, x->dep[k] = dep;
+}
+
+/* printf into dst (IDX_LEN bytes); too long fails the generation */
+static void fmt_idx(struct gen *G, char *dst, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void fmt_idx(struct gen *G, char *dst, const char *fmt, ...)
+{
+	struct buf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	b.s = fs_xmalloc((size_t)(k < 0 ? 0 : k) + 1);
+	va_start(ap, fmt);
+	vsnprintf(b.s, (size_t)(k < 0 ? 0 : k) + 1, fmt, ap);
+	va_end(ap);
+	if (k < 0 || k >= IDX_LEN) {
+		fail(G, "an index expression too long");
+		dst[0] = '\0';
+	} else
+		memcpy(dst, b.s, (size_t)k + 1);
+	free(b.s);
+}
+
+/* dim k's index as one expression (the lane added) */
+static const char *flat(const struct ix *x, int k, char out[IDX_LEN + 16])
+{
+	if (!x->lane[k])
+		return x->t[k];
+	snprintf(out, IDX_LEN + 16, "((%s) + u)", x->t[k]);
+	return out;
+}
+
+static int moves(const struct ix *x, int k)
+{
+	return x->lane[k] || x->dep[k];
+}
+
+/* Contiguous offset of x in shape t; `base`: lane 0's. */
+static void offset(const struct ten *t, const struct ix *x, int base, struct buf *b)
+{
+	char tmp[IDX_LEN + 16];
 	put(b, "(0LL");
 	int64_t stride = 1;
 	for (int k = t->rank - 1; k >= 0; k--) {
 		if (t->shape[k] != 1)
-			put(b, " + (long long)(%s) * %lldLL", idx[k], (long long)stride);
+			put(b, " + (long long)(%s) * %lldLL", base ? x->t[k] : flat(x, k, tmp), (long long)stride);
 		stride *= t->shape[k];
 	}
 	put(b, ")");
 }
 
-static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b);
+static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b);
 
 /* the operand index of `src` for an output index of `out` (right-aligned broadcast) */
-static void bcast_idx(const struct ten *src, const struct ten *out, idx_t idx, idx_t *to)
+static void bcast_idx(const struct ten *src, const struct ten *out, const struct ix *x, struct ix *to)
 {
-	for (uint8_t k = 0; k < src->rank; k++)
-		snprintf((*to)[k], IDX_LEN, "%s", src->shape[k] == 1 ? "0" : idx[out->rank - src->rank + k]);
+	for (uint8_t k = 0; k < src->rank; k++) {
+		int o = out->rank - src->rank + k;
+		if (src->shape[k] == 1)
+			set_dim(to, k, "0", 0, 0);
+		else
+			set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
+	}
 }
 
-static void operand(struct gen *G, const struct op *op, uint32_t k, idx_t idx, struct buf *b)
+static void operand(struct gen *G, const struct op *op, uint32_t k, const struct ix *x, struct buf *b)
 {
 	if (op->args[k].ten < 0) {
 		double lit = op->args[k].lit;
@@ -149,9 +221,9 @@ static void operand(struct gen *G, const struct op *op, uint32_t k, idx_t idx, s
 		return;
 	}
 	int32_t v = op->src[op->args[k].ten];
-	idx_t *to = fs_xmalloc(sizeof(idx_t));
-	bcast_idx(shape_of(G->p, v), &op->out, idx, to);
-	expr(G, v, *to, b);
+	struct ix *to = fs_xmalloc(sizeof(*to));
+	bcast_idx(shape_of(G->p, v), &op->out, x, to);
+	expr(G, v, to, b);
 	free(to);
 }
 
@@ -163,16 +235,77 @@ static int32_t red_slot(struct gen *G, int32_t op_index, uint8_t what)
 	return -1;
 }
 
-static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
+/* a vector load of V elements at off (lane 0) under the current guard */
+static int32_t site(struct gen *G, int32_t param, uint8_t dtype, const char *off)
 {
-	const struct prog *p = G->p;
-	if (G->buffered[v]) {
-		const struct ten *t = shape_of(p, v);
-		put(b, "ld_%s(p%d, ", dt_suffix(t->dtype), G->param[v]);
-		offset(t, idx, b);
-		put(b, ")");
+	for (uint32_t i = 0; i < G->n_sites; i++)
+		if (G->sites[i].param == param && !strcmp(G->sites[i].off, off) && !strcmp(G->sites[i].guard, G->guard))
+			return (int32_t)i;
+	if (G->n_sites == MAX_SITES)
+		return fail(G, "too many vector loads"), 0;
+	struct site *s = &G->sites[G->n_sites];
+	*s = (struct site){param, dtype, fs_xstrndup(off, strlen(off)), fs_xstrndup(G->guard, strlen(G->guard))};
+	return (int32_t)G->n_sites++;
+}
+
+static void free_sites(struct gen *G)
+{
+	for (uint32_t i = 0; i < G->n_sites; i++) {
+		free(G->sites[i].off);
+		free(G->sites[i].guard);
+	}
+	G->n_sites = G->declared = 0;
+}
+
+/* The hoisted loads of the lane loop that follows. Uncached, they are then
+ * forgotten; cached, a site is loaded once, at its first pass, into its
+ * slot [it] of a register array declared before that pass (decl). */
+static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const char *ind)
+{
+	uint32_t from = G->cache ? G->declared : 0;
+	for (uint32_t i = from; i < G->n_sites; i++) {
+		struct site *s = &G->sites[i];
+		char slot[16] = "";
+		if (G->cache) {
+			snprintf(slot, sizeof(slot), "[it]");
+			put(decl, "\tfloat L%u[%d][%d];\n", i, G->cache, G->vec);
+		} else
+			put(b, "%sfloat L%u[%d];\n", ind, i, G->vec);
+		if (s->guard[0])
+			put(b, "%sif (1%s) ldv_%s<%d>(p%d, %s, L%u%s); else for (int u = 0; u < %d; u++) L%u%s[u] = 0.0f;\n", ind,
+			    s->guard, dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot, G->vec, i, slot);
+		else
+			put(b, "%sldv_%s<%d>(p%d, %s, L%u%s);\n", ind, dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot);
+	}
+	if (G->cache)
+		G->declared = G->n_sites;
+	else
+		free_sites(G);
+}
+
+static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
+{
+	const struct ten *t = shape_of(G->p, v);
+	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && t->shape[r - 1] % G->vec == 0;
+	for (int k = 0; k + 1 < r; k++)
+		vector &= !moves(x, k);
+	if (vector) {
+		struct buf off = {0};
+		offset(t, x, 1, &off);
+		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, off.s));
+		free(off.s);
 		return;
 	}
+	put(b, "ld_%s(p%d, ", dt_suffix(t->dtype), G->param[v]);
+	offset(t, x, 0, b);
+	put(b, ")");
+}
+
+static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
+{
+	const struct prog *p = G->p;
+	if (G->buffered[v])
+		return load(G, v, x, b);
 	if (v < (int32_t)p->n_in)
 		return fail(G, "an input without a buffer");
 	int32_t oi = v - (int32_t)p->n_in;
@@ -184,7 +317,9 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 		put(b, "rnd_%s(", dt_suffix(narrow));
 	if (emulate)
 		put(b, "rnd_%s(", dt_suffix(emulate));
-	idx_t *to = fs_xmalloc(sizeof(idx_t));
+	struct ix *to = fs_xmalloc(sizeof(*to));
+	char tmp[IDX_LEN + 16];
+	int V = G->vec;
 	switch (op->sem->kind) {
 	case UN:
 	case BIN:
@@ -195,7 +330,7 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 		for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
 			put(b, k ? ", " : "");
 			if (k < op->n_args)
-				operand(G, op, k, idx, b);
+				operand(G, op, k, x, b);
 			else
 				put(b, "0.0f");
 		}
@@ -204,26 +339,34 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 	}
 	case CAST: /* the dropped cast keeps its input (narrow) */
 		put(b, "rnd_%s(", dt_suffix(narrow ? narrow : out->dtype));
-		operand(G, op, 0, idx, b);
+		operand(G, op, 0, x, b);
 		put(b, ")");
 		break;
 	case ID:
 	case EXPAND:
-		operand(G, op, 0, idx, b);
+		operand(G, op, 0, x, b);
 		break;
 	case VIEW: { /* same linear index, another shape */
 		const struct ten *src = shape_of(p, op->src[0]);
+		int r = out->rank, keep = r && src->rank && x->lane[r - 1] && out->shape[r - 1] % V == 0 &&
+					   src->shape[src->rank - 1] % V == 0;
+		int any = 0;
+		for (int k = 0; k < r; k++) {
+			keep &= k == r - 1 || !moves(x, k);
+			any |= moves(x, k);
+		}
+		/* lane 0's linear index is a multiple of V; with V | both last dims
+		 * the lane stays inside one row of the source */
 		struct buf lin = {0};
-		offset(out, idx, &lin);
+		offset(out, x, keep, &lin);
 		int64_t stride = 1;
 		for (int k = src->rank - 1; k >= 0; k--) {
-			snprintf((*to)[k], IDX_LEN, "((%s / %lldLL) %% %lldLL)", lin.s, (long long)stride, (long long)src->shape[k]);
-			if (strlen(lin.s) + 40 >= IDX_LEN)
-				fail(G, "an index expression too long");
+			fmt_idx(G, to->t[k], "((%s / %lldLL) %% %lldLL)", lin.s, (long long)stride, (long long)src->shape[k]);
+			to->lane[k] = (uint8_t)(keep && k == src->rank - 1), to->dep[k] = (uint8_t)(!keep && any);
 			stride *= src->shape[k];
 		}
 		free(lin.s);
-		expr(G, op->src[0], *to, b);
+		expr(G, op->src[0], to, b);
 		break;
 	}
 	case PERMUTE: {
@@ -237,8 +380,8 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 			for (uint8_t k = 0; k < out->rank; k++)
 				perm[k] = dim_of(op->ints[k], out->rank);
 		for (uint8_t k = 0; k < out->rank; k++)
-			snprintf((*to)[perm[k]], IDX_LEN, "%s", idx[k]);
-		expr(G, op->src[0], *to, b);
+			set_dim(to, (int)perm[k], x->t[k], x->lane[k], x->dep[k]);
+		expr(G, op->src[0], to, b);
 		break;
 	}
 	case SLICE: {
@@ -246,24 +389,42 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 		int64_t d = dim_of(op->ints[0], out->rank), len = src->shape[d];
 		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
 		start = start < 0 ? 0 : start > len ? len : start;
-		memcpy(*to, idx, sizeof(idx_t));
-		snprintf((*to)[d], IDX_LEN, "(%lldLL + (long long)(%s) * %lldLL)", (long long)start, idx[d], (long long)op->ints[3]);
-		expr(G, op->src[0], *to, b);
+		memcpy(to, x, sizeof(*to));
+		if (x->lane[d] && op->ints[3] == 1 && start % V == 0) {
+			fmt_idx(G, to->t[d], "(%lldLL + (long long)(%s))", (long long)start, x->t[d]);
+			to->lane[d] = 1, to->dep[d] = 0;
+		} else {
+			fmt_idx(G, to->t[d], "(%lldLL + (long long)(%s) * %lldLL)", (long long)start, flat(x, (int)d, tmp),
+				(long long)op->ints[3]);
+			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
+		}
+		expr(G, op->src[0], to, b);
 		break;
 	}
-	case CAT: { /* nested selects along the cat dim */
+	case CAT: { /* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
 		int64_t d = dim_of(op->ints[0], out->rank), at = 0;
+		int uniform = x->lane[d];
+		for (uint32_t k = 0; k < op->n_src; k++)
+			uniform &= shape_of(p, op->src[k])->shape[d] % V == 0;
+		const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
+		char saved[IDX_LEN];
+		memcpy(saved, G->guard, sizeof(saved));
 		for (uint32_t k = 0; k < op->n_src; k++) {
 			const struct ten *t = shape_of(p, op->src[k]);
-			memcpy(*to, idx, sizeof(idx_t));
-			snprintf((*to)[d], IDX_LEN, "((long long)(%s) - %lldLL)", idx[d], (long long)at);
+			memcpy(to, x, sizeof(*to));
+			fmt_idx(G, to->t[d], "((long long)(%s) - %lldLL)", at_d, (long long)at);
+			to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
 			if (k + 1 < op->n_src)
-				put(b, "((long long)(%s) < %lldLL ? ", idx[d], (long long)(at + t->shape[d]));
-			expr(G, op->src[k], *to, b);
+				put(b, "((long long)(%s) < %lldLL ? ", at_d, (long long)(at + t->shape[d]));
+			if (uniform) /* this part's vector loads happen only where it is selected */
+				fmt_idx(G, G->guard, "%s && (long long)(%s) >= %lldLL && (long long)(%s) < %lldLL", saved, at_d,
+					(long long)at, at_d, (long long)(at + t->shape[d]));
+			expr(G, op->src[k], to, b);
 			if (k + 1 < op->n_src)
 				put(b, " : ");
 			at += t->shape[d];
 		}
+		memcpy(G->guard, saved, sizeof(saved));
 		for (uint32_t k = 0; k + 1 < op->n_src; k++)
 			put(b, ")");
 		break;
@@ -281,7 +442,7 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 			fail(G, "a softmax outside a row kernel");
 		int logsm = strstr(op->sem->key, "log_") != NULL;
 		put(b, logsm ? "((" : "(expf(");
-		operand(G, op, 0, idx, b);
+		operand(G, op, 0, x, b);
 		put(b, logsm ? ") - red[%d] - logf(red[%d]))" : " - red[%d]) / red[%d])", mx, sm);
 		break;
 	}
@@ -292,14 +453,14 @@ static void expr(struct gen *G, int32_t v, idx_t idx, struct buf *b)
 		if (var < 0 || (ln && mean < 0))
 			fail(G, "a norm outside a row kernel");
 		put(b, "((");
-		expr(G, op->src[0], idx, b);
+		expr(G, op->src[0], x, b);
 		if (ln)
 			put(b, " - red[%d]", mean);
 		put(b, ") * rsqrtf(red[%d] + (float)(%.17g)) * ", var,
 		    G->fused && p->plant_eps > 0 ? p->plant_eps : op->eps);
-		operand(G, op, 0, idx, b);
+		operand(G, op, 0, x, b);
 		put(b, " + ");
-		operand(G, op, 1, idx, b);
+		operand(G, op, 1, x, b);
 		put(b, ")");
 		break;
 	}
@@ -337,6 +498,7 @@ static int reduces(const struct op *op)
 
 static void release_gen(struct gen *G)
 {
+	free_sites(G);
 	free(G->buffered);
 	free(G->param);
 }
@@ -376,22 +538,219 @@ static void collect_reads(struct gen *G, struct fs_kernel *k, int32_t v, int top
 		collect_reads(G, k, op->src[i], 0);
 }
 
-/* lead index variables of a row kernel for a value of shape t */
-static void row_idx(const struct ten *t, const char *last, idx_t *idx)
+/* the index of a row kernel's value of shape t at column `last` (a lane base, or "0") */
+static void row_idx(const struct ten *t, const char *last, struct ix *x)
 {
-	for (uint8_t d = 0; d + 1 < t->rank; d++)
-		snprintf((*idx)[d], IDX_LEN, "i%u", d);
+	char name[16];
+	for (uint8_t d = 0; d + 1 < t->rank; d++) {
+		snprintf(name, sizeof(name), "i%u", d);
+		set_dim(x, d, name, 0, 0);
+	}
 	if (t->rank)
-		snprintf((*idx)[t->rank - 1], IDX_LEN, "%s", last);
+		set_dim(x, t->rank - 1, last, (uint8_t)strcmp(last, "0"), 0);
 }
 
-int fs_codegen(const struct prog *p, int32_t only, int emulate, struct fs_kernel *k, char *why, size_t n)
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b, b = t;
+	}
+	return a;
+}
+
+/* the row's reductions, in program order; the reduced shape, or NULL */
+static const struct ten *plan_rows(struct gen *G)
+{
+	const struct prog *p = G->p;
+	const struct ten *rowsh = NULL;
+	for (uint32_t i = 0; i < p->n_ops && !G->failed; i++) {
+		const struct op *op = &p->ops[i];
+		if ((!G->fused && (int32_t)i != G->only) || !reduces(op))
+			continue;
+		const struct ten *in = shape_of(p, op->src[0]);
+		if (op->sem->kind == RED && (op->n_ints != 1 || dim_of(op->ints[0], in->rank) != in->rank - 1))
+			fail(G, "a reduction over other dims than the last");
+		if (op->sem->kind == SOFTMAX && op->n_ints && dim_of(op->ints[0], in->rank) != in->rank - 1)
+			fail(G, "a softmax over another dim than the last");
+		if (op->sem->kind == LAYERNORM && op->n_ints != 1)
+			fail(G, "a layer norm over several dims");
+		if (rowsh && (in->rank != rowsh->rank || memcmp(in->shape, rowsh->shape, in->rank * sizeof(int64_t))))
+			fail(G, "reductions over rows of different shapes");
+		rowsh = in;
+		uint8_t what[2] = {0, 0}, nw = 1;
+		if (op->sem->kind == SOFTMAX)
+			what[0] = 1, what[1] = 2, nw = 2;
+		else if (op->sem->kind == LAYERNORM)
+			what[0] = 3, what[1] = 4, nw = 2;
+		else if (op->sem->kind == RMSNORM)
+			what[0] = 4;
+		for (uint8_t w = 0; w < nw && G->n_red < MAX_RED; w++) {
+			G->red_op[G->n_red] = (int32_t)i;
+			G->red_what[G->n_red++] = what[w];
+		}
+	}
+	return rowsh;
+}
+
+/* the row kernel's body: each reduction a pass over the row, then the outputs */
+/* a pass's loop over this thread's vectors of the row */
+static void row_loop(struct gen *G, int64_t H, int T, int narrow, struct buf *b, const char *ind)
+{
+	int V = G->vec;
+	if (narrow)
+		put(b, "%sfor (long long j0 = live && t == 0 ? 0 : %lldLL; j0 < %lldLL; j0 += %d) {\n", ind, (long long)H, (long long)H, V);
+	else if (G->cache) /* dead rows read row 0 (in bounds) and store nothing */
+		put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tlong long j0 = t * %dLL + it * %lldLL;\n", ind, ind,
+		    G->cache, ind, V, (long long)T * V);
+	else
+		put(b, "%sfor (long long j0 = live ? t * %dLL : %lldLL; j0 < %lldLL; j0 += %lldLL) {\n", ind, V, (long long)H,
+		    (long long)H, (long long)T * V);
+}
+
+/* the row kernel's body: each reduction a pass over the row, then the outputs */
+static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, const int32_t *outs, uint32_t n_out,
+		     struct buf *b)
+{
+	const struct prog *p = G->p;
+	int64_t H = k->cols, rows = k->work;
+	int V = G->vec, T = k->tactic.threads;
+	struct ix *x = fs_xmalloc(sizeof(*x));
+	/* a row part of at most 8 vectors per thread stays in registers between
+	 * passes (not with the planted narrow accumulation, which reads alone) */
+	int narrow_any = 0;
+	for (uint32_t r = 0; r < G->n_red; r++)
+		narrow_any |= G->fused && p->narrow && p->narrow[G->red_op[r]];
+	int64_t per_thread = (int64_t)T * V;
+	G->cache = !narrow_any && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
+	put(b, "\t__shared__ float part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
+	put(b, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / %d;\n", k->tactic.per, T);
+	put(b, "\tconst bool live = row < %lldLL;\n\trow = live ? row : 0;\n", (long long)rows);
+	for (int d = rowsh->rank - 2; d >= 0; d--)
+		put(b, "\tlong long i%d = row %% %lldLL; row /= %lldLL;\n", d, (long long)rowsh->shape[d], (long long)rowsh->shape[d]);
+	put(b, "\tfloat red[%u];\n", G->n_red ? G->n_red : 1);
+	for (uint32_t r = 0; r < G->n_red; r++) {
+		const struct op *op = &p->ops[G->red_op[r]];
+		const char *key = op->sem->key;
+		uint8_t what = G->red_what[r];
+		int mx = what == 1 || !strcmp(key, "amax"), mn = what == 0 && !strcmp(key, "amin");
+		/* planted dropped cast: the group's first thread sums the row alone, at
+		 * the narrow dtype, as a kernel that forgot to widen would */
+		int narrow_acc = G->fused && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
+		struct buf pass = {0}, e = {0};
+		put(&pass, "\t{\n\t\tfloat acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
+		row_loop(G, H, T, narrow_acc, &pass, "\t\t");
+		row_idx(rowsh, "j0", x);
+		expr(G, op->src[0], x, &e);
+		emit_sites(G, b, &pass, "\t\t\t");
+		/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
+		char step[96];
+		int prev = (int)r - 1;
+		if (mx || mn)
+			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmaxf" : "fminf");
+		else if (what == 2)
+			snprintf(step, sizeof(step), "acc += expf(x - red[%d])", prev);
+		else if (what == 4 && op->sem->kind == LAYERNORM)
+			snprintf(step, sizeof(step), "acc += (x - red[%d]) * (x - red[%d])", prev, prev);
+		else if (narrow_acc) /* planted: accumulates narrow */
+			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
+		else
+			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
+		put(&pass, "\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfloat x = %s;\n\t\t\t\t%s;\n\t\t\t}\n\t\t}\n",
+		    V, e.s ? e.s : "0.0f", step);
+		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
+		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
+		if (mean)
+			put(&pass, "\tred[%u] /= (float)%lldLL;\n", r, (long long)H);
+		put(b, "%s", pass.s);
+		free(pass.s);
+		free(e.s);
+	}
+	struct buf pass = {0}, lanes = {0}, after = {0};
+	row_loop(G, H, T, 0, &pass, "\t");
+	for (uint32_t o = 0; o < n_out; o++) {
+		const struct ten *t = shape_of(p, outs[o]);
+		int one = t->rank && t->shape[t->rank - 1] == 1 && H != 1; /* a keepdim reduction: once per row */
+		row_idx(t, one ? "0" : "j0", x);
+		struct buf e = {0}, off = {0};
+		expr(G, outs[o], x, &e);
+		offset(t, x, 1, &off);
+		if (one)
+			put(&after, "\t\tif (j0 == 0) st_%s(p%d, %s, %s);\n", dt_suffix(t->dtype), G->param[outs[o]], off.s,
+			    e.s ? e.s : "0.0f");
+		else {
+			put(&pass, "\t\tfloat o%u[%d];\n", o, V);
+			put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
+			put(&after, "\t\tstv_%s<%d>(p%d, %s, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[o]], off.s, o);
+		}
+		free(e.s);
+		free(off.s);
+	}
+	emit_sites(G, b, &pass, "\t\t");
+	put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n}\n", pass.s, V, lanes.s ? lanes.s : "",
+	    G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
+	free(pass.s);
+	free(lanes.s);
+	free(after.s);
+	free(x);
+}
+
+/* one grid-stride loop per output shape (RoPE's q and k chains) */
+static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct buf *b)
+{
+	const struct prog *p = G->p;
+	int V = G->vec;
+	struct ix *x = fs_xmalloc(sizeof(*x));
+	uint8_t *done = fs_xcalloc(n_out + 1, 1);
+	for (uint32_t o = 0; o < n_out; o++) {
+		if (done[o])
+			continue;
+		const struct ten *sh = shape_of(p, outs[o]);
+		put(b, "\tfor (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < %lldLL;"
+		       " g += (long long)gridDim.x * blockDim.x) {\n\t\tlong long rest = g * %d;\n",
+		    (long long)(sh->n / V), V);
+		for (int d = sh->rank - 1; d >= 0; d--) {
+			char name[16];
+			put(b, "\t\tlong long d%d = rest %% %lldLL; rest /= %lldLL;\n", d, (long long)sh->shape[d], (long long)sh->shape[d]);
+			snprintf(name, sizeof(name), "d%d", d);
+			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
+		}
+		struct buf lanes = {0}, after = {0};
+		for (uint32_t q = o; q < n_out; q++) {
+			const struct ten *t = shape_of(p, outs[q]);
+			if (done[q] || t->rank != sh->rank || memcmp(t->shape, sh->shape, t->rank * sizeof(int64_t)))
+				continue;
+			done[q] = 1;
+			struct buf e = {0};
+			expr(G, outs[q], x, &e);
+			put(b, "\t\tfloat o%u[%d];\n", q, V);
+			put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
+			put(&after, "\t\tstv_%s<%d>(p%d, g * %dLL, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[q]], V, q);
+			free(e.s);
+		}
+		emit_sites(G, NULL, b, "\t\t");
+		put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s\t}\n", V, lanes.s ? lanes.s : "",
+		    after.s ? after.s : "");
+		free(lanes.s);
+		free(after.s);
+	}
+	put(b, "}\n");
+	free(done);
+	free(x);
+}
+
+static const struct fs_tactic fallback = {1, 256, 1};
+
+int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_tactic *tac, struct fs_kernel *k,
+	       char *why, size_t n)
 {
 	struct gen G = {.p = p, .fused = only < 0, .only = only, .emulate = emulate && only < 0};
 	uint32_t nv = p->n_in + p->n_ops;
 	G.buffered = fs_xcalloc(nv + 1, 1);
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
 	memset(k, 0, sizeof(*k));
+	k->tactic = tac ? *tac : fallback;
+	G.vec = k->tactic.vec;
 	for (uint32_t v = 0; v < nv; v++) {
 		G.param[v] = -1;
 		G.buffered[v] = G.fused ? v < p->n_in : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
@@ -413,162 +772,68 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, struct fs_kernel
 	}
 	for (uint32_t o = 0; o < n_out; o++)
 		add_param(&G, k, outs[o], 1);
-	/* the row's reductions, in program order */
-	int64_t H = 0;
-	const struct ten *rowsh = NULL;
-	for (uint32_t i = 0; i < p->n_ops && !G.failed; i++) {
-		const struct op *op = &p->ops[i];
-		if ((!G.fused && (int32_t)i != only) || !reduces(op))
-			continue;
-		const struct ten *in = shape_of(p, op->src[0]);
-		if (op->sem->kind == RED && (op->n_ints != 1 || dim_of(op->ints[0], in->rank) != in->rank - 1))
-			fail(&G, "a reduction over other dims than the last");
-		if (op->sem->kind == SOFTMAX && op->n_ints && dim_of(op->ints[0], in->rank) != in->rank - 1)
-			fail(&G, "a softmax over another dim than the last");
-		if (op->sem->kind == LAYERNORM && op->n_ints != 1)
-			fail(&G, "a layer norm over several dims");
-		if (rowsh && (in->rank != rowsh->rank || memcmp(in->shape, rowsh->shape, in->rank * sizeof(int64_t))))
-			fail(&G, "reductions over rows of different shapes");
-		rowsh = in, H = in->rank ? in->shape[in->rank - 1] : 1;
-		uint8_t what[2] = {0, 0}, nw = 1;
-		if (op->sem->kind == SOFTMAX)
-			what[0] = 1, what[1] = 2, nw = 2;
-		else if (op->sem->kind == LAYERNORM)
-			what[0] = 3, what[1] = 4, nw = 2;
-		else if (op->sem->kind == RMSNORM)
-			what[0] = 4;
-		for (uint8_t w = 0; w < nw && G.n_red < MAX_RED; w++) {
-			G.red_op[G.n_red] = (int32_t)i;
-			G.red_what[G.n_red++] = what[w];
-		}
-	}
+	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
-	int64_t rows = rowsh ? rowsh->n / (H ? H : 1) : 0;
+	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
+	k->cols = k->row ? H : 0;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
 		const struct ten *t = shape_of(p, outs[o]);
 		if (k->row && (t->rank != rowsh->rank || memcmp(t->shape, rowsh->shape, (t->rank ? t->rank - 1 : 0) * sizeof(int64_t)) ||
 			       (t->rank && t->shape[t->rank - 1] != H && t->shape[t->rank - 1] != 1)))
 			fail(&G, "outputs that are not rows of the reduced value");
+		if (!k->row) {
+			k->cols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
+			k->work = t->n > k->work ? t->n : k->work;
+		}
 	}
+	if (k->row)
+		k->work = rowsh->n / (H ? H : 1);
+	for (uint32_t i = 0; i < k->n_params; i++) {
+		const struct ten *t = shape_of(p, k->value[i]);
+		if (!ctype(t->dtype))
+			fail(&G, "a dtype the kernels do not handle");
+	}
+	const struct fs_tactic *tc = &k->tactic;
+	int T = tc->threads;
+	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
+			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024))
+		fail(&G, "a tactic these shapes do not allow");
 	struct buf b = {0};
 	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
 		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
 			put(&b, "%s\n", fs_builtin_kernels[i].data);
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
-	uint8_t *emitted = fs_xcalloc(p->n_ops + 1, 1);
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct op *op = &p->ops[i];
 		uint8_t kd = op->sem->kind;
 		int dup = 0;
 		for (uint32_t j = 0; j < i; j++)
-			dup |= emitted[j] && p->ops[j].sem == op->sem;
+			dup |= p->ops[j].sem == op->sem;
 		if (dup || (kd != UN && kd != BIN && kd != TER && kd != CMP))
 			continue;
-		emitted[i] = 1;
 		put(&b, "__device__ __forceinline__ float op_%s(float a, float b, float c) { return (float)(%s); }\n",
 		    op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key, op->sem->expr);
 	}
-	free(emitted);
-	put(&b, "\nextern \"C\" __global__ void __launch_bounds__(256) fs_k(");
+	k->block = k->row ? (int64_t)T * tc->per : T;
+	put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(", tc->vec, T,
+	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = shape_of(p, k->value[i]);
 		const char *ct = ctype(t->dtype);
-		if (!ct)
-			fail(&G, "a dtype the kernels do not handle");
 		put(&b, "%s%s%s *__restrict__ p%u", i ? ", " : "", k->write[i] ? "" : "const ", ct ? ct : "void", i);
 	}
 	put(&b, ")\n{\n");
-	idx_t *idx = fs_xmalloc(sizeof(idx_t));
-	if (k->row) {
-		put(&b, "\tlong long row = blockIdx.x;\n");
-		for (int d = rowsh->rank - 2; d >= 0; d--)
-			put(&b, "\tlong long i%d = row %% %lldLL; row /= %lldLL;\n", d, (long long)rowsh->shape[d],
-			    (long long)rowsh->shape[d]);
-		put(&b, "\tfloat red[%u];\n", G.n_red ? G.n_red : 1);
-		for (uint32_t r = 0; r < G.n_red; r++) {
-			const struct op *op = &p->ops[G.red_op[r]];
-			const char *key = op->sem->key;
-			uint8_t what = G.red_what[r];
-			int mx = what == 1 || !strcmp(key, "amax"), mn = what == 0 && !strcmp(key, "amin");
-			/* planted dropped cast: thread 0 sums the row alone, at the narrow dtype,
-			 * as a kernel that forgot to widen would */
-			int narrow_acc = G.fused && p->narrow && p->narrow[G.red_op[r]] && !mx && !mn;
-			put(&b, "\t{\n\t\tfloat acc = %s;\n\t\tfor (long long j = %s; j < %lldLL; j += %s) {\n",
-			    mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f", narrow_acc ? "threadIdx.x ? 0x7fffffffffffffffLL : 0" : "threadIdx.x",
-			    (long long)H, narrow_acc ? "1" : "blockDim.x");
-			row_idx(rowsh, "j", idx);
-			struct buf x = {0};
-			expr(&G, op->src[0], *idx, &x);
-			put(&b, "\t\t\tfloat x = %s;\n", x.s ? x.s : "0.0f");
-			free(x.s);
-			/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
-			char step[96];
-			int prev = (int)r - 1;
-			if (mx || mn)
-				snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmaxf" : "fminf");
-			else if (what == 2)
-				snprintf(step, sizeof(step), "acc += expf(x - red[%d])", prev);
-			else if (what == 4 && op->sem->kind == LAYERNORM)
-				snprintf(step, sizeof(step), "acc += (x - red[%d]) * (x - red[%d])", prev, prev);
-			else if (G.fused && p->narrow && p->narrow[G.red_op[r]]) /* planted: accumulates narrow */
-				snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", dt_suffix(p->narrow[G.red_op[r]]),
-					 what == 4 ? "x * x" : "x");
-			else
-				snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
-			put(&b, "\t\t\t%s;\n\t\t}\n", step);
-			int mean = what == 3 || what == 4 || !strcmp(key, "mean");
-			put(&b, "\t\tred[%u] = %s(acc);\n\t}\n", r, mx ? "fs_block_max" : mn ? "fs_block_min" : "fs_block_sum");
-			if (mean)
-				put(&b, "\tred[%u] /= (float)%lldLL;\n", r, (long long)H);
-		}
-		put(&b, "\tfor (long long j = threadIdx.x; j < %lldLL; j += blockDim.x) {\n", (long long)H);
-		for (uint32_t o = 0; o < n_out; o++) {
-			const struct ten *t = shape_of(p, outs[o]);
-			int one = t->rank && t->shape[t->rank - 1] == 1 && H != 1;
-			row_idx(t, one ? "0" : "j", idx);
-			struct buf x = {0}, off = {0};
-			expr(&G, outs[o], *idx, &x);
-			offset(t, *idx, &off);
-			put(&b, "\t\t%sst_%s(p%d, %s, %s);\n", one ? "if (j == 0) " : "", dt_suffix(t->dtype), G.param[outs[o]],
-			    off.s, x.s ? x.s : "0.0f");
-			free(x.s);
-			free(off.s);
-		}
-		put(&b, "\t}\n}\n");
-		k->grid = rows, k->block = 256;
-	} else { /* one grid-stride loop per output shape (RoPE's q and k chains) */
-		int64_t most = 0;
-		uint8_t *done = fs_xcalloc(n_out + 1, 1);
-		for (uint32_t o = 0; o < n_out; o++) {
-			if (done[o])
-				continue;
-			const struct ten *sh = shape_of(p, outs[o]);
-			most = sh->n > most ? sh->n : most;
-			put(&b, "\tfor (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < %lldLL;"
-				" e += (long long)gridDim.x * blockDim.x) {\n\t\tlong long rest = e;\n", (long long)sh->n);
-			for (int d = sh->rank - 1; d >= 0; d--) {
-				put(&b, "\t\tlong long d%d = rest %% %lldLL; rest /= %lldLL;\n", d, (long long)sh->shape[d],
-				    (long long)sh->shape[d]);
-				snprintf((*idx)[d], IDX_LEN, "d%d", d);
-			}
-			for (uint32_t q = o; q < n_out; q++) {
-				const struct ten *t = shape_of(p, outs[q]);
-				if (done[q] || t->rank != sh->rank || memcmp(t->shape, sh->shape, t->rank * sizeof(int64_t)))
-					continue;
-				done[q] = 1;
-				struct buf x = {0};
-				expr(&G, outs[q], *idx, &x);
-				put(&b, "\t\tst_%s(p%d, e, %s);\n", dt_suffix(t->dtype), G.param[outs[q]], x.s ? x.s : "0.0f");
-				free(x.s);
-			}
-			put(&b, "\t}\n");
-		}
-		free(done);
-		put(&b, "}\n");
-		int64_t blocks = (most + 255) / 256;
-		k->grid = blocks < 1 ? 1 : blocks > 132 * 32 ? 132 * 32 : blocks, k->block = 256;
+	if (G.failed)
+		;
+	else if (k->row) {
+		row_body(&G, k, rowsh, outs, n_out, &b);
+		k->grid = (k->work + tc->per - 1) / tc->per;
+	} else {
+		elementwise_body(&G, outs, n_out, &b);
+		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
+		k->grid = (groups + per_block - 1) / per_block;
 	}
-	free(idx);
+	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
 	if (G.failed) {
 		snprintf(why, n, "%s", G.why);
@@ -577,4 +842,51 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, struct fs_kernel
 	int rc = G.failed ? -1 : 0;
 	release_gen(&G);
 	return rc;
+}
+
+/* ---- tactics --------------------------------------------------------------------------- */
+
+uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
+{
+	uint32_t n = 0;
+	out[n++] = fallback;
+	for (uint16_t vec = 4; vec <= 8; vec *= 2) {
+		if (k->cols % vec)
+			continue;
+		if (!k->row) {
+			for (uint16_t t = 128; t <= 512; t *= 2)
+				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
+					out[n++] = (struct fs_tactic){vec, t, per};
+			continue;
+		}
+		/* a row group of at least a warp, every thread at least one vector and
+		 * at most 32; blocks of 128 to 1024 threads */
+		for (uint16_t t = 32; t <= 1024; t *= 2) {
+			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
+				continue;
+			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
+				if (t * per >= 128 && t * per <= 1024)
+					out[n++] = (struct fs_tactic){vec, t, per};
+		}
+	}
+	return n;
+}
+
+struct fs_tactic fs_tactic_eager(const struct fs_kernel *k)
+{
+	struct fs_tactic t = fallback;
+	for (uint16_t vec = 8; vec > 1; vec /= 2)
+		if (k->cols % vec == 0) {
+			t.vec = vec;
+			break;
+		}
+	if (k->row) /* a row group no wider than the row needs */
+		while (t.threads > 32 && (int64_t)t.threads * t.vec / 2 >= k->cols)
+			t.threads /= 2;
+	return t;
+}
+
+void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
+{
+	snprintf(out, n, "v%u %s%u %s%u", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per);
 }

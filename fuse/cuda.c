@@ -4,14 +4,12 @@
 #include "cuda.h"
 
 #include "fusescan/base.h"
+#include "fusescan/tune.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { CU_ATTR_SMS = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 
@@ -39,6 +37,7 @@ static int load_nvrtc(struct fs_cuda *c)
 	int missing = SYM(l, nvrtcCreateProgram, "nvrtcCreateProgram") + SYM(l, nvrtcCompileProgram, "nvrtcCompileProgram") +
 		      SYM(l, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") + SYM(l, nvrtcGetProgramLog, "nvrtcGetProgramLog") +
 		      SYM(l, nvrtcGetCUBINSize, "nvrtcGetCUBINSize") + SYM(l, nvrtcGetCUBIN, "nvrtcGetCUBIN") +
+		      SYM(l, nvrtcGetPTXSize, "nvrtcGetPTXSize") + SYM(l, nvrtcGetPTX, "nvrtcGetPTX") +
 		      SYM(l, nvrtcDestroyProgram, "nvrtcDestroyProgram") + SYM(l, nvrtcGetErrorString, "nvrtcGetErrorString") +
 		      SYM(l, nvrtcVersion, "nvrtcVersion");
 	return missing || c->nvrtcVersion(&c->nvrtc_major, &c->nvrtc_minor) ? -1 : 0;
@@ -135,59 +134,16 @@ int fs_cuda_check(const struct fs_cuda *c, int result, const char *call, char *e
 
 static char *cache_path(const struct fs_cuda *c, const char *source, const char *arch)
 {
-	const char *base = getenv("FUSESCAN_CACHE");
-	const char *home = getenv("HOME");
 	char dir[512];
-	if (base && *base)
-		snprintf(dir, sizeof(dir), "%s", base);
-	else if (home && *home)
-		snprintf(dir, sizeof(dir), "%s/.cache/fusescan", home);
-	else
+	if (fs_cache_dir(dir, sizeof(dir)))
 		return NULL;
-	mkdir(dir, 0777); /* one level under an existing home; errors show up at open */
 	char *p = NULL;
 	uint64_t h = fs_hash_bytes(source, strlen(source), 0x6b65726e656cull);
 	size_t len = strlen(dir) + 96;
 	p = fs_xmalloc(len);
-	snprintf(p, len, "%s/%016llx-%s-nvrtc%d.%d.cubin", dir, (unsigned long long)h, arch, c->nvrtc_major, c->nvrtc_minor);
+	snprintf(p, len, "%s/%016llx-%s-nvrtc%d.%d.%s", dir, (unsigned long long)h, arch, c->nvrtc_major, c->nvrtc_minor,
+		 strncmp(arch, "compute_", 8) ? "cubin" : "ptx");
 	return p;
-}
-
-static char *read_cached(const char *path, size_t *len)
-{
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f)
-		return NULL;
-	char *data = NULL;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long n = ftell(f);
-		if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
-			data = fs_xmalloc((size_t)n);
-			if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-				free(data);
-				data = NULL;
-			} else
-				*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return data;
-}
-
-static void write_cached(const char *path, const char *data, size_t len)
-{
-	if (!path)
-		return;
-	size_t n = strlen(path) + 32;
-	char *tmp = fs_xmalloc(n);
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "wb");
-	int ok = f && fwrite(data, 1, len, f) == len;
-	if (f && fclose(f) != 0)
-		ok = 0;
-	if (!ok || rename(tmp, path) != 0)
-		unlink(tmp);
-	free(tmp);
 }
 
 int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
@@ -198,10 +154,15 @@ int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int
 		snprintf(err, n, "NVRTC not found (libnvrtc.so)");
 		return -1;
 	}
+	int ptx = !strncmp(arch, "compute_", 8);
 	char key[40];
 	snprintf(key, sizeof(key), "%s%s", arch, fmad ? "" : "-nofma");
 	char *path = cache_path(c, source, key);
-	*cubin = read_cached(path, len);
+	*cubin = path ? fs_read_file(path, len) : NULL;
+	if (*cubin && !*len) { /* an empty file is no CUBIN */
+		free(*cubin);
+		*cubin = NULL;
+	}
 	if (*cubin) {
 		free(path);
 		return 0;
@@ -225,17 +186,17 @@ int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int
 		c->nvrtcGetProgramLog(prog, log);
 		snprintf(err, n, "nvrtcCompileProgram (%s): %s\n%s", arch, c->nvrtcGetErrorString(r), log);
 		free(log);
-	} else if ((r = c->nvrtcGetCUBINSize(prog, len)) != 0 || !*len) {
-		snprintf(err, n, "nvrtcGetCUBINSize: %s", c->nvrtcGetErrorString(r));
+	} else if ((r = (ptx ? c->nvrtcGetPTXSize : c->nvrtcGetCUBINSize)(prog, len)) != 0 || !*len) {
+		snprintf(err, n, "nvrtcGet%sSize: %s", ptx ? "PTX" : "CUBIN", c->nvrtcGetErrorString(r));
 		r = r ? r : -1;
 	} else {
 		*cubin = fs_xmalloc(*len);
-		if ((r = c->nvrtcGetCUBIN(prog, *cubin)) != 0) {
-			snprintf(err, n, "nvrtcGetCUBIN: %s", c->nvrtcGetErrorString(r));
+		if ((r = (ptx ? c->nvrtcGetPTX : c->nvrtcGetCUBIN)(prog, *cubin)) != 0) {
+			snprintf(err, n, "nvrtcGet%s: %s", ptx ? "PTX" : "CUBIN", c->nvrtcGetErrorString(r));
 			free(*cubin);
 			*cubin = NULL;
-		} else
-			write_cached(path, *cubin, *len);
+		} else if (path)
+			fs_write_file_atomic(path, *cubin, *len); /* a cache: a failed write costs a compile later */
 	}
 	c->nvrtcDestroyProgram(&prog);
 	free(path);

@@ -33,6 +33,8 @@ struct fs_cuda {
 	int (*nvrtcGetProgramLog)(void *, char *);
 	int (*nvrtcGetCUBINSize)(void *, size_t *);
 	int (*nvrtcGetCUBIN)(void *, char *);
+	int (*nvrtcGetPTXSize)(void *, size_t *);
+	int (*nvrtcGetPTX)(void *, char *);
 	int (*nvrtcDestroyProgram)(void **);
 	const char *(*nvrtcGetErrorString)(int);
 	int (*nvrtcVersion)(int *, int *);
@@ -70,8 +72,9 @@ int fs_cuda_open(struct fs_cuda *c);
 void fs_cuda_close(struct fs_cuda *c);
 /* "sm_90" for the device, or sm_90 (H100 / H200) without one. */
 void fs_cuda_arch(const struct fs_cuda *c, char *arch, size_t n);
-/* Compiles to a CUBIN (cached on disk, keyed by source, arch, FMA contraction
- * and NVRTC version). 0, or -1 with NVRTC's error and log in err. */
+/* Compiles to a CUBIN for arch "sm_XY", or to PTX (NUL-terminated) for a
+ * virtual arch "compute_XY"; cached on disk, keyed by source, arch, FMA
+ * contraction and NVRTC version. 0, or -1 with NVRTC's error and log in err. */
 int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
 		    char *err, size_t n);
 /* A driver result: 0, or -1 with "call: CUDA_ERROR_NAME" in err. */

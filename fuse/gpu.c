@@ -7,10 +7,13 @@
 #include "cuda.h"
 #include "half.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { CU_ATTR_L2 = 38 };
 
@@ -64,8 +67,9 @@ struct launch {
 
 struct run {
 	const struct prog *p;
+	const struct fs_gpu_opts *o;
 	struct fs_cuda c;
-	struct launch *l;          /* [0] fused, then the unfused kernels in order */
+	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
 	uint32_t n;
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
@@ -121,9 +125,9 @@ static int cmp_float(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* median milliseconds of `reps` runs of the fused kernel (which = 0) or the
- * unfused sequence (1), rotating the input copies */
-static int time_it(struct run *R, int which, uint32_t reps, double *ms)
+/* median and p90 - p10 milliseconds of `reps` runs of a fused kernel, or of
+ * the unfused sequence (L NULL), rotating the input copies */
+static int time_it(struct run *R, const struct launch *L, uint32_t reps, double *ms, double *spread)
 {
 	void *start, *stop;
 	CK(R->c.cuEventCreate(&start, 0));
@@ -134,7 +138,7 @@ static int time_it(struct run *R, int which, uint32_t reps, double *ms)
 		uint32_t copy = r % R->rotate;
 		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(start, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc)
-			rc = which ? run_unfused(R, copy) : launch(R, &R->l[0], copy, 1);
+			rc = L ? launch(R, L, copy, 1) : run_unfused(R, copy);
 		if (!rc)
 			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(stop, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error)) ||
 			     fs_cuda_check(&R->c, R->c.cuEventSynchronize(stop), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
@@ -148,6 +152,8 @@ static int time_it(struct run *R, int which, uint32_t reps, double *ms)
 	if (!rc) {
 		qsort(t, reps, sizeof(float), cmp_float);
 		*ms = t[reps / 2];
+		if (spread)
+			*spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10];
 	}
 	free(t);
 	R->c.cuEventDestroy(start);
@@ -191,9 +197,18 @@ static int copy_bandwidth(struct run *R, double *gbs)
 	return rc ? -1 : 0;
 }
 
-static int download(struct run *R, fs_devptr *src, size_t stride, struct ten *out)
+static void free_outputs(const struct prog *p, struct ten *set)
+{
+	for (uint32_t v = 0; set && v < p->n_in + p->n_ops; v++)
+		free(set[v].d);
+	free(set);
+}
+
+/* the outputs in src (per value, `stride` copies each) read back into a new set */
+static int download(struct run *R, fs_devptr *src, size_t stride, struct ten **set)
 {
 	const struct prog *p = R->p;
+	struct ten *out = *set = fs_xcalloc(p->n_in + p->n_ops + 1, sizeof(struct ten));
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		if (!p->is_output[i])
 			continue;
@@ -202,14 +217,156 @@ static int download(struct run *R, fs_devptr *src, size_t stride, struct ten *ou
 		*t = p->ops[i].out;
 		t->d = fs_xmalloc((size_t)(t->n ? t->n : 1) * sizeof(double));
 		unsigned char *h = fs_xmalloc(bytes_of(t) + 1);
-		CK(R->c.cuMemcpyDtoH(h, src[(size_t)v * stride], bytes_of(t)));
-		from_device_bytes(h, t);
+		int rc = fs_cuda_check(&R->c, R->c.cuMemcpyDtoH(h, src[(size_t)v * stride], bytes_of(t)), "cuMemcpyDtoH",
+				       R->g->error, sizeof(R->g->error));
+		if (!rc)
+			from_device_bytes(h, t);
 		free(h);
+		if (rc)
+			return -1;
 	}
 	return 0;
 }
 
-static int execute(struct run *R, uint32_t reps)
+/* Generates (and, with `compile`, compiles and loads) the fused kernel
+ * (only < 0) under tactic t, or op `only`'s kernel. */
+static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, int emulate, int fmad, int load)
+{
+	const struct prog *p = R->p;
+	struct fs_gpu_result *g = R->g;
+	char why[256], *cubin = NULL;
+	size_t len;
+	memset(L, 0, sizeof(*L));
+	if (fs_codegen(p, only, emulate, t, &L->k, why, sizeof(why))) {
+		snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s", only < 0 ? "fused" : "unfused", only < 0 ? "" : " of %",
+			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
+		return -1;
+	}
+	if (!R->o->compile)
+		return 0;
+	if (fs_cuda_compile(&R->c, L->k.source, g->arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
+		return -1;
+	g->compiled++;
+	int rc = load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L->module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
+			  fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L->fn, L->module, "fs_k"), "cuModuleGetFunction", g->error,
+					sizeof(g->error)));
+	free(cubin);
+	return rc ? -1 : 0;
+}
+
+static void unload(struct run *R, struct launch *L)
+{
+	if (L->module && R->c.driver)
+		R->c.cuModuleUnload(L->module);
+	fs_kernel_release(&L->k);
+	L->module = L->fn = NULL;
+}
+
+/* The fused kernel L once, on copy 0 of the inputs, into poisoned outputs, read back. */
+static int run_once(struct run *R, const struct launch *L, struct ten **out)
+{
+	const struct prog *p = R->p;
+	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
+		if (R->fused_out[v])
+			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))));
+	if (launch(R, L, 0, 1))
+		return -1;
+	CK(R->c.cuCtxSynchronize());
+	return download(R, R->fused_out, 1, out);
+}
+
+static void tactic_name(const struct run *R, const struct fs_tactic *t, char *out, size_t n)
+{
+	fs_tactic_name(t, R->g->row, out, n);
+}
+
+static void cache_key(const struct run *R, struct fs_tune_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->kernel, sizeof(k->kernel), "%s", R->o->kernel_key ? R->o->kernel_key : "");
+	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
+	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
+	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
+	snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2", R->o->reps);
+}
+
+/* Every tactic (or the cached one) compiled, run, checked and timed; the
+ * winner becomes R->l[0]. A tactic that fails to compile, or whose result
+ * fails the check, is not eligible; if none is, the fallback stays (and the
+ * verdict will say why). */
+static int tune(struct run *R)
+{
+	struct fs_gpu_result *g = R->g;
+	const struct fs_gpu_opts *o = R->o;
+	struct fs_tactic list[FS_MAX_TACTICS];
+	struct fs_tune_key key;
+	struct fs_tune_entry hit;
+	uint32_t n;
+	cache_key(R, &key);
+	if (o->cache && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
+		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per};
+		n = 1, g->cache_hit = 1;
+	} else {
+		if (o->cache && o->retune)
+			o->cache->misses++;
+		n = fs_tactics(&R->l[0].k, list);
+	}
+	g->n_tactics = n;
+	g->kernels += n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fs_tactic_run *tr = &g->tactics[i];
+		struct launch L;
+		struct ten *out = NULL;
+		tr->t = list[i];
+		if (prepare(R, &L, -1, &list[i], 0, 1, 1)) {
+			snprintf(tr->failed, sizeof(tr->failed), "%.190s", g->error);
+			g->error[0] = '\0', g->n_failed++;
+			unload(R, &L);
+			continue;
+		}
+		/* a launch or memory error here is the context's end: stop */
+		if (run_once(R, &L, &out) || time_it(R, &L, o->reps, &tr->ms, &tr->spread)) {
+			free_outputs(R->p, out);
+			unload(R, &L);
+			return -1;
+		}
+		if (o->check && o->check(o->ctx, g->unfused, out, tr->failed, sizeof(tr->failed)))
+			g->n_failed++;
+		free_outputs(R->p, out);
+		unload(R, &L);
+	}
+	/* the fastest eligible; within 2% of it, the earliest in the list */
+	int32_t best = -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->tactics[i].failed[0] && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
+			best = (int32_t)i;
+	g->chosen = best < 0 ? 0 : best;
+	for (uint32_t i = 0; best >= 0 && i < n; i++)
+		if (!g->tactics[i].failed[0] && g->tactics[i].ms <= g->tactics[best].ms * 1.02) {
+			g->chosen = (int32_t)i;
+			break;
+		}
+	g->runner_up = -1;
+	for (uint32_t i = 0; i < n; i++)
+		if ((int32_t)i != g->chosen && !g->tactics[i].failed[0] &&
+		    (g->runner_up < 0 || g->tactics[i].ms < g->tactics[g->runner_up].ms))
+			g->runner_up = (int32_t)i;
+	const struct fs_tactic_run *w = &g->tactics[g->chosen];
+	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
+		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per,
+					  .ms = w->ms, .spread = w->spread, .timed = n, .failed = g->n_failed};
+		tactic_name(R, &w->t, e.name, sizeof(e.name));
+		if (g->runner_up >= 0) {
+			tactic_name(R, &g->tactics[g->runner_up].t, e.runner_up, sizeof(e.runner_up));
+			e.runner_up_ms = g->tactics[g->runner_up].ms;
+		}
+		fs_tune_record(o->cache, &e);
+	}
+	unload(R, &R->l[0]);
+	return prepare(R, &R->l[0], -1, &w->t, 0, 1, 1);
+}
+
+static int execute(struct run *R)
 {
 	const struct prog *p = R->p;
 	struct fs_gpu_result *g = R->g;
@@ -242,20 +399,17 @@ static int execute(struct run *R, uint32_t reps)
 			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
 			CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb)); /* poison */
 		}
-		if (p->is_output[v - p->n_in]) {
+		if (p->is_output[v - p->n_in])
 			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
-			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, nb));
-		}
 	}
-	if (run_unfused(R, 0) || launch(R, &R->l[0], 0, 1))
+	if (run_unfused(R, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
-	g->unfused = fs_xcalloc(nv + 1, sizeof(struct ten));
-	g->fused = fs_xcalloc(nv + 1, sizeof(struct ten));
-	if (download(R, R->dev, R->rotate, g->unfused) || download(R, R->fused_out, 1, g->fused))
+	if (download(R, R->dev, R->rotate, &g->unfused) || tune(R) || run_once(R, &R->l[0], &g->fused))
 		return -1;
-	g->reps = reps;
-	if (time_it(R, 0, reps, &g->fused_ms) || time_it(R, 1, reps, &g->unfused_ms) || copy_bandwidth(R, &g->copy_gbs))
+	g->reps = R->o->reps;
+	g->fused_ms = g->tactics[g->chosen].ms;
+	if (time_it(R, NULL, R->o->reps, &g->unfused_ms, NULL) || copy_bandwidth(R, &g->copy_gbs))
 		return -1;
 	g->fused_bytes = R->l[0].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
@@ -265,94 +419,179 @@ static int execute(struct run *R, uint32_t reps)
 	return 0;
 }
 
-/* One more fused kernel (FMA contraction off, or eager rounding emulated),
- * run once on copy 0 of the inputs into poisoned outputs, read back. */
+/* The chosen fused kernel again, compiled with FMA contraction off (emulate
+ * 0) or rounding every op like eager (emulate 1), run once, read back. */
 static int triage_run(struct run *R, int emulate, struct ten **out)
 {
-	const struct prog *p = R->p;
-	struct launch L = {0};
-	char why[256], *cubin = NULL;
-	size_t len;
-	if (fs_codegen(p, -1, emulate, &L.k, why, sizeof(why))) {
-		snprintf(R->g->error, sizeof(R->g->error), "triage kernel: %s", why);
-		return -1;
-	}
-	int rc = fs_cuda_compile(&R->c, L.k.source, R->g->arch, emulate, &cubin, &len, R->g->error, sizeof(R->g->error)) ||
-		 fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L.module, cubin), "cuModuleLoadData", R->g->error, sizeof(R->g->error)) ||
-		 fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L.fn, L.module, "fs_k"), "cuModuleGetFunction", R->g->error,
-			       sizeof(R->g->error));
-	for (uint32_t v = p->n_in; !rc && v < p->n_in + p->n_ops; v++)
-		if (R->fused_out[v])
-			rc = fs_cuda_check(&R->c, R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))), "cuMemsetD8",
-					   R->g->error, sizeof(R->g->error));
-	if (!rc)
-		rc = launch(R, &L, 0, 1) ||
-		     fs_cuda_check(&R->c, R->c.cuCtxSynchronize(), "cuCtxSynchronize", R->g->error, sizeof(R->g->error));
-	if (!rc) {
-		*out = fs_xcalloc(p->n_in + p->n_ops + 1, sizeof(struct ten));
-		rc = download(R, R->fused_out, 1, *out);
-	}
-	if (L.module)
-		R->c.cuModuleUnload(L.module);
-	free(cubin);
-	fs_kernel_release(&L.k);
+	struct launch L;
+	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, emulate, emulate, 1) || run_once(R, &L, out);
+	unload(R, &L);
 	return rc ? -1 : 0;
 }
 
-int fs_gpu_run(const struct prog *p, int exec, int compile, int triage, uint32_t reps, struct fs_gpu_result *g)
+/* ---- ahead-of-time kernels (--emit) ------------------------------------------------------- */
+
+static cJSON *shape_json(const struct ten *t)
 {
-	struct run R = {.p = p, .g = g};
+	cJSON *a = cJSON_CreateArray();
+	for (uint8_t d = 0; d < t->rank; d++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)t->shape[d]));
+	return a;
+}
+
+static int emit_file(struct run *R, const char *dir, const char *name, const char *ext, const char *data)
+{
+	char path[1000];
+	snprintf(path, sizeof(path), "%.900s/%s.%s", dir, name, ext);
+	if (fs_write_file_atomic(path, data, strlen(data)) == 0)
+		return 0;
+	snprintf(R->g->emitted, sizeof(R->g->emitted), "cannot write %s: %s", path, strerror(errno));
+	return -1;
+}
+
+/* NAME.cu, NAME.ptx and NAME.json for the chosen kernel; NAME from a hash of
+ * the region's kernel and the tactic */
+static void emit(struct run *R)
+{
+	const struct prog *p = R->p;
+	struct fs_gpu_result *g = R->g;
+	const struct fs_kernel *k = &R->l[0].k;
+	const char *dir = R->o->emit_dir;
+	char varch[24], why[1024], *ptx = NULL, tname[32], name[40];
+	size_t len;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		snprintf(g->emitted, sizeof(g->emitted), "cannot create %s: %s", dir, strerror(errno));
+		return;
+	}
+	snprintf(varch, sizeof(varch), "compute_%s", g->arch + 3);
+	if (fs_cuda_compile(&R->c, k->source, varch, 1, &ptx, &len, why, sizeof(why))) {
+		snprintf(g->emitted, sizeof(g->emitted), "no PTX: %.1000s", why);
+		return;
+	}
+	tactic_name(R, &k->tactic, tname, sizeof(tname));
+	uint64_t h = fs_hash_bytes(tname, strlen(tname), fs_hash_bytes(k->source, strlen(k->source), 0x656d6974ull));
+	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "format", "fusescan.kernel/1");
+	cJSON_AddStringToObject(j, "name", name);
+	cJSON_AddStringToObject(j, "entry", "fs_k");
+	char file[64];
+	snprintf(file, sizeof(file), "%s.cu", name);
+	cJSON_AddStringToObject(j, "source", file);
+	snprintf(file, sizeof(file), "%s.ptx", name);
+	cJSON_AddStringToObject(j, "ptx", file);
+	cJSON_AddStringToObject(j, "ptx_arch", varch);
+	cJSON_AddStringToObject(j, "nvrtc", g->nvrtc);
+	cJSON_AddStringToObject(j, "tuned_on", g->ran ? g->device : "");
+	cJSON *t = cJSON_AddObjectToObject(j, "tactic");
+	cJSON_AddStringToObject(t, "name", tname);
+	cJSON_AddStringToObject(t, "kind", k->row ? "row" : "elementwise");
+	cJSON_AddNumberToObject(t, "vec", k->tactic.vec);
+	cJSON_AddNumberToObject(t, "threads", k->tactic.threads);
+	cJSON_AddNumberToObject(t, k->row ? "rows_per_block" : "groups_per_thread", k->tactic.per);
+	cJSON *l = cJSON_AddObjectToObject(j, "launch");
+	cJSON *grid = cJSON_AddArrayToObject(l, "grid"), *block = cJSON_AddArrayToObject(l, "block");
+	int64_t gb[2][3] = {{k->grid, 1, 1}, {k->block, 1, 1}};
+	for (int d = 0; d < 3; d++) {
+		cJSON_AddItemToArray(grid, cJSON_CreateNumber((double)gb[0][d]));
+		cJSON_AddItemToArray(block, cJSON_CreateNumber((double)gb[1][d]));
+	}
+	cJSON_AddNumberToObject(l, "shared_bytes", 0);
+	cJSON *params = cJSON_AddArrayToObject(j, "params");
+	for (uint32_t i = 0; i < k->n_params; i++) {
+		int32_t v = k->value[i];
+		uint32_t node = v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
+		const struct ten *tv = val(p, v);
+		cJSON *q = cJSON_CreateObject();
+		cJSON_AddStringToObject(q, "role", k->write[i] ? "output" : "input");
+		cJSON_AddStringToObject(q, "node", fs_scan_str(p->s, p->g->nodes[node].name));
+		cJSON_AddItemToObject(q, "shape", shape_json(tv));
+		cJSON_AddStringToObject(q, "dtype", fs_dtype_name((enum fs_dtype)tv->dtype));
+		cJSON_AddItemToArray(params, q);
+	}
+	cJSON *tab = cJSON_AddArrayToObject(j, "tactics");
+	for (uint32_t i = 0; i < g->n_tactics; i++) {
+		const struct fs_tactic_run *tr = &g->tactics[i];
+		cJSON *q = cJSON_CreateObject();
+		tactic_name(R, &tr->t, tname, sizeof(tname));
+		cJSON_AddStringToObject(q, "name", tname);
+		cJSON_AddNumberToObject(q, "median_ms", tr->ms);
+		cJSON_AddNumberToObject(q, "spread_ms", tr->spread);
+		if (tr->failed[0])
+			cJSON_AddStringToObject(q, "failed", tr->failed);
+		cJSON_AddBoolToObject(q, "chosen", (int32_t)i == g->chosen);
+		cJSON_AddItemToArray(tab, q);
+	}
+	char *json = cJSON_Print(j);
+	size_t jl = strlen(json);
+	json = fs_xrealloc(json, jl + 2);
+	json[jl] = '\n', json[jl + 1] = '\0';
+	if (!emit_file(R, dir, name, "cu", k->source) && !emit_file(R, dir, name, "ptx", ptx) && !emit_file(R, dir, name, "json", json))
+		snprintf(g->emitted, sizeof(g->emitted), "%s/%s.cu, .ptx, .json", dir, name);
+	free(json);
+	cJSON_Delete(j);
+	free(ptx);
+}
+
+int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
+{
+	struct run R = {.p = p, .o = o, .g = g};
 	memset(g, 0, sizeof(*g));
+	g->chosen = g->runner_up = -1;
 	fs_cuda_open(&R.c);
 	fs_cuda_arch(&R.c, g->arch, sizeof(g->arch));
 	if (R.c.nvrtc)
 		snprintf(g->nvrtc, sizeof(g->nvrtc), "NVRTC %d.%d", R.c.nvrtc_major, R.c.nvrtc_minor);
 	if (R.c.driver)
 		snprintf(g->device, sizeof(g->device), "%.100s (sm_%d%d, %d SMs)", R.c.name, R.c.cc_major, R.c.cc_minor, R.c.sms);
+	struct fs_gpu_opts local = *o;
+	local.compile = o->compile && R.c.nvrtc; /* no NVRTC: generated only, said in g->skipped */
+	R.o = &local;
+	int exec = local.compile && o->execute && R.c.driver;
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
 	int rc = 0;
-	char why[256];
-	for (int32_t i = -1; i < (int32_t)p->n_ops; i++) {
+	for (int32_t i = -1; i < (int32_t)p->n_ops && !rc; i++) {
 		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
 			continue; /* a view: no kernel in eager either */
 		struct launch *L = &R.l[R.n++];
 		g->kernels++;
-		if (fs_codegen(p, i, 0, &L->k, why, sizeof(why))) {
-			snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s", i < 0 ? "fused" : "unfused",
-				 i < 0 ? "" : " of %", i < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[i].node].name), why);
-			rc = -1;
-			break;
+		g->unfused_kernels += i >= 0;
+		struct fs_tactic eager = {0};
+		if (i >= 0) { /* eager's kernels use 16-byte accesses where they can */
+			struct fs_kernel probe;
+			char why[256];
+			if (fs_codegen(p, i, 0, NULL, &probe, why, sizeof(why)) == 0) {
+				eager = fs_tactic_eager(&probe);
+				fs_kernel_release(&probe);
+			}
 		}
-		char *cubin;
-		size_t len;
-		if (!compile)
-			continue;
-		if (fs_cuda_compile(&R.c, L->k.source, g->arch, 1, &cubin, &len, g->error, sizeof(g->error))) {
-			rc = R.c.nvrtc ? -1 : 0; /* no NVRTC: nothing compiled, said in g->nvrtc */
-			break;
-		}
-		g->compiled++;
-		if (exec && R.c.driver &&
-		    (fs_cuda_check(&R.c, R.c.cuModuleLoadData(&L->module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
-		     fs_cuda_check(&R.c, R.c.cuModuleGetFunction(&L->fn, L->module, "fs_k"), "cuModuleGetFunction", g->error,
-				   sizeof(g->error))))
-			rc = -1;
-		free(cubin);
-		if (rc)
-			break;
+		rc = prepare(&R, L, i, i >= 0 && eager.vec ? &eager : NULL, 0, 1, exec);
 	}
-	if (!rc && !compile)
+	g->row = R.l[0].k.row;
+	if (!rc && local.compile && !exec) { /* every tactic compiles (what a GPU would time) */
+		struct fs_tactic list[FS_MAX_TACTICS];
+		uint32_t n = fs_tactics(&R.l[0].k, list);
+		for (uint32_t i = 1; i < n && !rc; i++) {
+			struct launch L;
+			g->kernels++;
+			rc = prepare(&R, &L, -1, &list[i], 0, 1, 0);
+			unload(&R, &L);
+		}
+	}
+	if (!rc && !o->compile)
 		snprintf(g->skipped, sizeof(g->skipped), "kernels generated only, not compiled");
 	else if (!rc && !R.c.nvrtc)
 		snprintf(g->skipped, sizeof(g->skipped), "NVRTC not found: kernels not compiled, execution skipped");
 	else if (!rc && !R.c.driver)
 		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", R.c.why_not);
-	else if (!rc && !exec)
+	else if (!rc && !o->execute)
 		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
 	else if (!rc)
-		rc = execute(&R, reps);
-	if (!rc && g->ran && triage) /* FMA contraction off (compile as emulate = 0), then eager rounding */
+		rc = execute(&R);
+	if (!rc && g->ran && o->triage) /* FMA contraction off, then eager rounding */
 		rc = triage_run(&R, 0, &g->no_fma) || triage_run(&R, 1, &g->emulated) ? -1 : 0;
+	if (!rc && o->emit_dir && local.compile)
+		emit(&R);
 	if (R.c.driver) {
 		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
@@ -360,14 +599,11 @@ int fs_gpu_run(const struct prog *p, int exec, int compile, int triage, uint32_t
 		for (uint32_t v = 0; R.fused_out && v < p->n_in + p->n_ops; v++)
 			if (R.fused_out[v])
 				R.c.cuMemFree(R.fused_out[v]);
-		for (uint32_t i = 0; i < R.n; i++)
-			if (R.l[i].module)
-				R.c.cuModuleUnload(R.l[i].module);
 	}
 	if (R.n) /* the fused kernel's source goes to the report */
 		g->fused_source = R.l[0].k.source, R.l[0].k.source = NULL;
 	for (uint32_t i = 0; i < R.n; i++)
-		fs_kernel_release(&R.l[i].k);
+		unload(&R, &R.l[i]);
 	free(R.dev);
 	free(R.fused_out);
 	free(R.l);
@@ -379,9 +615,7 @@ void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g)
 {
 	struct ten **sets[4] = {&g->unfused, &g->fused, &g->no_fma, &g->emulated};
 	for (int k = 0; k < 4; k++) {
-		for (uint32_t v = 0; *sets[k] && v < p->n_in + p->n_ops; v++)
-			free((*sets[k])[v].d);
-		free(*sets[k]);
+		free_outputs(p, *sets[k]);
 		*sets[k] = NULL;
 	}
 	free(g->fused_source);

@@ -3,14 +3,40 @@
  * NVRTC and, where a GPU is present, run: the unfused kernels one per op
  * (intermediates in their dumped dtypes), then the fused kernel, on the same
  * inputs; outputs poisoned first and read back; then both timed.
+ *
+ * The fused kernel is tuned: every tactic (codegen.h) is compiled, run into
+ * poisoned outputs, checked, and timed; the fastest that passes wins, ties
+ * inside the noise band going to the earlier tactic in fs_tactics' order.
+ * With a tuning cache, a hit runs the recorded tactic only (no profiling).
  */
 #ifndef FUSESCAN_GPU_H
 #define FUSESCAN_GPU_H
 
+#include "codegen.h"
+#include "fusescan/tune.h"
 #include "prog.h"
 
+struct fs_gpu_opts {
+	int execute, compile, triage;
+	uint32_t reps;                /* timed runs per kernel */
+	struct fs_tune_cache *cache;  /* NULL: tune every run */
+	int retune;                   /* profile even on a cache hit (fusescan tune) */
+	const char *kernel_key, *bucket; /* the cache key's kernel hash and shape bucket */
+	/* judges one tactic's outputs against the unfused ones: 0 pass, else why */
+	int (*check)(void *ctx, const struct ten *unfused, const struct ten *fused, char *why, size_t n);
+	void *ctx;
+	const char *emit_dir;         /* write the chosen kernel for ahead-of-time use, or NULL */
+};
+
+struct fs_tactic_run {
+	struct fs_tactic t;
+	double ms, spread;            /* median, p90 - p10 */
+	char failed[200];             /* why it was not eligible, or "" */
+};
+
 struct fs_gpu_result {
-	uint32_t kernels, compiled;   /* generated, compiled */
+	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */
+	uint32_t unfused_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char error[1024];             /* the first generation / compile / CUDA error */
 	int ran;                      /* executed on the GPU */
@@ -22,14 +48,22 @@ struct fs_gpu_result {
 	double copy_gbs;              /* device-to-device copy bandwidth, measured */
 	uint32_t reps, rotate;        /* timed runs; input copies rotated to defeat L2 */
 	uint32_t unfused_launches;
-	char *fused_source;           /* CUDA C of the fused kernel (owned) */
+	char *fused_source;           /* CUDA C of the chosen fused kernel (owned) */
+	/* tuning */
+	uint8_t row;                  /* the fused kernel is a row kernel */
+	struct fs_tactic_run tactics[FS_MAX_TACTICS];
+	uint32_t n_tactics, n_failed;
+	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
+	int cache_hit;                /* the tactic came from the tuning cache */
+	char emitted[1100];           /* what --emit wrote, or why it could not */
 };
 
-/* Generates every kernel; compiles them when `compile`; runs and times them
- * when `execute` and a GPU is there; with `triage`, also runs the fused kernel
- * compiled with FMA contraction off, and one that rounds every op like eager.
+/* Generates every kernel; compiles them when `compile` (every tactic of the
+ * fused kernel included); runs, tunes and times them when `execute` and a GPU
+ * is there; with `triage`, also runs the chosen fused kernel compiled with
+ * FMA contraction off, and one that rounds every op like eager.
  * 0, or -1 with the reason in g->error. */
-int fs_gpu_run(const struct prog *p, int execute, int compile, int triage, uint32_t reps, struct fs_gpu_result *g);
+int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g);
 void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g);
 
 #endif

@@ -792,32 +792,74 @@ static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 	return 0;
 }
 
-/* The generated kernels: compiled always, run on the GPU when asked and
- * there is one; the verdict then rests on the GPU results. */
-static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const struct ten *ref, struct fs_numerics *r)
+/* a tactic's outputs pass when they would pass the verdict */
+_Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_numerics_tactic) == FS_MAX_TACTICS,
+	       "one tactic table size");
+
+struct check_ctx {
+	const struct prog *p;
+	const struct ten *ref;
+	const struct fs_numerics *r;
+};
+
+static int check_tactic(void *ctx, const struct ten *unfused, const struct ten *fused, char *why, size_t n)
 {
-	struct fs_gpu_result g;
-	fs_gpu_run(p, o->gpu, !o->generate_only, o->triage, o->reps ? o->reps : 50, &g);
-	r->kernels = g.kernels, r->compiled = g.compiled;
-	snprintf(r->arch, sizeof(r->arch), "%s", g.arch);
-	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g.nvrtc);
-	snprintf(r->device, sizeof(r->device), "%s", g.device);
-	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g.error);
-	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g.skipped);
-	r->fused_source = g.fused_source, g.fused_source = NULL;
-	if (g.ran) {
+	const struct check_ctx *c = ctx;
+	struct fs_errors u, f;
+	errors_of(c->p, unfused, c->ref, &u);
+	errors_of(c->p, fused, c->ref, &f);
+	double bound = c->r->k * u.max_abs + c->r->tol;
+	if (f.nonfinite || f.unwritten)
+		snprintf(why, n, "%llu NaN / Inf or unwritten elements", (unsigned long long)(f.nonfinite + f.unwritten));
+	else if (f.max_abs > bound)
+		snprintf(why, n, "max abs error %.3g > %.3g", f.max_abs, bound);
+	else
+		return 0;
+	return -1;
+}
+
+/* The generated kernels: compiled always, run (and the fused one tuned) on
+ * the GPU when asked and there is one; the verdict then rests on the GPU
+ * results of the chosen tactic. */
+static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const struct ten *ref, const char *key,
+		struct fs_numerics *r)
+{
+	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
+	struct check_ctx ctx = {p, ref, r};
+	struct fs_gpu_opts go = {.execute = o->gpu, .compile = !o->generate_only, .triage = o->triage,
+				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
+				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = check_tactic, .ctx = &ctx,
+				 .emit_dir = o->emit_dir};
+	fs_gpu_run(p, &go, g);
+	r->kernels = g->kernels, r->compiled = g->compiled;
+	snprintf(r->arch, sizeof(r->arch), "%s", g->arch);
+	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g->nvrtc);
+	snprintf(r->device, sizeof(r->device), "%s", g->device);
+	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
+	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
+	snprintf(r->emitted, sizeof(r->emitted), "%s", g->emitted);
+	r->fused_source = g->fused_source, g->fused_source = NULL;
+	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
+	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit;
+	for (uint32_t i = 0; i < g->n_tactics; i++) {
+		struct fs_numerics_tactic *t = &r->tactics[i];
+		fs_tactic_name(&g->tactics[i].t, g->row, t->name, sizeof(t->name));
+		t->ms = g->tactics[i].ms, t->spread = g->tactics[i].spread;
+		snprintf(t->failed, sizeof(t->failed), "%s", g->tactics[i].failed);
+	}
+	if (g->ran) {
 		r->gpu_ran = 1;
-		errors_of(p, g.unfused, ref, &r->gpu_unfused);
-		errors_of(p, g.fused, ref, &r->gpu_fused);
-		r->fused_ms = g.fused_ms, r->unfused_ms = g.unfused_ms, r->copy_gbs = g.copy_gbs;
-		r->fused_bytes = g.fused_bytes, r->unfused_bytes = g.unfused_bytes;
-		r->reps = g.reps, r->rotate = g.rotate, r->unfused_launches = g.unfused_launches;
+		errors_of(p, g->unfused, ref, &r->gpu_unfused);
+		errors_of(p, g->fused, ref, &r->gpu_fused);
+		r->fused_ms = g->fused_ms, r->unfused_ms = g->unfused_ms, r->copy_gbs = g->copy_gbs;
+		r->fused_bytes = g->fused_bytes, r->unfused_bytes = g->unfused_bytes;
+		r->reps = g->reps, r->rotate = g->rotate, r->unfused_launches = g->unfused_launches;
 		verdict(r, &r->gpu_unfused, &r->gpu_fused);
-		if (g.no_fma && g.emulated) {
+		if (g->no_fma && g->emulated) {
 			/* on the generated kernel itself: a failure that vanishes with FMA
 			 * contraction off or with eager rounding is rounding, else a bug */
-			errors_of(p, g.no_fma, ref, &r->gpu_no_fma);
-			errors_of(p, g.emulated, ref, &r->gpu_emulated);
+			errors_of(p, g->no_fma, ref, &r->gpu_no_fma);
+			errors_of(p, g->emulated, ref, &r->gpu_emulated);
 			double bound = r->k * r->gpu_unfused.max_abs + r->tol;
 			int passes = (!r->gpu_no_fma.nonfinite && r->gpu_no_fma.max_abs <= bound) ||
 				     (!r->gpu_emulated.nonfinite && r->gpu_emulated.max_abs <= bound);
@@ -826,7 +868,8 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const st
 			r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE : passes ? FS_TRIAGE_ROUNDING : FS_TRIAGE_BUG;
 		}
 	}
-	fs_gpu_release(p, &g);
+	fs_gpu_release(p, g);
+	free(g);
 }
 
 static void release(struct prog *p, struct ten *vals[4])
@@ -844,16 +887,15 @@ static void release(struct prog *p, struct ten *vals[4])
 	free(p->is_output);
 }
 
-int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
-		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
+/* The region as a program on shapes bound at `tokens`, without data. 0, or
+ * -1 with the reason in d. */
+static int build(struct prog *p, const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
+		 int64_t tokens, struct fs_diags *d)
 {
-	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh, .max_elems = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25};
-	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
 	char why[256];
-	memset(r, 0, sizeof(*r));
-	p.n_bind = fs_bind_default(s, g, o->tokens, p.bind, 8);
-	p.ops = fs_xcalloc(n + 1, sizeof(*p.ops));
-	p.is_output = fs_xcalloc(n + 1, 1);
+	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
+	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
+	p->is_output = fs_xcalloc(n + 1, 1);
 	/* external inputs first (values are numbered inputs, then ops): the
 	 * top-level operands, and the parts of a cat; sizes inside lists (a
 	 * view's [sym_size_int, -1]) come from the dumped shapes instead */
@@ -866,38 +908,74 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 				top |= t == a;
 			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
 			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
-			    value_of(&p, g->args[a].node, &g->args[a].type) < 0) {
+			    value_of(p, g->args[a].node, &g->args[a].type) < 0) {
 				fs_diag_add(d, FS_ERROR, path_of(s, g), x->line, 1, NULL, 0,
 					    "numerics: the shape of input %%%s cannot be bound to sizes",
 					    fs_scan_str(s, g->nodes[g->args[a].node].name));
-				release(&p, vals);
 				return -1;
 			}
 		}
 	}
-	int64_t budget = p.max_elems;
-	for (uint32_t i = 0; i < p.n_in; i++)
-		budget -= p.in[i].n;
+	int64_t budget = p->max_elems;
+	for (uint32_t i = 0; i < p->n_in; i++)
+		budget -= p->in[i].n;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *err = build_op(&p, nodes[i], &p.ops[p.n_ops], why, sizeof(why));
-		if (!err && (budget -= p.ops[p.n_ops].out.n) < 0)
-			err = fail_at(&p, nodes[i], "the region is too large for the CPU check at these sizes (lower --tokens)",
+		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
+		if (!err && (budget -= p->ops[p->n_ops].out.n) < 0)
+			err = fail_at(p, nodes[i], "the region is too large for the CPU check at these sizes (lower --tokens)",
 				      why, sizeof(why));
-		const char *bad = err ? NULL : check_shapes(&p, &p.ops[p.n_ops]);
+		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);
 		if (bad)
-			err = fail_at(&p, nodes[i], bad, why, sizeof(why));
+			err = fail_at(p, nodes[i], bad, why, sizeof(why));
 		if (err) {
 			fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[i]].line, 1, NULL, 0,
 				    "numerics: cannot execute %s", err);
-			release(&p, vals);
 			return -1;
 		}
 		const struct fs_node *x = &g->nodes[nodes[i]];
-		p.is_output[p.n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
+		p->is_output[p->n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
 		for (uint32_t u = 0; u < x->n_users; u++)
 			if (!in_set(nodes, n, g->users[x->users + u]) && !(g->nodes[g->users[x->users + u]].flags & FS_NODE_SIDE_EFFECT))
-				p.is_output[p.n_ops] = 1;
-		p.n_ops++;
+				p->is_output[p->n_ops] = 1;
+		p->n_ops++;
+	}
+	return 0;
+}
+
+/* The tuning cache's kernel key: a hash of the fallback fused kernel
+ * generated at the bucket (tokens rounded up to a power of two), so every
+ * sequence length of a bucket shares one entry. */
+static void tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, char *key, size_t kn,
+		       char *bucket, size_t bn)
+{
+	int64_t b = 1;
+	while (b < tokens)
+		b *= 2;
+	snprintf(bucket, bn, "tokens<=%lld", (long long)b);
+	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh, .max_elems = INT64_MAX};
+	struct fs_diags d;
+	struct fs_kernel k;
+	char why[256];
+	fs_diags_init(&d);
+	key[0] = '\0';
+	if (build(&q, p->s, p->g, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
+		snprintf(key, kn, "%016llx", (unsigned long long)fs_hash_bytes(k.source, strlen(k.source), 0x74756e65ull));
+		fs_kernel_release(&k);
+	}
+	struct ten *none[4] = {NULL, NULL, NULL, NULL};
+	release(&q, none);
+	fs_diags_release(&d);
+}
+
+int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
+		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
+{
+	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh, .max_elems = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25};
+	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
+	memset(r, 0, sizeof(*r));
+	if (build(&p, s, g, nodes, n, o->tokens, d)) {
+		release(&p, vals);
+		return -1;
 	}
 	uint64_t rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
 	for (uint32_t i = 0; i < p.n_in; i++) {
@@ -953,7 +1031,9 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 												      : FS_TRIAGE_BUG;
 	}
 	describe(&p, r);
-	gpu(&p, o, vals[REF], r);
+	char key[20];
+	tuning_key(&p, nodes, n, o->tokens, key, sizeof(key), r->bucket, sizeof(r->bucket));
+	gpu(&p, o, vals[REF], key, r);
 	free(narrow);
 	release(&p, vals);
 	return 0;
@@ -986,12 +1066,27 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
 			cpu == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
 						  : "the difference stays when every op rounds like eager");
-	fprintf(out, "  kernels: %u generated (1 fused, %u unfused), %u compiled for %s with %s%s%s\n", r->kernels,
-		r->kernels ? r->kernels - 1 : 0, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC",
-		r->kernel_error[0] ? "; error: " : "", r->kernel_error);
+	fprintf(out, "  kernels: %u generated (fused under %u tactic%s, %u unfused), %u compiled for %s with %s%s%s\n",
+		r->kernels, r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels, r->kernels - r->unfused_kernels == 1 ? "" : "s",
+		r->unfused_kernels, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "",
+		r->kernel_error);
+	if (r->emitted[0])
+		fprintf(out, "  emitted: %s\n", r->emitted);
 	if (!r->gpu_ran) {
 		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
 		return;
+	}
+	if (r->cache_hit)
+		fprintf(out, "  tuning: cache hit (%s, bucket %s): no tactic profiled\n", r->tactics[r->chosen].name, r->bucket);
+	else {
+		fprintf(out, "  tuning: %u tactics timed, %u failed; chosen %s %.4f ms (p90-p10 %.4f)", r->n_tactics, r->n_failed,
+			r->tactics[r->chosen].name, r->tactics[r->chosen].ms, r->tactics[r->chosen].spread);
+		if (r->runner_up >= 0)
+			fprintf(out, ", runner-up %s %.4f ms", r->tactics[r->runner_up].name, r->tactics[r->runner_up].ms);
+		fprintf(out, "\n");
+		for (uint32_t i = 0; i < r->n_tactics; i++)
+			if (r->tactics[i].failed[0])
+				fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
 	}
 	fprintf(out, "  GPU %s, float64 reference on the CPU:\n", r->device);
 	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "unfused kernels", r->gpu_unfused.max_abs, r->gpu_unfused.max_rel,
@@ -1054,6 +1149,9 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(k, "arch", r->arch);
 	cJSON_AddStringToObject(k, "nvrtc", r->nvrtc);
 	cJSON_AddStringToObject(k, "error", r->kernel_error);
+	cJSON_AddNumberToObject(k, "unfused", r->unfused_kernels);
+	if (r->emitted[0])
+		cJSON_AddStringToObject(k, "emitted", r->emitted);
 	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");
 	cJSON_AddBoolToObject(gp, "ran", r->gpu_ran);
 	if (!r->gpu_ran)
@@ -1070,6 +1168,22 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(gp, "reps", r->reps);
 		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
 		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
+		cJSON *t = cJSON_AddObjectToObject(gp, "tuning");
+		cJSON_AddStringToObject(t, "bucket", r->bucket);
+		cJSON_AddBoolToObject(t, "cache_hit", r->cache_hit);
+		cJSON_AddStringToObject(t, "chosen", r->tactics[r->chosen].name);
+		cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");
+		cJSON_AddNumberToObject(t, "failed", r->n_failed);
+		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
+		for (uint32_t i = 0; i < r->n_tactics; i++) {
+			cJSON *q = cJSON_CreateObject();
+			cJSON_AddStringToObject(q, "name", r->tactics[i].name);
+			cJSON_AddNumberToObject(q, "median_ms", r->tactics[i].ms);
+			cJSON_AddNumberToObject(q, "spread_ms", r->tactics[i].spread);
+			if (r->tactics[i].failed[0])
+				cJSON_AddStringToObject(q, "failed", r->tactics[i].failed);
+			cJSON_AddItemToArray(tab, q);
+		}
 		if (r->gpu_triaged) {
 			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
 			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));

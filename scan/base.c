@@ -2,12 +2,15 @@
  * base.c: allocation helpers, the chained-block arena, the content hash and
  * the string interner. Used by every layer; depends on nothing but libc.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "fusescan/base.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void oom(size_t n)
 {
@@ -67,6 +70,35 @@ char *fs_read_file(const char *path, size_t *len)
 	buf[n] = '\0';
 	*len = n;
 	return buf;
+}
+
+int fs_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = fs_xmalloc(n);
+	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp), err = 0;
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+	if (!f) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+	} else {
+		mode_t mask = umask(0); /* mkstemp makes 0600; keep the umask's usual 0666 */
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+		if (fwrite(data, 1, len, f) != len || fflush(f) != 0)
+			err = errno ? errno : EIO;
+		if (fclose(f) != 0 && !err)
+			err = errno;
+		if (!err && rename(tmp, path) != 0)
+			err = errno;
+	}
+	if (err && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	errno = err;
+	return err ? -1 : 0;
 }
 
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need)

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# The GPU side of fusescan --apply on the GPU machine: the generated kernels of
-# the chains the GPU issue names, run against their unfused baselines, with
-# the numerics verdict and timing, as one table.
+# The GPU side of fusescan --apply on the GPU machine: the GPU-labelled tests,
+# then the generated kernels of the chains the GPU issues name, tuned, run
+# against their unfused baselines and against PyTorch eager and
+# torch.compile, with the numerics verdict and timing, as one table; then a
+# second run that hits the tuning cache, and the planted bugs.
 #
 #   scripts/gpu_check.sh prepare   # here: Release build + its shared libraries
 #                                  # + the dumps into gpu-carry/ (git-ignored)
 #   scripts/gpu_check.sh run [OUT] # there (carry gpu-carry): the GPU-labelled
-#                                  # tests, then the table; each chain's
-#                                  # numerics.json / fused.cu under OUT
+#                                  # tests, then the tables; each chain's
+#                                  # numerics.json / fused.cu and bench.json
+#                                  # under OUT/bench
 # Environment: TOKENS (default 16384), SOFTMAX_TOKENS (default 1024: the
-# float64 reference of a 32-head s x s score matrix is checked on the CPU).
+# float64 reference of a 32-head s x s score matrix is checked on the CPU),
+# PARTS (default "tests bench plants": what to run), AGAIN (the chains the
+# cache-hit run repeats, default rmsnorm,swiglu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
@@ -35,37 +40,35 @@ run() {
 	mkdir -p "$out"
 	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE="$out/cache"
 	local status=0
-	bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
-	printf '%-12s %-6s %-9s %-9s %-9s %-5s %-10s %-10s %-7s %-8s %-6s\n' chain tokens "unf.err" "fused.err" verdict ok \
-		"fused.ms" "unf.ms" speedup "GB/s" "%copy"
-	while read -r name id dump tok; do
-		[ "$tok" = softmax ] && tok=$sm_tokens || tok=$tokens
-		rc=0
-		"$carry/fusescan" --apply "$id" --tokens "$tok" --no-render --out "$out/$name" "$carry/dumps/$dump" \
-			>"$out/$name.log" 2>&1 || rc=$?
-		[ "$rc" -eq 0 ] || status=1
-		python3 - "$out/$name/numerics.json" "$name" "$tok" "$rc" <<'PY' || { echo "$name: no result (exit $rc)"; tail -n 5 "$out/$name.log"; status=1; }
-import json, sys
-j = json.load(open(sys.argv[1]))
-g = j['gpu']
-if not g['ran']:
-    print(f"{sys.argv[2]:<12} {sys.argv[3]:<6} GPU skipped: {g.get('skipped', '')} {j['kernels']['error']}")
-    sys.exit(0)
-gbs = g['fused_bytes'] / (g['fused_ms'] * 1e-3) / 1e9
-print(f"{sys.argv[2]:<12} {sys.argv[3]:<6} {g['unfused']['max_abs']:<9.2e} {g['fused']['max_abs']:<9.2e} {j['verdict']:<9} "
-      f"{'yes' if sys.argv[4] == '0' else 'NO':<5} {g['fused_ms']:<10.4f} {g['unfused_ms']:<10.4f} "
-      f"{g['unfused_ms'] / g['fused_ms']:<7.2f} {gbs:<8.0f} {100 * gbs / g['copy_gbs']:<6.0f}")
-PY
-	done <<'LIST'
-rmsnorm      rmsnorm-3feecfe3                  llama3_8b_001.txt    -
-add_rmsnorm  add_rmsnorm-aeb77c08              llama3_8b_001.txt    -
-swiglu       swiglu-b5058ea8                   llama3_8b_001.txt    -
-rope         rope_rotate_half-3bc3ce9c         llama3_8b_001.txt    -
-geglu_tanh   geglu_tanh-38faf084               gemma2_001.txt       -
-layernorm    layernorm                         gpt2_001.txt         -
-bias_gelu    gelu_tanh-82011eea                gpt2_001.txt         -
-softmax      eager_attention_softmax-661b75dd  llama_eager_001.txt  softmax
-LIST
+	local parts=" ${PARTS:-tests bench plants} "
+	if [[ $parts == *" tests "* ]]; then
+		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
+	fi
+	if [[ $parts == *" bench "* ]]; then
+		bench "$out" "$tokens" "$sm_tokens" || status=1
+	fi
+	if [[ $parts == *" plants "* ]]; then
+		plants "$out" "$tokens" || status=1
+	fi
+	return $status
+}
+
+bench() {
+	local out=$1 tokens=$2 sm_tokens=$3 status=0
+	# the chains at Llama-3-8B sizes: numerics, tuning, and timing against
+	# PyTorch eager and torch.compile in the same run (scripts/bench_torch.py)
+	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
+		--softmax-tokens "$sm_tokens" --out "$out/bench" 2>&1 | grep -v Warning || status=1
+	# the same chains again: every one hits the tuning cache
+	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
+		--softmax-tokens "$sm_tokens" --out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
+		2>&1 | grep -v Warning || status=1
+	grep -h "^  GPU " "$out/bench/rmsnorm/numerics.txt" | head -1
+	return $status
+}
+
+plants() {
+	local out=$1 tokens=$2 status=0
 	# a planted bug must fail (exit 1), and triage must call it a bug
 	for bug in eps cast; do
 		rc=0
@@ -74,7 +77,6 @@ LIST
 		echo "planted $bug: exit $rc; $(grep -hE 'GPU verdict|triage' "$out/plant_$bug.log" | tr -s ' ' | tr '\n' ';')"
 		[ "$rc" -eq 1 ] || status=1
 	done
-	grep -h "^  GPU " "$out/rmsnorm.log" | head -1
 	return $status
 }
 

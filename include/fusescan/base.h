@@ -34,6 +34,10 @@ struct fs_embedded {
  * set on failure. For small inputs (catalogs, logs, sources). */
 char *fs_read_file(const char *path, size_t *len);
 
+/* Writes a file whole or not at all: a temporary file in the same directory,
+ * renamed over path once complete. 0, or -1 with errno set. */
+int fs_write_file_atomic(const char *path, const void *data, size_t len);
+
 /* Grow *p (element size `size`) so that it holds at least `need` elements. */
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need);
 #define FS_GROW(arr, cap, need) fs_grow((void **)&(arr), sizeof(*(arr)), &(cap), (need))

@@ -26,6 +26,7 @@
 #include "fusescan/diag.h"
 #include "fusescan/graph.h"
 #include "fusescan/scan.h"
+#include "fusescan/tune.h"
 
 #include <stdio.h>
 
@@ -40,6 +41,16 @@ struct fs_numerics_opts {
 	int gpu;             /* run the generated kernels on the GPU when there is one */
 	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
+	struct fs_tune_cache *cache; /* tuned tactics, or NULL: tune every run */
+	int retune;          /* profile every tactic even on a cache hit */
+	const char *emit_dir; /* write the chosen kernel's source, PTX and descriptor here, or NULL */
+};
+
+/* One tactic of the fused kernel, as the tuner saw it. */
+struct fs_numerics_tactic {
+	char name[32];           /* "v8 t128 r1": vec, threads per row / block, rows per block / groups per thread */
+	double ms, spread;       /* median, p90 - p10 */
+	char failed[200];        /* why it was not eligible, or "" */
 };
 
 /* Errors of one execution against the reference, over every output element. */
@@ -67,7 +78,7 @@ struct fs_numerics {
 	char planted[96];        /* the planted bug, if any */
 	/* the generated kernels: the fused one and one per unfused op */
 	char *fused_source;      /* CUDA C of the fused kernel (owned) */
-	uint32_t kernels, compiled;
+	uint32_t kernels, compiled, unfused_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char kernel_error[1024]; /* the first generation / compile / CUDA error */
 	char gpu_skipped[256];   /* why the kernels did not run, when they did not */
@@ -79,6 +90,13 @@ struct fs_numerics {
 	double fused_ms, unfused_ms, copy_gbs;
 	int64_t fused_bytes, unfused_bytes;
 	uint32_t reps, rotate, unfused_launches;
+	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
+	char bucket[64];         /* the tuning cache's shape bucket */
+	struct fs_numerics_tactic tactics[48];
+	uint32_t n_tactics, n_failed;
+	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
+	int cache_hit;
+	char emitted[1100];      /* what --emit wrote, or why not */
 };
 
 /* 0, or -1 with the reason in d (an op without semantics, a shape that cannot

@@ -6,7 +6,8 @@
  * the built-in library against whatever graph the bytes made, the graph
  * is printed back through the rewriter, and the first sites of the first
  * candidates are executed by the CPU numerics check and their CUDA kernels
- * generated (not compiled). Built with
+ * generated (not compiled); the bytes are also read as a tuning cache,
+ * looked up and merged with a new entry. Built with
  * -DFS_FUZZ=ON (clang); replay.c runs the same entry point over the seed
  * corpus in every normal test run.
  */
@@ -17,8 +18,10 @@
 #include "fusescan/rewrite.h"
 #include "fusescan/report.h"
 #include "fusescan/scan.h"
+#include "fusescan/tune.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,11 +49,29 @@ static void fuzz_patterns(struct fs_scan *s, const uint8_t *data, size_t size, F
 	fs_patlib_release(&own);
 }
 
+static void fuzz_tuning_cache(const uint8_t *data, size_t size, FILE *sink)
+{
+	struct fs_tune_cache c;
+	struct fs_tune_entry e, got;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.key.kernel, sizeof(e.key.kernel), "e6eae1d3a57ecb59");
+	snprintf(e.key.bucket, sizeof(e.key.bucket), "tokens<=16384");
+	e.vec = e.threads = e.per = 1;
+	fs_tune_open_text(&c, "fuzz.json", (const char *)data, size);
+	fs_tune_lookup(&c, &e.key, &got);
+	fs_tune_record(&c, &e);
+	fs_tune_lookup(&c, &e.key, &got);
+	if (sink)
+		fs_tune_print_stats(&c, sink);
+	fs_tune_close(&c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
 	if (!sink)
 		sink = fopen("/dev/null", "w");
+	fuzz_tuning_cache(data, size, sink);
 	struct fs_scan *s = fs_scan_new();
 	fs_scan_buffer(s, "fuzz.txt", (const char *)data, size);
 	fs_scan_buffer(s, "001_export_fuzz.txt", (const char *)data, size); /* dedupe path */

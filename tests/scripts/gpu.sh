@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The generated kernels on the GPU: RMSNorm, RoPE, add + RMSNorm and SwiGLU of
-# the bundled 2-layer Llama, fused and unfused, verdict pass; a planted wrong
-# eps fails and triage on the kernel (FMA off, eager rounding) calls it a bug.
+# the bundled 2-layer Llama, fused and unfused, verdict pass, every tactic
+# passing the numerics check; a second run hits the tuning cache (no tactic
+# profiled) and `fusescan tune` re-times; --emit writes source, PTX and the
+# descriptor; a planted wrong eps fails and triage on the kernel (FMA off,
+# eager rounding) calls it a bug.
 # Skipped (exit 77) where no GPU can be used: the report says why.
 # usage: gpu.sh FUSESCAN TESTS_DIR
 set -u
@@ -9,7 +12,8 @@ exe=$1 tests=$2
 # shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
-"$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
+export FUSESCAN_CACHE=$tmp/cache
+"$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --cache "$tmp/probe.json" --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
 if ! grep -q "GPU verdict" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU' "$tmp/probe.out" | head -1 | sed 's/^  //')"
 	exit 77
@@ -18,7 +22,27 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id" "$llama"
 	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
 	contains "$id timed" "$tmp/out" "time (median of 50"
+	contains "$id tuned, no tactic failing" "$tmp/out" " 0 failed; chosen "
+	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id.2" "$llama"
+	contains "$id cache hit" "$tmp/out" "tuning: cache hit"
+	contains "$id cache stats" "$tmp/out" "1 hit, 0 misses"
 done
+check "tune re-times" 0 "$exe" tune --apply rmsnorm-3feecfe3 --apply swiglu-b5058ea8 --tokens 512 "$llama"
+count "tune: two kernels timed" "$tmp/out" " 0 failed; chosen " 2
+contains "tune: cache stats" "$tmp/out" "0 hits, 2 misses, 2 recorded"
+check "another bucket misses" 0 "$exe" --apply rmsnorm-3feecfe3 --tokens 600 --no-render --out "$tmp/b" "$llama"
+contains "tokens 600: bucket 1024" "$tmp/out" "0 hits, 1 miss, 1 recorded"
+check "emit" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
+contains "emit: written" "$tmp/out" "emitted: $tmp/emit/fs_"
+python3 - "$tmp/emit" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit: descriptor"; }
+import glob, json, os, sys
+(j,) = glob.glob(os.path.join(sys.argv[1], "*.json"))
+d = json.load(open(j))
+assert d["format"] == "fusescan.kernel/1" and d["entry"] == "fs_k", d
+assert os.path.getsize(os.path.join(sys.argv[1], d["ptx"])) > 0 and ".entry fs_k" in open(os.path.join(sys.argv[1], d["ptx"])).read()
+assert sum(t["chosen"] for t in d["tactics"]) == 1 and d["tuned_on"], d
+assert [p["role"] for p in d["params"]].count("output") == 1 and d["launch"]["block"][0] > 0
+PY
 check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --plant-bug eps --triage \
 	--out "$tmp/plant" "$llama"
 contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"

@@ -1,0 +1,69 @@
+/*
+ * tune.h: the persistent tuning cache. An entry records which tactic of a
+ * generated kernel was fastest, keyed by
+ *
+ *   kernel  hash of the fallback kernel's source at the shape bucket
+ *   bucket  the dynamic dims rounded up to powers of two ("tokens<=16384")
+ *   device  name and compute capability; entries of another device are kept
+ *           in the file but never used
+ *   nvrtc   the compiler version
+ *   policy  how tactics were timed
+ *
+ * The file is JSON (fusescan.tuning/1); a save re-reads it and merges, then
+ * replaces it atomically, so concurrent runs lose no one's entries. A file
+ * that does not parse is reported (warning) and ignored, never fatal; it is
+ * replaced at the next save.
+ *
+ *   struct fs_tune_cache c;
+ *   fs_tune_open(&c, NULL);                  // the default per-user file
+ *   if (!fs_tune_lookup(&c, &key, &e)) ...   // hit: e.tactic
+ *   fs_tune_record(&c, &e); fs_tune_save(&c);
+ *   fs_tune_close(&c);
+ */
+#ifndef FUSESCAN_TUNE_H
+#define FUSESCAN_TUNE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct fs_tune_key {
+	char kernel[20], bucket[64], device[160], nvrtc[32], policy[96];
+};
+
+struct fs_tune_entry {
+	struct fs_tune_key key;
+	uint16_t vec, threads, per;  /* the tactic (fuse/codegen.h) */
+	char name[32];               /* "v8 t128 r1" */
+	double ms, spread;           /* median and p90 - p10 of the chosen tactic */
+	char runner_up[32];
+	double runner_up_ms;
+	uint32_t timed, failed;      /* tactics timed / that failed */
+	char version[16], created[32];
+};
+
+struct fs_tune_cache {
+	char path[1024];
+	void *root, *mine;           /* cJSON: the file as read, and what this run recorded */
+	uint32_t hits, misses, recorded, other_device;
+	char warning[1200];          /* a corrupt file, a failed save */
+};
+
+/* The per-user directory of fusescan's caches ($FUSESCAN_CACHE, else
+ * ~/.cache/fusescan), created if missing. 0, or -1 when there is no home. */
+int fs_cache_dir(char *dir, size_t n);
+/* Opens path (NULL: tuning.json in fs_cache_dir). Never fails: a missing
+ * file is an empty cache; an unreadable or corrupt one sets warning. */
+void fs_tune_open(struct fs_tune_cache *c, const char *path);
+/* The same from text in memory (fuzzing, tests); path is where a save goes. */
+void fs_tune_open_text(struct fs_tune_cache *c, const char *path, const char *text, size_t len);
+/* 0 and the entry on a hit (counted); -1 on a miss (counted). */
+int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e);
+void fs_tune_record(struct fs_tune_cache *c, const struct fs_tune_entry *e);
+/* Merges the recorded entries into the file as it is now and replaces it.
+ * 0, or -1 with the reason in warning. */
+int fs_tune_save(struct fs_tune_cache *c);
+void fs_tune_close(struct fs_tune_cache *c);
+/* "tuning cache PATH: 1 hit, 0 misses, 0 recorded, 0 other-device entries ignored" */
+void fs_tune_print_stats(const struct fs_tune_cache *c, FILE *out);
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""fusescan's tuned fused kernels against PyTorch on the same chains (GPU machine).
+
+For each chain of the GPU issue, in one run: PyTorch eager (the unfused
+chain), torch.compile of the same chain (Inductor, default mode; timed per
+call and replayed from a CUDA graph, which hides Python launch overhead),
+fusescan's unfused baseline and its tuned fused kernel (`fusescan --apply`,
+which also measures the device's copy bandwidth). Every side is timed the
+same way: CUDA events, 5 warm-up runs, the median of 50, input copies
+rotated past twice the L2 size. Inputs have the shapes fusescan bound from
+the dump (numerics.json), in its order, so both sides run the same region.
+
+    python3 scripts/bench_torch.py --fusescan gpu-carry/fusescan \
+        --dumps gpu-carry/dumps [--tokens 16384] [--softmax-tokens 1024] [--out DIR]
+
+Prints one table: time, GB/s (the fused kernel's minimum traffic over its
+time), percent of copy bandwidth and the ratio torch.compile / fusescan
+(the faster of the two torch.compile timings). Run it twice: the second
+fusescan run hits the tuning cache (the table says so).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+BF16 = torch.bfloat16
+
+
+def rms(x, w, eps=1e-5):  # Llama's RMSNorm, as the HF code writes it
+    h = x.to(torch.float32)
+    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    return w * h.to(x.dtype)
+
+
+def add_rms(x, r, w):
+    s = x + r
+    return s, rms(s, w)
+
+
+def rope(q, cos, x2, x1, sin):  # q * cos + rotate_half(q) * sin, the halves as the dump passes them
+    return q * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def new_gelu(x):  # GPT-2
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def softmax(x, mask):  # eager attention: softmax(scale * scores + mask) in fp32, back to bf16
+    return F.softmax(x * 0.08838834764831845 + mask, dim=-1, dtype=torch.float32).to(x.dtype)
+
+
+# name, fusescan candidate, dump, torch function (inputs in numerics.json's order)
+CHAINS = [
+    ("rmsnorm", "rmsnorm-3feecfe3", "llama3_8b_001.txt", rms),
+    ("add_rmsnorm", "add_rmsnorm-aeb77c08", "llama3_8b_001.txt", add_rms),
+    ("swiglu", "swiglu-b5058ea8", "llama3_8b_001.txt", lambda a, b: F.silu(a) * b),
+    ("rope", "rope_rotate_half-3bc3ce9c", "llama3_8b_001.txt", rope),
+    ("geglu_tanh", "geglu_tanh-38faf084", "gemma2_001.txt", lambda a, b: F.gelu(a, approximate="tanh") * b),
+    ("layernorm", "layernorm", "gpt2_001.txt", lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)),
+    ("bias_gelu", "gelu_tanh-82011eea", "gpt2_001.txt", new_gelu),
+    ("softmax", "eager_attention_softmax-661b75dd", "llama_eager_001.txt", softmax),
+]
+
+
+def input_shapes(shapes):
+    """'%x 1x16x4096 bfloat16, %w 4096 bfloat16 -> %out ...' -> [(1, 16, 4096), (4096,)]"""
+    ins = shapes.split(" -> ")[0]
+    out = []
+    for m in re.finditer(r"%\S+ (\S+) ([a-z0-9]+)", ins):
+        dims, dtype = m.group(1), m.group(2)
+        if dtype != "bfloat16":
+            raise SystemExit(f"bench_torch: input dtype {dtype} not handled")
+        out.append(tuple(int(d) for d in dims.split("x")) if dims != "scalar" else ())
+    return out
+
+
+def timed(fn, copies, reps=50, warmup=5):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t = []
+    for r in range(reps + warmup):
+        args = copies[r % len(copies)]
+        start.record()
+        fn(*args)
+        stop.record()
+        stop.synchronize()
+        if r >= warmup:
+            t.append(start.elapsed_time(stop))
+    t.sort()
+    return t[len(t) // 2]
+
+
+def graph_timed(fn, copies, reps=50, warmup=5):
+    """fn captured once per input copy in a CUDA graph, replays timed"""
+    graphs = []
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for args in copies[:2]:
+            fn(*args)  # warm the compiled function outside capture
+    torch.cuda.current_stream().wait_stream(s)
+    for args in copies:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn(*args)
+        graphs.append(g)
+    return timed(lambda g: g.replay(), [(g,) for g in graphs], reps, warmup)
+
+
+def copies_of(shapes, gen):
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    nbytes = sum(math.prod(s) * 2 for s in shapes)
+    n = max(1, min(8, -(-2 * l2 // nbytes)))
+    return [[(torch.rand(s, generator=gen, device="cuda", dtype=torch.float32) * 4 - 2).to(BF16) for s in shapes]
+            for _ in range(n)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fusescan", required=True)
+    ap.add_argument("--dumps", required=True)
+    ap.add_argument("--tokens", type=int, default=16384)
+    ap.add_argument("--softmax-tokens", type=int, default=1024)
+    ap.add_argument("--out", default="/tmp/fusescan-bench")
+    ap.add_argument("--cache", help="tuning cache (default: OUT/tuning.json)")
+    ap.add_argument("--only", help="comma-separated chain names")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.cuda.get_device_name(0)
+    print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}")
+    hdr = ("chain", "tokens", "unf.err", "fused.err", "verdict", "eager", "compile", "cmp+graph", "fs.unf", "fs.fused",
+           "GB/s", "%copy", "cmp/fs", "tactic")
+    print("%-12s %6s %9s %9s %7s %8s %8s %9s %8s %8s %6s %5s %6s  %s" % hdr)
+    print("%-12s %6s %9s %9s %7s %8s %8s %9s %8s %8s" % ("", "", "max abs", "max abs", "", "ms", "ms", "ms", "ms", "ms"))
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    worst = None
+    failed = False
+    rows = []
+    for name, cand, dump, fn in CHAINS:
+        if a.only and name not in a.only.split(","):
+            continue
+        tokens = a.softmax_tokens if name == "softmax" else a.tokens
+        out = os.path.join(a.out, name)
+        r = subprocess.run([a.fusescan, "--apply", cand, "--tokens", str(tokens), "--no-render", "--out", out,
+                            "--cache", a.cache or os.path.join(a.out, "tuning.json"), os.path.join(a.dumps, dump)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{name}: fusescan exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+            failed = True
+            continue
+        j = json.load(open(os.path.join(out, "numerics.json")))
+        g = j["gpu"]
+        shapes = input_shapes(j["shapes"])
+        copies = copies_of(shapes, gen)
+        with torch.no_grad():
+            eager = timed(fn, copies)
+            cfn = torch.compile(fn, dynamic=False)
+            comp = timed(cfn, copies)
+            comp_graph = graph_timed(cfn, copies)
+        del copies
+        torch.cuda.empty_cache()
+        fused, gbs = g["fused_ms"], g["fused_bytes"] / (g["fused_ms"] * 1e-3) / 1e9
+        ratio = min(comp, comp_graph) / fused
+        worst = ratio if worst is None else min(worst, ratio)
+        t = g["tuning"]
+        tactic = t["chosen"] + (" (cache hit)" if t["cache_hit"] else f" ({len(t['tactics'])} timed)")
+        print("%-12s %6d %9.2e %9.2e %7s %8.4f %8.4f %9.4f %8.4f %8.4f %6.0f %5.0f %6.2f  %s" % (
+            name, tokens, g["unfused"]["max_abs"], g["fused"]["max_abs"], j["verdict"], eager, comp, comp_graph,
+            g["unfused_ms"], fused, gbs, 100 * gbs / g["copy_gbs"], ratio, tactic))
+        rows.append({"chain": name, "tokens": tokens, "eager_ms": eager, "compile_ms": comp,
+                     "compile_graph_ms": comp_graph, "fusescan_unfused_ms": g["unfused_ms"], "fusescan_fused_ms": fused,
+                     "fused_gbs": gbs, "copy_gbs": g["copy_gbs"], "verdict": j["verdict"], "tactic": t["chosen"],
+                     "cache_hit": t["cache_hit"]})
+    if rows:
+        print(f"copy bandwidth (fusescan, cuMemcpyDtoD of 1 GiB): {rows[-1]['copy_gbs']:.0f} GB/s; "
+              f"smallest torch.compile / fusescan ratio: {worst:.2f}")
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+/*
+ * test_tune.c: the tuning cache: a round trip through the file, the key
+ * (another device, bucket or policy misses), merging with entries another
+ * run saved meanwhile, and damaged files (not JSON, not a cache, an entry
+ * with an impossible tactic) reported and ignored, never fatal.
+ */
+#include "fusescan/base.h"
+#include "fusescan/tune.h"
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *file(const char *name)
+{
+	static char path[128];
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/fs_tune_XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+static struct fs_tune_entry entry(const char *kernel, const char *device, uint16_t vec)
+{
+	struct fs_tune_entry e;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.key.kernel, sizeof(e.key.kernel), "%s", kernel);
+	snprintf(e.key.bucket, sizeof(e.key.bucket), "tokens<=16384");
+	snprintf(e.key.device, sizeof(e.key.device), "%s", device);
+	snprintf(e.key.nvrtc, sizeof(e.key.nvrtc), "NVRTC 13.0");
+	snprintf(e.key.policy, sizeof(e.key.policy), "median of 50");
+	e.vec = vec, e.threads = 128, e.per = 2;
+	snprintf(e.name, sizeof(e.name), "v%u t128 r2", vec);
+	e.ms = 0.07, e.timed = 24;
+	return e;
+}
+
+static void t_round_trip(void)
+{
+	struct fs_tune_cache c;
+	struct fs_tune_entry e = entry("aaaa", "H200", 8), got;
+	fs_tune_open(&c, file("rt.json"));
+	CHECK_STR(c.warning, ""); /* a missing file is an empty cache */
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == -1);
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == 0); /* seen in the same run */
+	CHECK(fs_tune_save(&c) == 0);
+	CHECK_EQ_U(c.hits, 1);
+	CHECK_EQ_U(c.misses, 1);
+	fs_tune_close(&c);
+
+	fs_tune_open(&c, file("rt.json"));
+	CHECK_STR(c.warning, "");
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == 0);
+	CHECK_EQ_U(got.vec, 8);
+	CHECK_EQ_U(got.threads, 128);
+	CHECK_EQ_U(got.per, 2);
+	CHECK_STR(got.name, "v8 t128 r2");
+	CHECK(got.created[0] != '\0');
+	struct fs_tune_key k = e.key;
+	snprintf(k.device, sizeof(k.device), "H100"); /* another device: ignored */
+	CHECK(fs_tune_lookup(&c, &k, &got) == -1);
+	CHECK_EQ_U(c.other_device, 1);
+	k = e.key;
+	snprintf(k.bucket, sizeof(k.bucket), "tokens<=8192");
+	CHECK(fs_tune_lookup(&c, &k, &got) == -1);
+	k = e.key;
+	snprintf(k.policy, sizeof(k.policy), "median of 100");
+	CHECK(fs_tune_lookup(&c, &k, &got) == -1);
+	fs_tune_close(&c);
+}
+
+/* two runs that opened the file before either saved keep both entries;
+ * a re-tuned key replaces its entry */
+static void t_merge(void)
+{
+	struct fs_tune_cache a, b;
+	struct fs_tune_entry ea = entry("aaaa", "H200", 8), eb = entry("bbbb", "H200", 4), got;
+	fs_tune_open(&a, file("merge.json"));
+	fs_tune_open(&b, file("merge.json"));
+	fs_tune_record(&a, &ea);
+	fs_tune_record(&b, &eb);
+	CHECK(fs_tune_save(&a) == 0);
+	CHECK(fs_tune_save(&b) == 0);
+	fs_tune_close(&a);
+	fs_tune_close(&b);
+	fs_tune_open(&a, file("merge.json"));
+	CHECK(fs_tune_lookup(&a, &ea.key, &got) == 0 && got.vec == 8);
+	CHECK(fs_tune_lookup(&a, &eb.key, &got) == 0 && got.vec == 4);
+	ea.vec = 2;
+	fs_tune_record(&a, &ea);
+	CHECK(fs_tune_save(&a) == 0);
+	fs_tune_close(&a);
+	fs_tune_open(&a, file("merge.json"));
+	CHECK(fs_tune_lookup(&a, &ea.key, &got) == 0 && got.vec == 2);
+	size_t len;
+	char *text = fs_read_file(file("merge.json"), &len);
+	const char *first = text ? strstr(text, "\"aaaa\"") : NULL;
+	CHECK(first && !strstr(first + 1, "\"aaaa\"")); /* one entry per key */
+	free(text);
+	fs_tune_close(&a);
+}
+
+static void write_text(const char *name, const char *text)
+{
+	FILE *f = fopen(file(name), "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void t_damaged(void)
+{
+	struct fs_tune_cache c;
+	struct fs_tune_entry e = entry("aaaa", "H200", 8), got;
+	write_text("bad.json", "{\"format\": \"fusescan.tuning/1\",\n \"entries\": [ {\"kernel\": ");
+	fs_tune_open(&c, file("bad.json"));
+	CHECK(strstr(c.warning, "bad.json:2:") && strstr(c.warning, "not JSON"));
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == -1);
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_save(&c) == 0); /* the damaged file is replaced */
+	fs_tune_close(&c);
+	fs_tune_open(&c, file("bad.json"));
+	CHECK_STR(c.warning, "");
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == 0);
+	fs_tune_close(&c);
+
+	write_text("other.json", "[1, 2, 3]\n");
+	fs_tune_open(&c, file("other.json"));
+	CHECK(strstr(c.warning, "not a fusescan tuning cache") != NULL);
+	fs_tune_close(&c);
+
+	/* an entry whose tactic the generator cannot take is a miss */
+	const char *odd = "{\"format\": \"fusescan.tuning/1\", \"entries\": [{\"kernel\": \"aaaa\", \"bucket\": \"tokens<=16384\","
+			  " \"device\": \"H200\", \"nvrtc\": \"NVRTC 13.0\", \"policy\": \"median of 50\","
+			  " \"tactic\": {\"vec\": 99, \"threads\": 128, \"per\": 1}}, 7, null]}";
+	fs_tune_open_text(&c, file("odd.json"), odd, strlen(odd));
+	CHECK_STR(c.warning, "");
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == -1);
+	fs_tune_close(&c);
+
+	fs_tune_open(&c, "/nonexistent-dir/tuning.json");
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_save(&c) == -1 && strstr(c.warning, "cannot write"));
+	fs_tune_close(&c);
+}
+
+static void t_cleanup(void)
+{
+	const char *names[] = {"rt.json", "merge.json", "bad.json", "other.json"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unlink(file(names[i]));
+	CHECK(rmdir(dir) == 0);
+}
+
+#define TESTS(X) X(t_round_trip) X(t_merge) X(t_damaged) X(t_cleanup)
+FS_TEST_MAIN()
