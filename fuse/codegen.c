@@ -84,6 +84,8 @@ struct gen {
 	struct site sites[MAX_SITES];
 	uint32_t n_sites;
 	int cache;            /* row kernels: each thread's part of the row stays in registers, `cache` vectors */
+	int32_t exp_slot[MAX_RED]; /* cached: softmax op whose exp(x - max) its sum pass kept in S<slot> */
+	const struct ten *lin; /* elementwise: the output shape whose element index is e0 */
 	uint32_t declared;    /* cached sites declared so far */
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int failed;
@@ -289,9 +291,18 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && t->shape[r - 1] % G->vec == 0;
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
+	int same = G->lin && vector && t->rank == G->lin->rank && !memcmp(t->shape, G->lin->shape, r * sizeof(int64_t));
+	for (int k = 0; same && k < r; k++) { /* the output's own index: its element index */
+		char name[16];
+		snprintf(name, sizeof(name), "d%d", k);
+		same = !strcmp(x->t[k], name) || (t->shape[k] == 1 && !strcmp(x->t[k], "0"));
+	}
 	if (vector) {
 		struct buf off = {0};
-		offset(t, x, 1, &off);
+		if (same)
+			put(&off, "e0");
+		else
+			offset(t, x, 1, &off);
 		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, off.s));
 		free(off.s);
 		return;
@@ -440,10 +451,21 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		int32_t mx = red_slot(G, oi, 1), sm = red_slot(G, oi, 2);
 		if (mx < 0 || sm < 0)
 			fail(G, "a softmax outside a row kernel");
-		int logsm = strstr(op->sem->key, "log_") != NULL;
+		int logsm = strstr(op->sem->key, "log_") != NULL, kept = !logsm && G->cache && G->exp_slot[sm] == oi;
+		int r = out->rank;
+		char name[16];
+		for (int k = 0; kept && k < r; k++) { /* at the row's own index: the sum pass kept exp(x - max) */
+			snprintf(name, sizeof(name), k + 1 < r ? "i%d" : "j0", k);
+			kept = (!strcmp(x->t[k], name) || (out->shape[k] == 1 && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == r) &&
+			       !x->dep[k];
+		}
+		if (kept) {
+			put(b, "(S%d[it][u] * (1.0f / red[%d]))", sm, sm);
+			break;
+		}
 		put(b, logsm ? "((" : "(expf(");
 		operand(G, op, 0, x, b);
-		put(b, logsm ? ") - red[%d] - logf(red[%d]))" : " - red[%d]) / red[%d])", mx, sm);
+		put(b, logsm ? ") - red[%d] - logf(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
 		break;
 	}
 	case LAYERNORM:
@@ -547,7 +569,7 @@ static void row_idx(const struct ten *t, const char *last, struct ix *x)
 		set_dim(x, d, name, 0, 0);
 	}
 	if (t->rank)
-		set_dim(x, t->rank - 1, last, (uint8_t)strcmp(last, "0"), 0);
+		set_dim(x, t->rank - 1, last, strcmp(last, "0") != 0, 0);
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -623,6 +645,8 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		narrow_any |= G->fused && p->narrow && p->narrow[G->red_op[r]];
 	int64_t per_thread = (int64_t)T * V;
 	G->cache = !narrow_any && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
+	for (uint32_t r = 0; r < MAX_RED; r++)
+		G->exp_slot[r] = -1;
 	put(b, "\t__shared__ float part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
 	put(b, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / %d;\n", k->tactic.per, T);
 	put(b, "\tconst bool live = row < %lldLL;\n\trow = live ? row : 0;\n", (long long)rows);
@@ -648,7 +672,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int prev = (int)r - 1;
 		if (mx || mn)
 			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmaxf" : "fminf");
-		else if (what == 2)
+		else if (what == 2 && G->cache) { /* kept for the output pass */
+			put(b, "\tfloat S%u[%d][%d];\n", r, G->cache, V);
+			snprintf(step, sizeof(step), "S%u[it][u] = expf(x - red[%d]);\n\t\t\t\tacc += S%u[it][u]", r, prev, r);
+			G->exp_slot[r] = G->red_op[r];
+		} else if (what == 2)
 			snprintf(step, sizeof(step), "acc += expf(x - red[%d])", prev);
 		else if (what == 4 && op->sem->kind == LAYERNORM)
 			snprintf(step, sizeof(step), "acc += (x - red[%d]) * (x - red[%d])", prev, prev);
@@ -707,8 +735,9 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			continue;
 		const struct ten *sh = shape_of(p, outs[o]);
 		put(b, "\tfor (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < %lldLL;"
-		       " g += (long long)gridDim.x * blockDim.x) {\n\t\tlong long rest = g * %d;\n",
+		       " g += (long long)gridDim.x * blockDim.x) {\n\t\tconst long long e0 = g * %d;\n\t\tlong long rest = e0;\n",
 		    (long long)(sh->n / V), V);
+		G->lin = sh;
 		for (int d = sh->rank - 1; d >= 0; d--) {
 			char name[16];
 			put(b, "\t\tlong long d%d = rest %% %lldLL; rest /= %lldLL;\n", d, (long long)sh->shape[d], (long long)sh->shape[d]);
@@ -725,7 +754,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			expr(G, outs[q], x, &e);
 			put(b, "\t\tfloat o%u[%d];\n", q, V);
 			put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			put(&after, "\t\tstv_%s<%d>(p%d, g * %dLL, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[q]], V, q);
+			put(&after, "\t\tstv_%s<%d>(p%d, e0, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[q]], q);
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
@@ -733,6 +762,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		    after.s ? after.s : "");
 		free(lanes.s);
 		free(after.s);
+		G->lin = NULL;
 	}
 	put(b, "}\n");
 	free(done);

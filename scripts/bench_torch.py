@@ -169,7 +169,7 @@ def main():
         ratio = min(comp, comp_graph) / fused
         worst = ratio if worst is None else min(worst, ratio)
         t = g["tuning"]
-        tactic = t["chosen"] + (" (cache hit)" if t["cache_hit"] else f" ({len(t['tactics'])} timed)")
+        tactic = t["chosen"] + (" (cache hit)" if t["cache_hit"] else f" ({len(t['tactics'])} timed, {t['failed']} failed)")
         print("%-12s %6d %9.2e %9.2e %7s %8.4f %8.4f %9.4f %8.4f %8.4f %6.0f %5.0f %6.2f  %s" % (
             name, tokens, g["unfused"]["max_abs"], g["fused"]["max_abs"], j["verdict"], eager, comp, comp_graph,
             g["unfused_ms"], fused, gbs, 100 * gbs / g["copy_gbs"], ratio, tactic))

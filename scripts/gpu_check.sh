@@ -13,8 +13,9 @@
 #                                  # under OUT/bench
 # Environment: TOKENS (default 16384), SOFTMAX_TOKENS (default 1024: the
 # float64 reference of a 32-head s x s score matrix is checked on the CPU),
-# PARTS (default "tests bench plants": what to run), AGAIN (the chains the
-# cache-hit run repeats, default rmsnorm,swiglu).
+# PARTS (default "tests bench plants": what to run), ONLY (the chains to
+# bench, default all), AGAIN (the chains the cache-hit run repeats, default
+# rmsnorm,swiglu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
@@ -58,7 +59,7 @@ bench() {
 	# the chains at Llama-3-8B sizes: numerics, tuning, and timing against
 	# PyTorch eager and torch.compile in the same run (scripts/bench_torch.py)
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
-		--softmax-tokens "$sm_tokens" --out "$out/bench" 2>&1 | grep -v Warning || status=1
+		--softmax-tokens "$sm_tokens" --out "$out/bench" ${ONLY:+--only "$ONLY"} 2>&1 | grep -v Warning || status=1
 	# the same chains again: every one hits the tuning cache
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
 		--softmax-tokens "$sm_tokens" --out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
