@@ -205,8 +205,10 @@ static void merge(cJSON *root, const cJSON *e)
 	struct fs_tune_key k;
 	char *f[] = {k.kernel, k.bucket, k.device, k.nvrtc, k.policy};
 	size_t sz[] = {sizeof(k.kernel), sizeof(k.bucket), sizeof(k.device), sizeof(k.nvrtc), sizeof(k.policy)};
-	for (int i = 0; i < 5; i++)
-		snprintf(f[i], sz[i], "%s", str(e, key_fields[i]));
+	for (int i = 0; i < 5; i++) {
+		const char *v = str(e, key_fields[i]);
+		snprintf(f[i], sz[i], "%s", v ? v : "");
+	}
 	for (int i = cJSON_GetArraySize(entries) - 1; i >= 0; i--)
 		if (key_matches(cJSON_GetArrayItem(entries, i), &k) == 1)
 			cJSON_DeleteItemFromArray(entries, i);
