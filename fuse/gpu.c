@@ -303,7 +303,7 @@ static int tune(struct run *R)
 	struct fs_tune_entry hit;
 	uint32_t n;
 	cache_key(R, &key);
-	if (o->cache && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
+	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
 		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per};
 		n = 1, g->cache_hit = 1;
 	} else {
