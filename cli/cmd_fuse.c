@@ -321,6 +321,10 @@ static int numerics(struct fs_discovery *d, const struct plan *pl, uint32_t whic
 		free(json);
 		cJSON_Delete(j);
 	}
+	if (r->emit_failed) {
+		fprintf(stderr, "fusescan: --emit: %s\n", r->emitted);
+		rc = -1;
+	}
 	int verdict = r->verdict;
 	fs_numerics_release(r);
 	free(r);
@@ -440,6 +444,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 			fs_tune_print_stats(&cache, stdout);
 		else if (cache.hits || cache.misses)
 			fs_tune_print_stats(&cache, stderr);
+		else if (tune && v >= 0)
+			fprintf(stderr, "fusescan tune: nothing tuned: the kernels did not run on a GPU (see the GPU line above)\n");
 	}
 	fs_tune_close(&cache);
 	fs_diags_print(&s->diags, stderr);

@@ -446,6 +446,7 @@ static int emit_file(struct run *R, const char *dir, const char *name, const cha
 	if (fs_write_file_atomic(path, data, strlen(data)) == 0)
 		return 0;
 	snprintf(R->g->emitted, sizeof(R->g->emitted), "cannot write %s: %s", path, strerror(errno));
+	R->g->emit_failed = 1;
 	return -1;
 }
 
@@ -461,11 +462,13 @@ static void emit(struct run *R)
 	size_t len;
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		snprintf(g->emitted, sizeof(g->emitted), "cannot create %s: %s", dir, strerror(errno));
+		g->emit_failed = 1;
 		return;
 	}
 	snprintf(varch, sizeof(varch), "compute_%s", g->arch + 3);
 	if (fs_cuda_compile(&R->c, k->source, varch, 1, &ptx, &len, why, sizeof(why))) {
 		snprintf(g->emitted, sizeof(g->emitted), "no PTX: %.1000s", why);
+		g->emit_failed = 1;
 		return;
 	}
 	tactic_name(R, &k->tactic, tname, sizeof(tname));
@@ -592,6 +595,10 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		rc = triage_run(&R, 0, &g->no_fma) || triage_run(&R, 1, &g->emulated) ? -1 : 0;
 	if (!rc && o->emit_dir && local.compile)
 		emit(&R);
+	else if (!rc && o->emit_dir) {
+		snprintf(g->emitted, sizeof(g->emitted), "nothing compiled (NVRTC not found)");
+		g->emit_failed = 1;
+	}
 	if (R.c.driver) {
 		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])

@@ -56,6 +56,7 @@ struct fs_gpu_result {
 	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
 	int cache_hit;                /* the tactic came from the tuning cache */
 	char emitted[1100];           /* what --emit wrote, or why it could not */
+	int emit_failed;
 };
 
 /* Generates every kernel; compiles them when `compile` (every tactic of the

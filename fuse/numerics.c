@@ -838,6 +838,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const st
 	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
 	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
 	snprintf(r->emitted, sizeof(r->emitted), "%s", g->emitted);
+	r->emit_failed = g->emit_failed;
 	r->fused_source = g->fused_source, g->fused_source = NULL;
 	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
 	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit;
@@ -1071,7 +1072,7 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		r->unfused_kernels, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "",
 		r->kernel_error);
 	if (r->emitted[0])
-		fprintf(out, "  emitted: %s\n", r->emitted);
+		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
 	if (!r->gpu_ran) {
 		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
 		return;

@@ -146,7 +146,7 @@ static int sane(const struct fs_tune_entry *e)
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
 {
 	const cJSON *it;
-	c->other_device = 0;
+	c->other_device = 0; /* for this key */
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem((cJSON *)c->root, "entries"))
 	{
 		int m = key_matches(it, k);

@@ -97,6 +97,7 @@ struct fs_numerics {
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
 	int cache_hit;
 	char emitted[1100];      /* what --emit wrote, or why not */
+	int emit_failed;
 };
 
 /* 0, or -1 with the reason in d (an op without semantics, a shape that cannot

@@ -53,6 +53,38 @@ check "same seed, same numbers" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out 
 check "again" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s2" "$llama"
 cmp -s "$tmp/s1/numerics.json" "$tmp/s2/numerics.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL seeds differ"; }
 check "bad tokens" 2 "$exe" --apply swiglu-b5058ea8 --tokens 0 --out "$tmp/s3" "$llama"
+check "bad reps" 2 "$exe" --apply swiglu-b5058ea8 --reps 3 --out "$tmp/s3" "$llama"
+contains "bad reps message" "$tmp/err" "reps"
+
+# tuning needs a GPU: without one, tune says so and a corrupt cache is left as it is
+if [ -e /usr/local/cuda/lib64/libnvrtc.so ] && ! grep -q "GPU verdict" "$tmp/s1/numerics.txt"; then
+	printf '{ "format": "fusescan.tuning/1", "entries": [ {' >"$tmp/corrupt.json"
+	check "tune without a GPU" 0 "$exe" tune --apply swiglu-b5058ea8 --apply rmsnorm-3feecfe3 --cache "$tmp/corrupt.json" "$llama"
+	contains "tune: nothing tuned" "$tmp/err" "fusescan tune: nothing tuned"
+	count "tune: both candidates reported" "$tmp/out" "numerics (CPU, float64 reference" 2
+	if cmp -s "$tmp/corrupt.json" <(printf '{ "format": "fusescan.tuning/1", "entries": [ {'); then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)) && echo "FAIL tune without a GPU touched the cache"
+	fi
+	# --emit without a GPU: the fallback tactic's source, PTX and descriptor
+	check "emit on the CPU" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
+	contains "emit reported" "$tmp/out" "emitted: $tmp/emit/fs_"
+	python3 - "$tmp/emit" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit descriptor"; }
+import glob, json, os, sys
+(j,) = glob.glob(os.path.join(sys.argv[1], "*.json"))
+d = json.load(open(j))
+assert d["format"] == "fusescan.kernel/1" and d["name"].startswith("fs_") and d["entry"] == "fs_k", d
+assert d["tactic"]["name"] == "v1 t256 r1" and d["tactic"]["kind"] == "row" and not d["tuned_on"], d
+assert [p["role"] for p in d["params"]] == ["input", "input", "output"], d["params"]
+assert d["params"][2]["shape"] == [1, 16, 256] and d["params"][2]["dtype"] == "torch.bfloat16", d["params"]
+ptx = open(os.path.join(sys.argv[1], d["ptx"])).read()
+assert ".entry fs_k" in ptx and ".target sm_90" in ptx, ptx[:300]
+assert "fs_k(" in open(os.path.join(sys.argv[1], d["source"])).read()
+PY
+	check "emit into a file" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/corrupt.json" --out "$tmp/e2" "$llama"
+	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
+fi
 # a region with an op outside the semantics table: a clear error, exit 2
 check "no semantics" 2 "$exe" --apply swiglu --out "$tmp/s4" "$llama"
 contains "no semantics message" "$tmp/err" "no semantics for this op (fuse/sem.def)"
