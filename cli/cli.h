@@ -53,9 +53,8 @@ int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts,
 
 /* Atomic output: stdout for NULL or "-", else a temp file renamed on commit. */
 struct fs_out {
-	FILE *f;
-	char *path;
-	char *tmp;
+	FILE *f;              /* stdout, or a.f */
+	struct fs_atomic a;
 };
 
 int fs_out_open(struct fs_out *o, const char *path);

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 int fs_out_open(struct fs_out *o, const char *path)
 {
@@ -20,66 +19,34 @@ int fs_out_open(struct fs_out *o, const char *path)
 		o->f = stdout;
 		return 0;
 	}
-	size_t n = strlen(path);
-	o->path = malloc(n + 1);
-	o->tmp = malloc(n + 16);
-	if (!o->path || !o->tmp)
-		goto fail;
-	memcpy(o->path, path, n + 1);
-	snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(o->tmp);
-	if (fd < 0)
-		goto fail;
-	mode_t mask = umask(0); /* mkstemp makes 0600; a report is as readable as any file */
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		close(fd);
-		unlink(o->tmp);
-		goto fail;
+	if (fs_atomic_open(&o->a, path) == 0) {
+		o->f = o->a.f;
+		return 0;
 	}
-	return 0;
-fail:
 	fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(errno));
-	free(o->path);
-	free(o->tmp);
-	memset(o, 0, sizeof(*o));
 	return -1;
 }
 
 int fs_out_commit(struct fs_out *o)
 {
-	if (!o->path) {
+	if (!o->a.f) {
 		int r = fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 		if (r)
 			fprintf(stderr, "fusescan: cannot write output: %s\n", strerror(errno));
 		return r;
 	}
-	int ok = fflush(o->f) == 0 && !ferror(o->f) && fsync(fileno(o->f)) == 0;
-	ok = (fclose(o->f) == 0) && ok;
-	if (ok && rename(o->tmp, o->path) == 0) {
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof(*o));
-		return 0;
-	}
-	fprintf(stderr, "fusescan: cannot write %s: %s\n", o->path, strerror(errno));
-	unlink(o->tmp);
-	free(o->path);
-	free(o->tmp);
+	char *path = fs_xstrndup(o->a.path, strlen(o->a.path));
+	int r = fs_atomic_commit(&o->a);
+	if (r)
+		fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(errno));
+	free(path);
 	memset(o, 0, sizeof(*o));
-	return -1;
+	return r;
 }
 
 void fs_out_abort(struct fs_out *o)
 {
-	if (o->path) {
-		fclose(o->f);
-		unlink(o->tmp);
-		free(o->path);
-		free(o->tmp);
-	}
+	fs_atomic_abort(&o->a);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -771,6 +771,23 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 
 static const struct fs_tactic fallback = {1, 256, 1};
 
+const struct fs_tactic fs_tactic_eager = {0, 0, 0};
+
+/* eager's tactic for a kernel whose shapes are known */
+static struct fs_tactic eager_for(const struct fs_kernel *k)
+{
+	struct fs_tactic t = fallback;
+	for (uint16_t vec = 8; vec > 1; vec /= 2)
+		if (k->cols % vec == 0) {
+			t.vec = vec;
+			break;
+		}
+	if (k->row) /* a row group no wider than the row needs */
+		while (t.threads > 32 && (int64_t)t.threads * t.vec / 2 >= k->cols)
+			t.threads /= 2;
+	return t;
+}
+
 int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_tactic *tac, struct fs_kernel *k,
 	       char *why, size_t n)
 {
@@ -780,7 +797,6 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
 	memset(k, 0, sizeof(*k));
 	k->tactic = tac ? *tac : fallback;
-	G.vec = k->tactic.vec;
 	for (uint32_t v = 0; v < nv; v++) {
 		G.param[v] = -1;
 		G.buffered[v] = G.fused ? v < p->n_in : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
@@ -823,6 +839,9 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 		if (!ctype(t->dtype))
 			fail(&G, "a dtype the kernels do not handle");
 	}
+	if (tac == &fs_tactic_eager)
+		k->tactic = eager_for(k);
+	G.vec = k->tactic.vec;
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
@@ -900,20 +919,6 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		}
 	}
 	return n;
-}
-
-struct fs_tactic fs_tactic_eager(const struct fs_kernel *k)
-{
-	struct fs_tactic t = fallback;
-	for (uint16_t vec = 8; vec > 1; vec /= 2)
-		if (k->cols % vec == 0) {
-			t.vec = vec;
-			break;
-		}
-	if (k->row) /* a row group no wider than the row needs */
-		while (t.threads > 32 && (int64_t)t.threads * t.vec / 2 >= k->cols)
-			t.threads /= 2;
-	return t;
 }
 
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)

@@ -35,7 +35,7 @@ struct fs_kernel {
 int fs_codegen_buffered(const struct prog *p, int32_t v);
 
 /* The fused kernel (only < 0) or the kernel of op `only`, under tactic t
- * (NULL: the fallback, valid for any shape); `emulate`: the fused kernel
+ * (NULL: the fallback, valid for any shape; &fs_tactic_eager: eager's); `emulate`: the fused kernel
  * rounds every op's result to its dumped dtype, as eager does (triage).
  * 0, or -1 with the reason in why (a tactic the shapes do not allow
  * included). */
@@ -46,9 +46,10 @@ void fs_kernel_release(struct fs_kernel *k);
 /* The tactics worth timing for a kernel generated with the fallback (k),
  * the fallback first. Returns how many. */
 uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out);
-/* A vectorised tactic for unfused kernels (eager's own kernels use 16-byte
- * accesses), or the fallback where the shapes do not allow one. */
-struct fs_tactic fs_tactic_eager(const struct fs_kernel *k);
+/* For unfused kernels: vectorised as eager's own kernels are (16-byte
+ * accesses), or the fallback where the shapes do not allow it; fs_codegen
+ * picks it from the shapes. */
+extern const struct fs_tactic fs_tactic_eager;
 /* "v8 t128 r2" */
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n);
 

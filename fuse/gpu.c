@@ -559,16 +559,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		struct launch *L = &R.l[R.n++];
 		g->kernels++;
 		g->unfused_kernels += i >= 0;
-		struct fs_tactic eager = {0};
-		if (i >= 0) { /* eager's kernels use 16-byte accesses where they can */
-			struct fs_kernel probe;
-			char why[256];
-			if (fs_codegen(p, i, 0, NULL, &probe, why, sizeof(why)) == 0) {
-				eager = fs_tactic_eager(&probe);
-				fs_kernel_release(&probe);
-			}
-		}
-		rc = prepare(&R, L, i, i >= 0 && eager.vec ? &eager : NULL, 0, 1, exec);
+		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, 0, 1, exec);
 	}
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile && !exec) { /* every tactic compiles (what a GPU would time) */

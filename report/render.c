@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { HIDDEN = 0, SHOWN = 1, FOLD = UINT32_MAX - 1 };
 
@@ -222,15 +221,6 @@ static const char *extension(const char *path)
 	return dot ? dot + 1 : "";
 }
 
-static int write_dot(Agraph_t *G, const char *tmp)
-{
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	int rc = agwrite(G, f);
-	return fclose(f) == 0 && rc == 0 ? 0 : -1;
-}
-
 /* One Graphviz context for the whole process: Graphviz 2.42's pango text
  * layout keeps a pointer to the last font name, which lives in the context's
  * font table, so a second context would read freed memory (--apply renders
@@ -276,24 +266,20 @@ int fs_render(const struct fs_scan *s, const struct fs_graph *g, const struct fs
 	}
 	Agraph_t *G = build(s, g, o, shown, n, layers);
 	free(shown);
-	size_t len = strlen(path) + 16;
-	char *tmp = fs_xmalloc(len);
-	snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-	int rc;
-	if (!strcmp(ext, "dot"))
-		rc = write_dot(G, tmp);
-	else {
+	struct fs_atomic out;
+	int rc = fs_atomic_open(&out, path);
+	errno = rc ? errno : 0;
+	if (rc == 0 && !strcmp(ext, "dot"))
+		rc = agwrite(G, out.f) == 0 ? 0 : -1;
+	else if (rc == 0) {
 		GVC_t *gvc = gv_context();
-		rc = gvLayout(gvc, G, "dot") == 0 && gvRenderFilename(gvc, G, ext, tmp) == 0 ? 0 : -1;
+		rc = gvLayout(gvc, G, "dot") == 0 && gvRender(gvc, G, ext, out.f) == 0 ? 0 : -1;
 		gvFreeLayout(gvc, G);
 	}
 	agclose(G);
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
-	if (rc) {
+	if (out.f)
+		rc = rc ? (fs_atomic_abort(&out), -1) : fs_atomic_commit(&out);
+	if (rc)
 		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot render: %s", errno ? strerror(errno) : "Graphviz failed");
-		unlink(tmp);
-	}
-	free(tmp);
 	return rc;
 }

@@ -72,33 +72,75 @@ char *fs_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-int fs_write_file_atomic(const char *path, const void *data, size_t len)
+int fs_atomic_open(struct fs_atomic *a, const char *path)
 {
 	size_t n = strlen(path) + 16;
-	char *tmp = fs_xmalloc(n);
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp), err = 0;
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
-	if (!f) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-	} else {
-		mode_t mask = umask(0); /* mkstemp makes 0600; keep the umask's usual 0666 */
+	memset(a, 0, sizeof(*a));
+	a->path = fs_xstrndup(path, strlen(path));
+	a->tmp = fs_xmalloc(n);
+	snprintf(a->tmp, n, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(a->tmp);
+	if (fd >= 0) {
+		mode_t mask = umask(0); /* mkstemp makes 0600; a file is as readable as any other */
 		umask(mask);
 		fchmod(fd, 0666 & ~mask);
-		if (fwrite(data, 1, len, f) != len || fflush(f) != 0)
-			err = errno ? errno : EIO;
-		if (fclose(f) != 0 && !err)
-			err = errno;
-		if (!err && rename(tmp, path) != 0)
-			err = errno;
+		a->f = fdopen(fd, "wb");
+		if (!a->f) {
+			int err = errno;
+			close(fd);
+			unlink(a->tmp);
+			errno = err;
+		}
 	}
-	if (err && fd >= 0)
-		unlink(tmp);
-	free(tmp);
+	if (a->f)
+		return 0;
+	int err = errno;
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof(*a));
+	errno = err;
+	return -1;
+}
+
+int fs_atomic_commit(struct fs_atomic *a)
+{
+	int err = fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) != 0 ? (errno ? errno : EIO) : 0;
+	if (fclose(a->f) != 0 && !err)
+		err = errno;
+	if (!err && rename(a->tmp, a->path) != 0)
+		err = errno;
+	if (err)
+		unlink(a->tmp);
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof(*a));
 	errno = err;
 	return err ? -1 : 0;
+}
+
+void fs_atomic_abort(struct fs_atomic *a)
+{
+	if (a->f) {
+		fclose(a->f);
+		unlink(a->tmp);
+	}
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof(*a));
+}
+
+int fs_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	struct fs_atomic a;
+	if (fs_atomic_open(&a, path))
+		return -1;
+	if (fwrite(data, 1, len, a.f) != len) {
+		int err = errno ? errno : EIO;
+		fs_atomic_abort(&a);
+		errno = err;
+		return -1;
+	}
+	return fs_atomic_commit(&a);
 }
 
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need)

@@ -14,6 +14,7 @@
 #define FUSESCAN_BASE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define FS_VERSION "0.1.0"
@@ -34,8 +35,19 @@ struct fs_embedded {
  * set on failure. For small inputs (catalogs, logs, sources). */
 char *fs_read_file(const char *path, size_t *len);
 
-/* Writes a file whole or not at all: a temporary file in the same directory,
- * renamed over path once complete. 0, or -1 with errno set. */
+/* A file written whole or not at all: a temporary file in the same directory
+ * (mode 0666 less the umask), flushed, synced and renamed over path by
+ * commit; abort removes it. A reader never sees a half-written file and a
+ * failure leaves no debris. Open and commit: 0, or -1 with errno set;
+ * commit and abort release a either way. */
+struct fs_atomic {
+	FILE *f;
+	char *path, *tmp;
+};
+int fs_atomic_open(struct fs_atomic *a, const char *path);
+int fs_atomic_commit(struct fs_atomic *a);
+void fs_atomic_abort(struct fs_atomic *a);
+/* The same for bytes in memory. */
 int fs_write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Grow *p (element size `size`) so that it holds at least `need` elements. */

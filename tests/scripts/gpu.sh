@@ -34,15 +34,8 @@ check "another bucket misses" 0 "$exe" --apply rmsnorm-3feecfe3 --tokens 600 --n
 contains "tokens 600: bucket 1024" "$tmp/out" "0 hits, 1 miss, 1 recorded"
 check "emit" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
 contains "emit: written" "$tmp/out" "emitted: $tmp/emit/fs_"
-python3 - "$tmp/emit" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit: descriptor"; }
-import glob, json, os, sys
-(j,) = glob.glob(os.path.join(sys.argv[1], "*.json"))
-d = json.load(open(j))
-assert d["format"] == "fusescan.kernel/1" and d["entry"] == "fs_k", d
-assert os.path.getsize(os.path.join(sys.argv[1], d["ptx"])) > 0 and ".entry fs_k" in open(os.path.join(sys.argv[1], d["ptx"])).read()
-assert sum(t["chosen"] for t in d["tactics"]) == 1 and d["tuned_on"], d
-assert [p["role"] for p in d["params"]].count("output") == 1 and d["launch"]["block"][0] > 0
-PY
+if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit" --tuned; then pass=$((pass + 1)); else
+	fail=$((fail + 1)); echo "FAIL emit: descriptor"; fi
 check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --plant-bug eps --triage \
 	--out "$tmp/plant" "$llama"
 contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"

@@ -70,18 +70,11 @@ if [ -e /usr/local/cuda/lib64/libnvrtc.so ] && ! grep -q "GPU verdict" "$tmp/s1/
 	# --emit without a GPU: the fallback tactic's source, PTX and descriptor
 	check "emit on the CPU" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
 	contains "emit reported" "$tmp/out" "emitted: $tmp/emit/fs_"
-	python3 - "$tmp/emit" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit descriptor"; }
-import glob, json, os, sys
-(j,) = glob.glob(os.path.join(sys.argv[1], "*.json"))
-d = json.load(open(j))
-assert d["format"] == "fusescan.kernel/1" and d["name"].startswith("fs_") and d["entry"] == "fs_k", d
-assert d["tactic"]["name"] == "v1 t256 r1" and d["tactic"]["kind"] == "row" and not d["tuned_on"], d
-assert [p["role"] for p in d["params"]] == ["input", "input", "output"], d["params"]
-assert d["params"][2]["shape"] == [1, 16, 256] and d["params"][2]["dtype"] == "torch.bfloat16", d["params"]
-ptx = open(os.path.join(sys.argv[1], d["ptx"])).read()
-assert ".entry fs_k" in ptx and ".target sm_90" in ptx, ptx[:300]
-assert "fs_k(" in open(os.path.join(sys.argv[1], d["source"])).read()
-PY
+	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL emit descriptor"; fi
+	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); p = json.load(open(j))["params"]
+assert [q["role"] for q in p] == ["input", "input", "output"] and p[2]["shape"] == [1, 16, 256] and p[2]["dtype"] == "torch.bfloat16", p' "$tmp/emit" &&
+		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit parameters"; }
 	check "emit into a file" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/corrupt.json" --out "$tmp/e2" "$llama"
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi
