@@ -74,6 +74,9 @@ struct gen {
 	int fused;            /* 1: the fused kernel; 0: the unfused kernel of op `only` */
 	int32_t only;
 	int emulate;          /* round every op like eager (triage) */
+	int ref;              /* the float64 reference (double arithmetic, casts ignored, outputs compared with
+	                         the result under test): 1, or 2 with that result in double */
+	int plants;           /* the planted bugs apply (the fused kernel under test) */
 	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
@@ -118,7 +121,7 @@ static const char *ctype(uint8_t dt)
 	}
 }
 
-static const char *dt_suffix(uint8_t dt)
+const char *fs_dt_suffix(uint8_t dt)
 {
 	switch (dt) {
 	case FS_DT_F64: return "f64";
@@ -129,6 +132,12 @@ static const char *dt_suffix(uint8_t dt)
 	case FS_DT_I32: return "i32";
 	default: return "u8";
 	}
+}
+
+/* the dtype an output is stored in, or (the reference) read back as */
+static const char *out_sfx(const struct gen *G, const struct ten *t)
+{
+	return G->ref == 2 ? "f64" : fs_dt_suffix(t->dtype);
 }
 
 static void fail(struct gen *G, const char *why)
@@ -217,9 +226,9 @@ static void operand(struct gen *G, const struct op *op, uint32_t k, const struct
 {
 	if (op->args[k].ten < 0) {
 		double lit = op->args[k].lit;
-		if (G->fused && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
+		if (G->plants && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
 			lit = G->p->plant_eps; /* planted bug: a wrong eps */
-		put(b, "(float)(%.17g)", lit);
+		put(b, "(fs_real)(%.17g)", lit);
 		return;
 	}
 	int32_t v = op->src[op->args[k].ten];
@@ -270,14 +279,14 @@ static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const cha
 		char slot[16] = "";
 		if (G->cache) {
 			snprintf(slot, sizeof(slot), "[it]");
-			put(decl, "\tfloat L%u[%d][%d];\n", i, G->cache, G->vec);
+			put(decl, "\tfs_real L%u[%d][%d];\n", i, G->cache, G->vec);
 		} else
-			put(b, "%sfloat L%u[%d];\n", ind, i, G->vec);
+			put(b, "%sfs_real L%u[%d];\n", ind, i, G->vec);
 		if (s->guard[0])
 			put(b, "%sif (1%s) ldv_%s<%d>(p%d, %s, L%u%s); else for (int u = 0; u < %d; u++) L%u%s[u] = 0.0f;\n", ind,
-			    s->guard, dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot, G->vec, i, slot);
+			    s->guard, fs_dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot, G->vec, i, slot);
 		else
-			put(b, "%sldv_%s<%d>(p%d, %s, L%u%s);\n", ind, dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot);
+			put(b, "%sldv_%s<%d>(p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot);
 	}
 	if (G->cache)
 		G->declared = G->n_sites;
@@ -307,7 +316,7 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		free(off.s);
 		return;
 	}
-	put(b, "ld_%s(p%d, ", dt_suffix(t->dtype), G->param[v]);
+	put(b, "ld_%s(p%d, ", fs_dt_suffix(t->dtype), G->param[v]);
 	offset(t, x, 0, b);
 	put(b, ")");
 }
@@ -322,12 +331,12 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 	int32_t oi = v - (int32_t)p->n_in;
 	const struct op *op = &p->ops[oi];
 	const struct ten *out = &op->out;
-	uint8_t narrow = G->fused && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
+	uint8_t narrow = G->plants && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
 	uint8_t emulate = G->emulate && !is_view(op) && ctype(out->dtype) ? out->dtype : 0;
 	if (narrow)
-		put(b, "rnd_%s(", dt_suffix(narrow));
+		put(b, "rnd_%s(", fs_dt_suffix(narrow));
 	if (emulate)
-		put(b, "rnd_%s(", dt_suffix(emulate));
+		put(b, "rnd_%s(", fs_dt_suffix(emulate));
 	struct ix *to = fs_xmalloc(sizeof(*to));
 	char tmp[IDX_LEN + 16];
 	int V = G->vec;
@@ -337,7 +346,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 	case TER:
 	case CMP: {
 		int gelu_tanh = !strcmp(op->sem->key, "gelu") && G->p->gelu_tanh;
-		put(b, gelu_tanh ? "fs_gelu_tanh(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
+		put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
 		for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
 			put(b, k ? ", " : "");
 			if (k < op->n_args)
@@ -348,8 +357,11 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		put(b, ")");
 		break;
 	}
-	case CAST: /* the dropped cast keeps its input (narrow) */
-		put(b, "rnd_%s(", dt_suffix(narrow ? narrow : out->dtype));
+	case CAST: /* the dropped cast keeps its input (narrow); the reference ignores casts */
+		if (G->ref)
+			put(b, "(");
+		else
+			put(b, "rnd_%s(", fs_dt_suffix(narrow ? narrow : out->dtype));
 		operand(G, op, 0, x, b);
 		put(b, ")");
 		break;
@@ -463,9 +475,9 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 			put(b, "(S%d[it][u] * (1.0f / red[%d]))", sm, sm);
 			break;
 		}
-		put(b, logsm ? "((" : "(expf(");
+		put(b, logsm ? "((" : "(fs_exp(");
 		operand(G, op, 0, x, b);
-		put(b, logsm ? ") - red[%d] - logf(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
+		put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
 		break;
 	}
 	case LAYERNORM:
@@ -478,8 +490,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		expr(G, op->src[0], x, b);
 		if (ln)
 			put(b, " - red[%d]", mean);
-		put(b, ") * rsqrtf(red[%d] + (float)(%.17g)) * ", var,
-		    G->fused && p->plant_eps > 0 ? p->plant_eps : op->eps);
+		put(b, ") * rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
 		operand(G, op, 0, x, b);
 		put(b, " + ");
 		operand(G, op, 1, x, b);
@@ -510,6 +521,15 @@ int fs_codegen_buffered(const struct prog *p, int32_t v)
 	if (p->is_output[v - p->n_in])
 		return 1; /* a region output is compared, so it exists */
 	return !is_view(op) || !strcmp(k, "clone") || !strcmp(k, "contiguous");
+}
+
+/* kernels/fused.cuh, after the arithmetic type */
+static void template(struct buf *b, const char *real, int fast)
+{
+	put(b, "typedef %s fs_real;\n#define FS_FAST %d\n", real, fast);
+	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
+		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
+			put(b, "%s\n", fs_builtin_kernels[i].data);
 }
 
 static int reduces(const struct op *op)
@@ -615,7 +635,34 @@ static const struct ten *plan_rows(struct gen *G)
 	return rowsh;
 }
 
-/* the row kernel's body: each reduction a pass over the row, then the outputs */
+/* The row dims, fastest first: the last one, unless an input is broadcast
+ * along some dims while it varies along others (an attention mask shared by
+ * the heads): those dims go first, so the rows that read one part of it run
+ * together and find it in L2 instead of reading it again from memory. */
+static int row_order(const struct prog *p, const struct ten *rowsh, int order[MAX_RANK])
+{
+	int R = rowsh->rank - 1, n = 0;
+	uint8_t shared[MAX_RANK] = {0};
+	for (uint32_t i = 0; i < p->n_in; i++) {
+		const struct ten *t = &p->in[i];
+		uint8_t bc[MAX_RANK] = {0};
+		int any_bc = 0, varies = 0;
+		for (int d = 0; d < R && t->rank <= rowsh->rank; d++) {
+			int k = d - (rowsh->rank - t->rank);
+			bc[d] = rowsh->shape[d] > 1 && (k < 0 || t->shape[k] == 1);
+			any_bc |= bc[d];
+			varies |= rowsh->shape[d] > 1 && k >= 0 && t->shape[k] == rowsh->shape[d];
+		}
+		for (int d = 0; d < R && any_bc && varies; d++)
+			shared[d] |= bc[d];
+	}
+	for (int pass = 1; pass >= 0; pass--)
+		for (int d = R - 1; d >= 0; d--)
+			if (shared[d] == pass)
+				order[n++] = d;
+	return n;
+}
+
 /* a pass's loop over this thread's vectors of the row */
 static void row_loop(struct gen *G, int64_t H, int T, int narrow, struct buf *b, const char *ind)
 {
@@ -642,17 +689,19 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	 * passes (not with the planted narrow accumulation, which reads alone) */
 	int narrow_any = 0;
 	for (uint32_t r = 0; r < G->n_red; r++)
-		narrow_any |= G->fused && p->narrow && p->narrow[G->red_op[r]];
+		narrow_any |= G->plants && p->narrow && p->narrow[G->red_op[r]];
 	int64_t per_thread = (int64_t)T * V;
 	G->cache = !narrow_any && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
-	put(b, "\t__shared__ float part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
+	put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
 	put(b, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / %d;\n", k->tactic.per, T);
 	put(b, "\tconst bool live = row < %lldLL;\n\trow = live ? row : 0;\n", (long long)rows);
-	for (int d = rowsh->rank - 2; d >= 0; d--)
-		put(b, "\tlong long i%d = row %% %lldLL; row /= %lldLL;\n", d, (long long)rowsh->shape[d], (long long)rowsh->shape[d]);
-	put(b, "\tfloat red[%u];\n", G->n_red ? G->n_red : 1);
+	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
+	for (int o = 0; o < n_order; o++)
+		put(b, "\tlong long i%d = row %% %lldLL; row /= %lldLL;\n", order[o], (long long)rowsh->shape[order[o]],
+		    (long long)rowsh->shape[order[o]]);
+	put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
 	for (uint32_t r = 0; r < G->n_red; r++) {
 		const struct op *op = &p->ops[G->red_op[r]];
 		const char *key = op->sem->key;
@@ -660,9 +709,9 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int mx = what == 1 || !strcmp(key, "amax"), mn = what == 0 && !strcmp(key, "amin");
 		/* planted dropped cast: the group's first thread sums the row alone, at
 		 * the narrow dtype, as a kernel that forgot to widen would */
-		int narrow_acc = G->fused && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
+		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
 		struct buf pass = {0}, e = {0};
-		put(&pass, "\t{\n\t\tfloat acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
+		put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
 		row_loop(G, H, T, narrow_acc, &pass, "\t\t");
 		row_idx(rowsh, "j0", x);
 		expr(G, op->src[0], x, &e);
@@ -671,25 +720,25 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		char step[96];
 		int prev = (int)r - 1;
 		if (mx || mn)
-			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmaxf" : "fminf");
+			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmax" : "fmin");
 		else if (what == 2 && G->cache) { /* kept for the output pass */
-			put(b, "\tfloat S%u[%d][%d];\n", r, G->cache, V);
-			snprintf(step, sizeof(step), "S%u[it][u] = expf(x - red[%d]);\n\t\t\t\tacc += S%u[it][u]", r, prev, r);
+			put(b, "\tfs_real S%u[%d][%d];\n", r, G->cache, V);
+			snprintf(step, sizeof(step), "S%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\tacc += S%u[it][u]", r, prev, r);
 			G->exp_slot[r] = G->red_op[r];
 		} else if (what == 2)
-			snprintf(step, sizeof(step), "acc += expf(x - red[%d])", prev);
+			snprintf(step, sizeof(step), "acc += fs_exp(x - red[%d])", prev);
 		else if (what == 4 && op->sem->kind == LAYERNORM)
 			snprintf(step, sizeof(step), "acc += (x - red[%d]) * (x - red[%d])", prev, prev);
 		else if (narrow_acc) /* planted: accumulates narrow */
-			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
+			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", fs_dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
 		else
 			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
-		put(&pass, "\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfloat x = %s;\n\t\t\t\t%s;\n\t\t\t}\n\t\t}\n",
+		put(&pass, "\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n\t\t\t}\n\t\t}\n",
 		    V, e.s ? e.s : "0.0f", step);
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
 		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
 		if (mean)
-			put(&pass, "\tred[%u] /= (float)%lldLL;\n", r, (long long)H);
+			put(&pass, "\tred[%u] /= (fs_real)%lldLL;\n", r, (long long)H);
 		put(b, "%s", pass.s);
 		free(pass.s);
 		free(e.s);
@@ -704,18 +753,19 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		expr(G, outs[o], x, &e);
 		offset(t, x, 1, &off);
 		if (one)
-			put(&after, "\t\tif (j0 == 0) st_%s(p%d, %s, %s);\n", dt_suffix(t->dtype), G->param[outs[o]], off.s,
-			    e.s ? e.s : "0.0f");
+			put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", G->ref ? "cmp" : "st", out_sfx(G, t),
+			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", G->ref ? ", err" : "");
 		else {
-			put(&pass, "\t\tfloat o%u[%d];\n", o, V);
+			put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
 			put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
-			put(&after, "\t\tstv_%s<%d>(p%d, %s, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[o]], off.s, o);
+			put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
+			    off.s, o, G->ref ? ", err" : "");
 		}
 		free(e.s);
 		free(off.s);
 	}
 	emit_sites(G, b, &pass, "\t\t");
-	put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n}\n", pass.s, V, lanes.s ? lanes.s : "",
+	put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
 	    G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
 	free(lanes.s);
@@ -752,9 +802,10 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			done[q] = 1;
 			struct buf e = {0};
 			expr(G, outs[q], x, &e);
-			put(b, "\t\tfloat o%u[%d];\n", q, V);
+			put(b, "\t\tfs_real o%u[%d];\n", q, V);
 			put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			put(&after, "\t\tstv_%s<%d>(p%d, e0, o%u);\n", dt_suffix(t->dtype), V, G->param[outs[q]], q);
+			put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
+			    G->ref ? ", err" : "");
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
@@ -764,14 +815,13 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		free(after.s);
 		G->lin = NULL;
 	}
-	put(b, "}\n");
 	free(done);
 	free(x);
 }
 
-static const struct fs_tactic fallback = {1, 256, 1};
+static const struct fs_tactic fallback = {1, 256, 1, 0};
 
-const struct fs_tactic fs_tactic_eager = {0, 0, 0};
+const struct fs_tactic fs_tactic_eager = {0, 0, 0, 0};
 
 /* eager's tactic for a kernel whose shapes are known */
 static struct fs_tactic eager_for(const struct fs_kernel *k)
@@ -788,10 +838,15 @@ static struct fs_tactic eager_for(const struct fs_kernel *k)
 	return t;
 }
 
-int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_tactic *tac, struct fs_kernel *k,
+int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
 	       char *why, size_t n)
 {
-	struct gen G = {.p = p, .fused = only < 0, .only = only, .emulate = emulate && only < 0};
+	struct gen G = {.p = p, .fused = only < 0, .only = only};
+	if (only < 0) {
+		G.emulate = mode == FS_GEN_EMULATE;
+		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 0;
+		G.plants = !G.ref;
+	}
 	uint32_t nv = p->n_in + p->n_ops;
 	G.buffered = fs_xcalloc(nv + 1, 1);
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
@@ -845,12 +900,11 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
-			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024))
+			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1))
 		fail(&G, "a tactic these shapes do not allow");
 	struct buf b = {0};
-	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
-		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
-			put(&b, "%s\n", fs_builtin_kernels[i].data);
+	template(&b, G.ref ? "double" : "float", tc->fast);
+	size_t body = b.n;
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct op *op = &p->ops[i];
@@ -860,7 +914,7 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 			dup |= p->ops[j].sem == op->sem;
 		if (dup || (kd != UN && kd != BIN && kd != TER && kd != CMP))
 			continue;
-		put(&b, "__device__ __forceinline__ float op_%s(float a, float b, float c) { return (float)(%s); }\n",
+		put(&b, "__device__ __forceinline__ fs_real op_%s(fs_real a, fs_real b, fs_real c) { return (fs_real)(%s); }\n",
 		    op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key, op->sem->expr);
 	}
 	k->block = k->row ? (int64_t)T * tc->per : T;
@@ -868,10 +922,11 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = shape_of(p, k->value[i]);
-		const char *ct = ctype(t->dtype);
-		put(&b, "%s%s%s *__restrict__ p%u", i ? ", " : "", k->write[i] ? "" : "const ", ct ? ct : "void", i);
+		const char *ct = G.ref == 2 && k->write[i] ? "double" : ctype(t->dtype);
+		put(&b, "%s%s%s *__restrict__ p%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", i);
 	}
-	put(&b, ")\n{\n");
+	k->check = G.ref != 0;
+	put(&b, "%s)\n{\n%s", G.ref ? ", fs_stats *__restrict__ st" : "", G.ref ? "\tfs_acc err = {};\n" : "");
 	if (G.failed)
 		;
 	else if (k->row) {
@@ -882,8 +937,10 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
 		k->grid = (groups + per_block - 1) / per_block;
 	}
+	put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
+	k->transcendental = b.s && (strstr(b.s + body, "fs_exp(") || strstr(b.s + body, "fs_tanh(") || strstr(b.s + body, "fs_gelu_tanh"));
 	if (G.failed) {
 		snprintf(why, n, "%s", G.why);
 		fs_kernel_release(k);
@@ -891,6 +948,21 @@ int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_
 	int rc = G.failed ? -1 : 0;
 	release_gen(&G);
 	return rc;
+}
+
+char *fs_codegen_fill(void)
+{
+	struct buf b = {0};
+	template(&b, "float", 0);
+	static const char *const dts[] = {"f64", "f32", "bf16", "f16", "i64", "i32", "u8"};
+	static const uint8_t dtv[] = {FS_DT_F64, FS_DT_F32, FS_DT_BF16, FS_DT_F16, FS_DT_I64, FS_DT_I32, FS_DT_U8};
+	for (size_t i = 0; i < sizeof(dts) / sizeof(*dts); i++)
+		put(&b,
+		    "extern \"C\" __global__ void fs_fill_%s(%s *__restrict__ p, long long n, unsigned long long stream, int kind)\n{\n"
+		    "\tfor (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
+		    "\t\tst_%s(p, i, fs_rand(stream, i, kind));\n}\n",
+		    dts[i], ctype(dtv[i]), dts[i]);
+	return b.s;
 }
 
 /* ---- tactics --------------------------------------------------------------------------- */
@@ -905,7 +977,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		if (!k->row) {
 			for (uint16_t t = 128; t <= 512; t *= 2)
 				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
-					out[n++] = (struct fs_tactic){vec, t, per};
+					out[n++] = (struct fs_tactic){vec, t, per, 0};
 			continue;
 		}
 		/* a row group of at least a warp, every thread at least one vector and
@@ -915,13 +987,18 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 				continue;
 			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
 				if (t * per >= 128 && t * per <= 1024)
-					out[n++] = (struct fs_tactic){vec, t, per};
+					out[n++] = (struct fs_tactic){vec, t, per, 0};
 		}
+	}
+	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
+	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_MAX_TACTICS; i++) {
+		out[n] = out[i];
+		out[n++].fast = 1;
 	}
 	return n;
 }
 
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
 {
-	snprintf(out, n, "v%u %s%u %s%u", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per);
+	snprintf(out, n, "v%u %s%u %s%u%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "");
 }

@@ -7,14 +7,15 @@
 
 #include "prog.h"
 
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 48 };
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96 };
 
 /* How a kernel maps work to threads. Row kernels (reductions): `threads`
  * per row, `per` rows per block; elementwise kernels: blocks of `threads`,
  * `per` vector groups per thread. Both: `vec` consecutive elements of the
- * last dim per access (16 bytes for 8 bf16). */
+ * last dim per access (16 bytes for 8 bf16); `fast`: exp and tanh from the
+ * approximate instructions (kernels/fused.cuh). */
 struct fs_tactic {
-	uint16_t vec, threads, per;
+	uint16_t vec, threads, per, fast;
 };
 
 struct fs_kernel {
@@ -28,23 +29,41 @@ struct fs_kernel {
 	struct fs_tactic tactic;
 	int64_t grid, block;
 	int64_t bytes;                /* buffers read and written: the kernel's minimum traffic */
+	uint8_t check;                /* a reference kernel: one more parameter, the fs_stats * it adds to */
+	uint8_t transcendental;       /* computes exp or tanh: fast-math tactics differ */
 };
+
+/* What fs_codegen generates: the kernel (fp32 inside), the kernel rounding
+ * every op's result to its dumped dtype as eager does (triage), or the
+ * float64 reference of the region (casts ignored, as the CPU reference),
+ * which does not store its outputs but compares them with a result under
+ * test and adds the errors to an fs_stats (kernels/fused.cuh); REF_F64
+ * reads that result as double (the CPU reference's values). The last three
+ * are fused kernels only. */
+enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64 };
 
 /* Values an unfused execution keeps in buffers: inputs and every op that
  * launches a kernel in eager PyTorch (views and dropout do not). */
 int fs_codegen_buffered(const struct prog *p, int32_t v);
 
 /* The fused kernel (only < 0) or the kernel of op `only`, under tactic t
- * (NULL: the fallback, valid for any shape; &fs_tactic_eager: eager's); `emulate`: the fused kernel
- * rounds every op's result to its dumped dtype, as eager does (triage).
+ * (NULL: the fallback, valid for any shape; &fs_tactic_eager: eager's).
  * 0, or -1 with the reason in why (a tactic the shapes do not allow
  * included). */
-int fs_codegen(const struct prog *p, int32_t only, int emulate, const struct fs_tactic *t, struct fs_kernel *k,
+int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *t, struct fs_kernel *k,
 	       char *why, size_t n);
 void fs_kernel_release(struct fs_kernel *k);
 
+/* A module drawing random inputs on the device (fuse/rand.h): one kernel
+ * fs_fill_<f64|f32|bf16|f16|i64|i32|u8>(p, n, stream, kind) per storage
+ * type. Owned by the caller. */
+char *fs_codegen_fill(void);
+/* "bf16", "f32", ...: the suffix of the template's functions for a dtype */
+const char *fs_dt_suffix(uint8_t dt);
+
 /* The tactics worth timing for a kernel generated with the fallback (k),
- * the fallback first. Returns how many. */
+ * the fallback first, then the vectorised ones, then (a kernel computing exp
+ * or tanh) the vectorised ones with fast math. Returns how many. */
 uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out);
 /* For unfused kernels: vectorised as eager's own kernels are (16-byte
  * accesses), or the fallback where the shapes do not allow it; fs_codegen

@@ -5,7 +5,7 @@
 
 #include "codegen.h"
 #include "cuda.h"
-#include "half.h"
+#include "rand.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,53 +17,14 @@
 
 enum { CU_ATTR_L2 = 38 };
 
-/* ---- host <-> device values ----------------------------------------------------------- */
-
-static size_t elem_size(uint8_t dt)
-{
-	return fs_dtype_size((enum fs_dtype)dt);
-}
-
-static void to_device_bytes(const struct ten *t, unsigned char *out)
-{
-	for (int64_t i = 0; i < t->n; i++) {
-		double v = t->d[i];
-		switch (t->dtype) {
-		case FS_DT_F64: memcpy(out + 8 * i, &v, 8); break;
-		case FS_DT_F32: { float f = (float)v; memcpy(out + 4 * i, &f, 4); break; }
-		case FS_DT_BF16: { uint16_t h = fs_bf16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
-		case FS_DT_F16: { uint16_t h = fs_f16_bits(v); memcpy(out + 2 * i, &h, 2); break; }
-		case FS_DT_I64: { int64_t x = (int64_t)v; memcpy(out + 8 * i, &x, 8); break; }
-		case FS_DT_I32: { int32_t x = (int32_t)v; memcpy(out + 4 * i, &x, 4); break; }
-		default: out[i] = v != 0; break;
-		}
-	}
-}
-
-/* Device bytes -> doubles; a poisoned element (all bits set) reads as NaN. */
-static void from_device_bytes(const unsigned char *in, struct ten *t)
-{
-	for (int64_t i = 0; i < t->n; i++) {
-		double v;
-		switch (t->dtype) {
-		case FS_DT_F64: memcpy(&v, in + 8 * i, 8); break;
-		case FS_DT_F32: { float f; memcpy(&f, in + 4 * i, 4); v = f; break; }
-		case FS_DT_BF16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = fs_bf16_value(h); break; }
-		case FS_DT_F16: { uint16_t h; memcpy(&h, in + 2 * i, 2); v = fs_f16_value(h); break; }
-		case FS_DT_I64: { int64_t x; memcpy(&x, in + 8 * i, 8); v = x == -1 ? NAN : (double)x; break; }
-		case FS_DT_I32: { int32_t x; memcpy(&x, in + 4 * i, 4); v = x == -1 ? NAN : (double)x; break; }
-		default: v = in[i] == 0xff ? NAN : in[i]; break;
-		}
-		t->d[i] = v;
-	}
-}
-
-/* ---- running ---------------------------------------------------------------------------- */
-
 struct launch {
 	struct fs_kernel k;
 	void *module, *fn;
 };
+
+/* where a kernel's region values live: the unfused run's buffers (inputs
+ * rotated), the fused kernel's outputs, or the CPU reference's outputs */
+enum where { UNFUSED_BUFS, FUSED_BUFS, CPU_REF_BUFS };
 
 struct run {
 	const struct prog *p;
@@ -71,8 +32,11 @@ struct run {
 	struct fs_cuda c;
 	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
 	uint32_t n;
+	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
+	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
+	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
 	uint32_t rotate;
 	struct fs_gpu_result *g;
 };
@@ -85,7 +49,7 @@ struct run {
 
 static size_t bytes_of(const struct ten *t)
 {
-	return (size_t)t->n * elem_size(t->dtype);
+	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
 }
 
 static const struct ten *val(const struct prog *p, int32_t v)
@@ -93,20 +57,21 @@ static const struct ten *val(const struct prog *p, int32_t v)
 	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
 }
 
-static int launch(struct run *R, const struct launch *L, uint32_t copy, int fused)
+static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
-	void *args[FS_KERNEL_MAX_PARAMS];
+	void *args[FS_KERNEL_MAX_PARAMS + 1];
 	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
-	for (uint32_t i = 0; i < L->k.n_params; i++) {
+	uint32_t i;
+	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
 		if (v < (int32_t)R->p->n_in)
 			ptr[i] = R->dev[(size_t)v * R->rotate + copy];
-		else if (fused)
-			ptr[i] = R->fused_out[v];
 		else
-			ptr[i] = R->dev[(size_t)v * R->rotate];
+			ptr[i] = w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
 		args[i] = &ptr[i];
 	}
+	if (L->k.check)
+		args[i] = &R->stats;
 	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, NULL, args, NULL));
 	return 0;
 }
@@ -114,8 +79,28 @@ static int launch(struct run *R, const struct launch *L, uint32_t copy, int fuse
 static int run_unfused(struct run *R, uint32_t copy)
 {
 	for (uint32_t i = 1; i < R->n; i++)
-		if (launch(R, &R->l[i], copy, 0))
+		if (launch(R, &R->l[i], copy, UNFUSED_BUFS))
 			return -1;
+	return 0;
+}
+
+/* The errors of the results in `w` against the float64 reference kernel. */
+static int measure(struct run *R, enum where w, struct fs_errors *e)
+{
+	uint64_t st[6]; /* struct fs_stats */
+	double se, sr;
+	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
+	if (launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
+		return -1;
+	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
+	memset(e, 0, sizeof(*e));
+	memcpy(&e->max_abs, &st[0], 8);
+	memcpy(&e->max_rel, &st[1], 8);
+	memcpy(&se, &st[2], 8);
+	memcpy(&sr, &st[3], 8);
+	e->nrmse = sr > 0 ? sqrt(se / sr) : sqrt(se);
+	e->unwritten = st[4];
+	e->nonfinite = st[5];
 	return 0;
 }
 
@@ -138,7 +123,7 @@ static int time_it(struct run *R, const struct launch *L, uint32_t reps, double 
 		uint32_t copy = r % R->rotate;
 		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(start, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc)
-			rc = L ? launch(R, L, copy, 1) : run_unfused(R, copy);
+			rc = L ? launch(R, L, copy, FUSED_BUFS) : run_unfused(R, copy);
 		if (!rc)
 			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(stop, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error)) ||
 			     fs_cuda_check(&R->c, R->c.cuEventSynchronize(stop), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
@@ -160,7 +145,6 @@ static int time_it(struct run *R, const struct launch *L, uint32_t reps, double 
 	R->c.cuEventDestroy(stop);
 	return rc ? -1 : 0;
 }
-
 /* device-to-device copy of 1 GiB: 2 GiB moved */
 static int copy_bandwidth(struct run *R, double *gbs)
 {
@@ -197,48 +181,19 @@ static int copy_bandwidth(struct run *R, double *gbs)
 	return rc ? -1 : 0;
 }
 
-static void free_outputs(const struct prog *p, struct ten *set)
-{
-	for (uint32_t v = 0; set && v < p->n_in + p->n_ops; v++)
-		free(set[v].d);
-	free(set);
-}
-
-/* the outputs in src (per value, `stride` copies each) read back into a new set */
-static int download(struct run *R, fs_devptr *src, size_t stride, struct ten **set)
-{
-	const struct prog *p = R->p;
-	struct ten *out = *set = fs_xcalloc(p->n_in + p->n_ops + 1, sizeof(struct ten));
-	for (uint32_t i = 0; i < p->n_ops; i++) {
-		if (!p->is_output[i])
-			continue;
-		int32_t v = (int32_t)(p->n_in + i);
-		struct ten *t = &out[v];
-		*t = p->ops[i].out;
-		t->d = fs_xmalloc((size_t)(t->n ? t->n : 1) * sizeof(double));
-		unsigned char *h = fs_xmalloc(bytes_of(t) + 1);
-		int rc = fs_cuda_check(&R->c, R->c.cuMemcpyDtoH(h, src[(size_t)v * stride], bytes_of(t)), "cuMemcpyDtoH",
-				       R->g->error, sizeof(R->g->error));
-		if (!rc)
-			from_device_bytes(h, t);
-		free(h);
-		if (rc)
-			return -1;
-	}
-	return 0;
-}
 
 /* Generates (and, with `compile`, compiles and loads) the fused kernel
  * (only < 0) under tactic t, or op `only`'s kernel. */
-static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, int emulate, int fmad, int load)
+static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
 {
 	const struct prog *p = R->p;
 	struct fs_gpu_result *g = R->g;
 	char why[256], *cubin = NULL;
 	size_t len;
 	memset(L, 0, sizeof(*L));
-	if (fs_codegen(p, only, emulate, t, &L->k, why, sizeof(why))) {
-		snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s", only < 0 ? "fused" : "unfused", only < 0 ? "" : " of %",
+	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
+		snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s",
+			 only >= 0 ? "unfused" : mode >= FS_GEN_REF ? "reference" : "fused", only < 0 ? "" : " of %",
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
 		return -1;
 	}
@@ -262,17 +217,18 @@ static void unload(struct run *R, struct launch *L)
 	L->module = L->fn = NULL;
 }
 
-/* The fused kernel L once, on copy 0 of the inputs, into poisoned outputs, read back. */
-static int run_once(struct run *R, const struct launch *L, struct ten **out)
+/* The fused kernel L once, on copy 0 of the inputs, into poisoned outputs,
+ * checked against the reference. */
+static int run_once(struct run *R, const struct launch *L, struct fs_errors *e)
 {
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 		if (R->fused_out[v])
 			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))));
-	if (launch(R, L, 0, 1))
+	if (launch(R, L, 0, FUSED_BUFS))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
-	return download(R, R->fused_out, 1, out);
+	return measure(R, FUSED_BUFS, e);
 }
 
 static void tactic_name(const struct run *R, const struct fs_tactic *t, char *out, size_t n)
@@ -304,7 +260,7 @@ static int tune(struct run *R)
 	uint32_t n;
 	cache_key(R, &key);
 	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
-		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per};
+		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per, hit.fast};
 		n = 1, g->cache_hit = 1;
 	} else {
 		if (o->cache && o->retune)
@@ -313,27 +269,28 @@ static int tune(struct run *R)
 	}
 	g->n_tactics = n;
 	g->kernels += n;
-	for (uint32_t i = 0; i < n; i++) {
+	struct launch *L = fs_xcalloc(n, sizeof(*L)); /* kept loaded until one is chosen */
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
 		struct fs_tactic_run *tr = &g->tactics[i];
-		struct launch L;
-		struct ten *out = NULL;
+		struct fs_errors e;
 		tr->t = list[i];
-		if (prepare(R, &L, -1, &list[i], 0, 1, 1)) {
+		if (prepare(R, &L[i], -1, &list[i], FS_GEN_KERNEL, 1, 1)) {
 			snprintf(tr->failed, sizeof(tr->failed), "%.190s", g->error);
 			g->error[0] = '\0', g->n_failed++;
-			unload(R, &L);
+			unload(R, &L[i]);
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		if (run_once(R, &L, &out) || time_it(R, &L, o->reps, &tr->ms, &tr->spread)) {
-			free_outputs(R->p, out);
-			unload(R, &L);
-			return -1;
-		}
-		if (o->check && o->check(o->ctx, g->unfused, out, tr->failed, sizeof(tr->failed)))
+		rc = run_once(R, &L[i], &e) || time_it(R, &L[i], o->reps, &tr->ms, &tr->spread);
+		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->failed, sizeof(tr->failed)))
 			g->n_failed++;
-		free_outputs(R->p, out);
-		unload(R, &L);
+	}
+	if (rc) {
+		for (uint32_t i = 0; i < n; i++)
+			unload(R, &L[i]);
+		free(L);
+		return -1;
 	}
 	/* the fastest eligible; within 2% of it, the earliest in the list */
 	int32_t best = -1;
@@ -353,7 +310,7 @@ static int tune(struct run *R)
 			g->runner_up = (int32_t)i;
 	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
-		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per,
+		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per, .fast = w->t.fast,
 					  .ms = w->ms, .spread = w->spread, .timed = n, .failed = g->n_failed};
 		tactic_name(R, &w->t, e.name, sizeof(e.name));
 		if (g->runner_up >= 0) {
@@ -362,8 +319,74 @@ static int tune(struct run *R)
 		}
 		fs_tune_record(o->cache, &e);
 	}
-	unload(R, &R->l[0]);
-	return prepare(R, &R->l[0], -1, &w->t, 0, 1, 1);
+	if (L[g->chosen].fn) { /* else none compiled: the fallback of fs_gpu_run stays */
+		unload(R, &R->l[0]);
+		R->l[0] = L[g->chosen];
+		memset(&L[g->chosen], 0, sizeof(*L));
+	}
+	for (uint32_t i = 0; i < n; i++)
+		unload(R, &L[i]);
+	free(L);
+	return 0;
+}
+
+/* The inputs, drawn on the device: copy 0 of each, then the other copies
+ * copied from it. */
+static int draw_inputs(struct run *R)
+{
+	const struct prog *p = R->p;
+	struct launch F = {0};
+	char *src = fs_codegen_fill(), *cubin = NULL;
+	size_t len;
+	int rc = fs_cuda_compile(&R->c, src, R->g->arch, 1, &cubin, &len, R->g->error, sizeof(R->g->error)) ||
+		 fs_cuda_check(&R->c, R->c.cuModuleLoadData(&F.module, cubin), "cuModuleLoadData", R->g->error, sizeof(R->g->error));
+	free(src);
+	free(cubin);
+	for (uint32_t v = 0; v < p->n_in && !rc; v++) {
+		const struct ten *t = &p->in[v];
+		char name[32];
+		snprintf(name, sizeof(name), "fs_fill_%s", fs_dt_suffix(t->dtype));
+		fs_devptr ptr = R->dev[(size_t)v * R->rotate];
+		long long n = t->n;
+		unsigned long long stream = fs_rand_stream(R->o->seed, v);
+		int kind = t->dtype == FS_DT_BOOL ? FS_RAND_BOOL
+			 : t->dtype == FS_DT_F64 || t->dtype == FS_DT_F32 || t->dtype == FS_DT_BF16 || t->dtype == FS_DT_F16 ? FS_RAND_FLOAT
+																: FS_RAND_INT;
+		void *args[] = {&ptr, &n, &stream, &kind};
+		int64_t grid = (t->n + 255) / 256;
+		grid = grid < 1 ? 1 : grid > 65536 ? 65536 : grid;
+		rc = fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&F.fn, F.module, name), "cuModuleGetFunction", R->g->error,
+				   sizeof(R->g->error)) ||
+		     fs_cuda_check(&R->c, R->c.cuLaunchKernel(F.fn, (unsigned)grid, 1, 1, 256, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel",
+				   R->g->error, sizeof(R->g->error));
+		for (uint32_t c = 1; c < R->rotate && !rc; c++)
+			rc = fs_cuda_check(&R->c, R->c.cuMemcpyDtoD(R->dev[(size_t)v * R->rotate + c], ptr, bytes_of(t)), "cuMemcpyDtoD",
+					   R->g->error, sizeof(R->g->error));
+	}
+	if (!rc)
+		rc = fs_cuda_check(&R->c, R->c.cuCtxSynchronize(), "cuCtxSynchronize", R->g->error, sizeof(R->g->error));
+	if (F.module)
+		R->c.cuModuleUnload(F.module);
+	return rc ? -1 : 0;
+}
+
+/* The device reference against the CPU's, where the CPU computed one. */
+static int check_reference(struct run *R)
+{
+	const struct prog *p = R->p;
+	uint32_t nv = p->n_in + p->n_ops;
+	R->cpu_ref = fs_xcalloc(nv + 1, sizeof(fs_devptr));
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		const struct ten *t = &R->o->cpu_ref[p->n_in + i];
+		if (!p->is_output[i])
+			continue;
+		CK(R->c.cuMemAlloc(&R->cpu_ref[p->n_in + i], (size_t)(t->n ? t->n : 1) * sizeof(double)));
+		CK(R->c.cuMemcpyHtoD(R->cpu_ref[p->n_in + i], t->d, (size_t)t->n * sizeof(double)));
+	}
+	if (measure(R, CPU_REF_BUFS, &R->g->ref_vs_cpu))
+		return -1;
+	R->g->ref_checked = 1;
+	return 0;
 }
 
 static int execute(struct run *R)
@@ -373,6 +396,9 @@ static int execute(struct run *R)
 	uint32_t nv = p->n_in + p->n_ops;
 	size_t in_bytes = 0;
 	int l2 = 0;
+	/* the copy bandwidth first, while the memory is free */
+	if (copy_bandwidth(R, &g->copy_gbs))
+		return -1;
 	CK(R->c.cuDeviceGetAttribute(&l2, CU_ATTR_L2, R->c.device));
 	for (uint32_t i = 0; i < p->n_in; i++)
 		in_bytes += bytes_of(&p->in[i]);
@@ -382,17 +408,13 @@ static int execute(struct run *R)
 	g->rotate = R->rotate;
 	R->dev = fs_xcalloc((size_t)nv * R->rotate + 1, sizeof(fs_devptr));
 	R->fused_out = fs_xcalloc(nv + 1, sizeof(fs_devptr));
+	CK(R->c.cuMemAlloc(&R->stats, 64));
 	for (uint32_t v = 0; v < nv; v++) {
 		const struct ten *t = val(p, (int32_t)v);
 		size_t nb = bytes_of(t) ? bytes_of(t) : 1;
 		if (v < p->n_in) {
-			unsigned char *h = fs_xmalloc(nb);
-			to_device_bytes(t, h);
-			for (uint32_t c = 0; c < R->rotate; c++) {
+			for (uint32_t c = 0; c < R->rotate; c++)
 				CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], nb));
-				CK(R->c.cuMemcpyHtoD(R->dev[(size_t)v * R->rotate + c], h, bytes_of(t)));
-			}
-			free(h);
 			continue;
 		}
 		if (fs_codegen_buffered(p, (int32_t)v)) {
@@ -402,14 +424,15 @@ static int execute(struct run *R)
 		if (p->is_output[v - p->n_in])
 			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
 	}
-	if (run_unfused(R, 0))
+	if (draw_inputs(R) || run_unfused(R, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
-	if (download(R, R->dev, R->rotate, &g->unfused) || tune(R) || run_once(R, &R->l[0], &g->fused))
+	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) || tune(R) ||
+	    run_once(R, &R->l[0], &g->fused))
 		return -1;
 	g->reps = R->o->reps;
 	g->fused_ms = g->tactics[g->chosen].ms;
-	if (time_it(R, NULL, R->o->reps, &g->unfused_ms, NULL) || copy_bandwidth(R, &g->copy_gbs))
+	if (time_it(R, NULL, R->o->reps, &g->unfused_ms, NULL))
 		return -1;
 	g->fused_bytes = R->l[0].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
@@ -419,12 +442,12 @@ static int execute(struct run *R)
 	return 0;
 }
 
-/* The chosen fused kernel again, compiled with FMA contraction off (emulate
- * 0) or rounding every op like eager (emulate 1), run once, read back. */
-static int triage_run(struct run *R, int emulate, struct ten **out)
+/* The chosen fused kernel again, compiled with FMA contraction off (mode
+ * KERNEL, fmad 0) or rounding every op like eager (EMULATE), run once, checked. */
+static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 {
 	struct launch L;
-	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, emulate, emulate, 1) || run_once(R, &L, out);
+	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || run_once(R, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
 }
@@ -492,6 +515,7 @@ static void emit(struct run *R)
 	cJSON_AddNumberToObject(t, "vec", k->tactic.vec);
 	cJSON_AddNumberToObject(t, "threads", k->tactic.threads);
 	cJSON_AddNumberToObject(t, k->row ? "rows_per_block" : "groups_per_thread", k->tactic.per);
+	cJSON_AddBoolToObject(t, "fast_math", k->tactic.fast);
 	cJSON *l = cJSON_AddObjectToObject(j, "launch");
 	cJSON *grid = cJSON_AddArrayToObject(l, "grid"), *block = cJSON_AddArrayToObject(l, "block");
 	int64_t gb[2][3] = {{k->grid, 1, 1}, {k->block, 1, 1}};
@@ -559,7 +583,12 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		struct launch *L = &R.l[R.n++];
 		g->kernels++;
 		g->unfused_kernels += i >= 0;
-		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, 0, 1, exec);
+		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
+	}
+	/* the float64 reference, and the same reading the CPU reference's values */
+	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc; k++) {
+		g->kernels++, g->ref_kernels++;
+		rc = prepare(&R, k ? &R.ref64 : &R.ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
 	}
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile && !exec) { /* every tactic compiles (what a GPU would time) */
@@ -568,7 +597,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		for (uint32_t i = 1; i < n && !rc; i++) {
 			struct launch L;
 			g->kernels++;
-			rc = prepare(&R, &L, -1, &list[i], 0, 1, 0);
+			rc = prepare(&R, &L, -1, &list[i], FS_GEN_KERNEL, 1, 0);
 			unload(&R, &L);
 		}
 	}
@@ -582,8 +611,10 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
 	else if (!rc)
 		rc = execute(&R);
-	if (!rc && g->ran && o->triage) /* FMA contraction off, then eager rounding */
-		rc = triage_run(&R, 0, &g->no_fma) || triage_run(&R, 1, &g->emulated) ? -1 : 0;
+	if (!rc && g->ran && o->triage) { /* FMA contraction off, then eager rounding */
+		rc = triage_run(&R, FS_GEN_KERNEL, &g->no_fma) || triage_run(&R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
+		g->triaged = !rc;
+	}
 	if (!rc && o->emit_dir && local.compile)
 		emit(&R);
 	else if (!rc && o->emit_dir) {
@@ -594,28 +625,31 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
 				R.c.cuMemFree(R.dev[v]);
-		for (uint32_t v = 0; R.fused_out && v < p->n_in + p->n_ops; v++)
-			if (R.fused_out[v])
+		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
+			if (R.fused_out && R.fused_out[v])
 				R.c.cuMemFree(R.fused_out[v]);
+			if (R.cpu_ref && R.cpu_ref[v])
+				R.c.cuMemFree(R.cpu_ref[v]);
+		}
+		if (R.stats)
+			R.c.cuMemFree(R.stats);
 	}
 	if (R.n) /* the fused kernel's source goes to the report */
 		g->fused_source = R.l[0].k.source, R.l[0].k.source = NULL;
 	for (uint32_t i = 0; i < R.n; i++)
 		unload(&R, &R.l[i]);
+	unload(&R, &R.ref);
+	unload(&R, &R.ref64);
 	free(R.dev);
 	free(R.fused_out);
+	free(R.cpu_ref);
 	free(R.l);
 	fs_cuda_close(&R.c);
 	return rc;
 }
 
-void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g)
+void fs_gpu_release(struct fs_gpu_result *g)
 {
-	struct ten **sets[4] = {&g->unfused, &g->fused, &g->no_fma, &g->emulated};
-	for (int k = 0; k < 4; k++) {
-		free_outputs(p, *sets[k]);
-		*sets[k] = NULL;
-	}
 	free(g->fused_source);
 	g->fused_source = NULL;
 }

@@ -2,7 +2,11 @@
  * gpu.h (private to fuse/): the generated kernels of a program, compiled with
  * NVRTC and, where a GPU is present, run: the unfused kernels one per op
  * (intermediates in their dumped dtypes), then the fused kernel, on the same
- * inputs; outputs poisoned first and read back; then both timed.
+ * inputs (drawn on the device, fuse/rand.h); outputs poisoned first, then
+ * checked on the device by the region's float64 reference kernel (which
+ * never materialises the reference: any size the GPU holds can be checked);
+ * then both timed. Where the CPU computed its float64 reference too, the
+ * GPU's is checked against it.
  *
  * The fused kernel is tuned: every tactic (codegen.h) is compiled, run into
  * poisoned outputs, checked, and timed; the fastest that passes wins, ties
@@ -13,6 +17,7 @@
 #define FUSESCAN_GPU_H
 
 #include "codegen.h"
+#include "fusescan/numerics.h"
 #include "fusescan/tune.h"
 #include "prog.h"
 
@@ -22,9 +27,11 @@ struct fs_gpu_opts {
 	struct fs_tune_cache *cache;  /* NULL: tune every run */
 	int retune;                   /* profile even on a cache hit (fusescan tune) */
 	const char *kernel_key, *bucket; /* the cache key's kernel hash and shape bucket */
-	/* judges one tactic's outputs against the unfused ones: 0 pass, else why */
-	int (*check)(void *ctx, const struct ten *unfused, const struct ten *fused, char *why, size_t n);
+	/* judges one tactic's errors against the unfused ones: 0 pass, else why */
+	int (*check)(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);
 	void *ctx;
+	uint64_t seed;                /* the random inputs (fuse/rand.h), as the CPU draws them */
+	const struct ten *cpu_ref;    /* per value: the CPU's float64 reference outputs, or NULL */
 	const char *emit_dir;         /* write the chosen kernel for ahead-of-time use, or NULL */
 };
 
@@ -36,13 +43,16 @@ struct fs_tactic_run {
 
 struct fs_gpu_result {
 	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */
-	uint32_t unfused_kernels;
+	uint32_t unfused_kernels, ref_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char error[1024];             /* the first generation / compile / CUDA error */
 	int ran;                      /* executed on the GPU */
 	char skipped[256];            /* why not, when not */
-	struct ten *unfused, *fused;  /* per value (n_in + n_ops); only outputs hold data */
-	struct ten *no_fma, *emulated; /* triage runs of the fused kernel, or NULL */
+	struct fs_errors unfused, fused; /* against the float64 reference, on the device */
+	int triaged;
+	struct fs_errors no_fma, emulated; /* triage runs of the chosen fused kernel */
+	int ref_checked;              /* the device reference was checked against cpu_ref: */
+	struct fs_errors ref_vs_cpu;
 	double fused_ms, unfused_ms;  /* medians */
 	int64_t fused_bytes, unfused_bytes;
 	double copy_gbs;              /* device-to-device copy bandwidth, measured */
@@ -65,6 +75,6 @@ struct fs_gpu_result {
  * FMA contraction off, and one that rounds every op like eager.
  * 0, or -1 with the reason in g->error. */
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g);
-void fs_gpu_release(const struct prog *p, struct fs_gpu_result *g);
+void fs_gpu_release(struct fs_gpu_result *g);
 
 #endif

@@ -1,7 +1,6 @@
 /*
  * half.h (private to fuse/): bf16 and fp16 bit patterns, rounding to nearest
- * even, shared by the CPU executions (round to the grid) and the GPU runs
- * (host <-> device buffers).
+ * even, for the CPU executions (round to the grid).
  */
 #ifndef FUSESCAN_HALF_H
 #define FUSESCAN_HALF_H

@@ -11,6 +11,7 @@
 #include "gpu.h"
 #include "half.h"
 #include "prog.h"
+#include "rand.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 
 #define FS_SQRT1_2 0.70710678118654752440
+#define fs_exp exp
+#define fs_tanh tanh
 #define FS_SEM(id, key, kind, nt, expr)                     \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
@@ -113,7 +116,7 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 		if (fs_dim_eval(&p->s->types, &p->s->types.dims[sh->dims + i], p->bind, p->n_bind, &out->shape[i]) ||
 		    out->shape[i] < 0)
 			return -1;
-	out->n = numel(out->shape, out->rank, p->max_elems);
+	out->n = numel(out->shape, out->rank, (int64_t)1 << 40); /* beyond any GPU's memory */
 	return out->n < 0 ? -1 : 0;
 }
 
@@ -675,24 +678,13 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 
 /* ---- inputs, errors, verdict ---------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *x)
+/* Input `index` as the GPU draws it (rand.h). */
+static void fill_random(struct ten *t, uint64_t seed, uint32_t index)
 {
-	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
-	return *x;
-}
-
-/* Uniform in [-2, 2] away from zero; bool 0 / 1; integers 1..7. */
-static void fill_random(struct ten *t, uint64_t *rng)
-{
-	for (int64_t i = 0; i < t->n; i++) {
-		double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0; /* [0, 1) */
-		double v = t->dtype == FS_DT_BOOL ? (double)(u < 0.5)
-			 : !is_float(t->dtype) ? (double)(1 + (int)(u * 7))
-			 : (u - 0.5) * 4.0;
-		if (is_float(t->dtype) && fabs(v) < 0.05)
-			v += v < 0 ? -0.05 : 0.05;
-		t->d[i] = round_to(v, t->dtype);
-	}
+	uint64_t stream = fs_rand_stream(seed, index);
+	enum fs_rand_kind kind = t->dtype == FS_DT_BOOL ? FS_RAND_BOOL : is_float(t->dtype) ? FS_RAND_FLOAT : FS_RAND_INT;
+	for (int64_t i = 0; i < t->n; i++)
+		t->d[i] = round_to(fs_rand(stream, i, kind), t->dtype);
 }
 
 static void errors_of(const struct prog *p, const struct ten *got, const struct ten *ref, struct fs_errors *e)
@@ -796,23 +788,14 @@ static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 _Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_numerics_tactic) == FS_MAX_TACTICS,
 	       "one tactic table size");
 
-struct check_ctx {
-	const struct prog *p;
-	const struct ten *ref;
-	const struct fs_numerics *r;
-};
-
-static int check_tactic(void *ctx, const struct ten *unfused, const struct ten *fused, char *why, size_t n)
+static int check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
 {
-	const struct check_ctx *c = ctx;
-	struct fs_errors u, f;
-	errors_of(c->p, unfused, c->ref, &u);
-	errors_of(c->p, fused, c->ref, &f);
-	double bound = c->r->k * u.max_abs + c->r->tol;
-	if (f.nonfinite || f.unwritten)
-		snprintf(why, n, "%llu NaN / Inf or unwritten elements", (unsigned long long)(f.nonfinite + f.unwritten));
-	else if (f.max_abs > bound)
-		snprintf(why, n, "max abs error %.3g > %.3g", f.max_abs, bound);
+	const struct fs_numerics *r = ctx;
+	double bound = r->k * u->max_abs + r->tol;
+	if (f->nonfinite || f->unwritten)
+		snprintf(why, n, "%llu NaN / Inf or unwritten elements", (unsigned long long)(f->nonfinite + f->unwritten));
+	else if (f->max_abs > bound)
+		snprintf(why, n, "max abs error %.3g > %.3g", f->max_abs, bound);
 	else
 		return 0;
 	return -1;
@@ -821,17 +804,16 @@ static int check_tactic(void *ctx, const struct ten *unfused, const struct ten *
 /* The generated kernels: compiled always, run (and the fused one tuned) on
  * the GPU when asked and there is one; the verdict then rests on the GPU
  * results of the chosen tactic. */
-static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const struct ten *ref, const char *key,
+static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t seed, const struct ten *ref, const char *key,
 		struct fs_numerics *r)
 {
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
-	struct check_ctx ctx = {p, ref, r};
 	struct fs_gpu_opts go = {.execute = o->gpu, .compile = !o->generate_only, .triage = o->triage,
 				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
-				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = check_tactic, .ctx = &ctx,
-				 .emit_dir = o->emit_dir};
+				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = check_tactic, .ctx = r,
+				 .seed = seed, .cpu_ref = ref, .emit_dir = o->emit_dir};
 	fs_gpu_run(p, &go, g);
-	r->kernels = g->kernels, r->compiled = g->compiled;
+	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels;
 	snprintf(r->arch, sizeof(r->arch), "%s", g->arch);
 	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g->nvrtc);
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
@@ -850,17 +832,16 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const st
 	}
 	if (g->ran) {
 		r->gpu_ran = 1;
-		errors_of(p, g->unfused, ref, &r->gpu_unfused);
-		errors_of(p, g->fused, ref, &r->gpu_fused);
+		r->gpu_unfused = g->unfused, r->gpu_fused = g->fused;
+		r->ref_checked = g->ref_checked, r->ref_vs_cpu = g->ref_vs_cpu;
 		r->fused_ms = g->fused_ms, r->unfused_ms = g->unfused_ms, r->copy_gbs = g->copy_gbs;
 		r->fused_bytes = g->fused_bytes, r->unfused_bytes = g->unfused_bytes;
 		r->reps = g->reps, r->rotate = g->rotate, r->unfused_launches = g->unfused_launches;
 		verdict(r, &r->gpu_unfused, &r->gpu_fused);
-		if (g->no_fma && g->emulated) {
+		if (g->triaged) {
 			/* on the generated kernel itself: a failure that vanishes with FMA
 			 * contraction off or with eager rounding is rounding, else a bug */
-			errors_of(p, g->no_fma, ref, &r->gpu_no_fma);
-			errors_of(p, g->emulated, ref, &r->gpu_emulated);
+			r->gpu_no_fma = g->no_fma, r->gpu_emulated = g->emulated;
 			double bound = r->k * r->gpu_unfused.max_abs + r->tol;
 			int passes = (!r->gpu_no_fma.nonfinite && r->gpu_no_fma.max_abs <= bound) ||
 				     (!r->gpu_emulated.nonfinite && r->gpu_emulated.max_abs <= bound);
@@ -869,7 +850,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, const st
 			r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE : passes ? FS_TRIAGE_ROUNDING : FS_TRIAGE_BUG;
 		}
 	}
-	fs_gpu_release(p, g);
+	fs_gpu_release(g);
 	free(g);
 }
 
@@ -917,14 +898,8 @@ static int build(struct prog *p, const struct fs_scan *s, const struct fs_graph 
 			}
 		}
 	}
-	int64_t budget = p->max_elems;
-	for (uint32_t i = 0; i < p->n_in; i++)
-		budget -= p->in[i].n;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
-		if (!err && (budget -= p->ops[p->n_ops].out.n) < 0)
-			err = fail_at(p, nodes[i], "the region is too large for the CPU check at these sizes (lower --tokens)",
-				      why, sizeof(why));
 		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);
 		if (bad)
 			err = fail_at(p, nodes[i], bad, why, sizeof(why));
@@ -953,7 +928,7 @@ static void tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, 
 	while (b < tokens)
 		b *= 2;
 	snprintf(bucket, bn, "tokens<=%lld", (long long)b);
-	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh, .max_elems = INT64_MAX};
+	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
 	struct fs_diags d;
 	struct fs_kernel k;
 	char why[256];
@@ -971,46 +946,16 @@ static void tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, 
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
 {
-	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh, .max_elems = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25};
+	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh};
 	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
 	memset(r, 0, sizeof(*r));
 	if (build(&p, s, g, nodes, n, o->tokens, d)) {
 		release(&p, vals);
 		return -1;
 	}
-	uint64_t rng = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
-	for (uint32_t i = 0; i < p.n_in; i++) {
-		p.in[i].d = fs_xmalloc((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
-		fill_random(&p.in[i], &rng);
-	}
-	uint8_t *narrow = fs_xcalloc(p.n_ops + 1, 1);
-	int32_t dropped;
-	plan_plants(&p, o, narrow, &dropped);
-	p.narrow = narrow;
-	p.plant_eps = o->plant_eps;
-	if (dropped >= 0)
-		snprintf(r->planted, sizeof(r->planted), "dropped cast %%%s (and what follows computed narrow)",
-			 fs_scan_str(s, g->nodes[p.ops[dropped].node].name));
-	else if (o->plant_drop_cast)
-		snprintf(r->planted, sizeof(r->planted), "dropped cast: the region has no widening cast");
-	if (o->plant_eps > 0)
-		snprintf(r->planted, sizeof(r->planted), "eps replaced by %g", o->plant_eps);
-	int rc = 0;
-	for (int m = 0; m < 4 && !rc; m++) {
-		if (m == EMULATED && !o->triage)
-			break;
-		vals[m] = fs_xcalloc(p.n_in + p.n_ops + 1, sizeof(struct ten));
-		memcpy(vals[m], p.in, p.n_in * sizeof(struct ten));
-		rc = run_mode(&p, (enum mode)m, o, narrow, vals[m]);
-	}
-	if (rc) {
-		free(narrow);
-		fs_diag_add(d, FS_ERROR, path_of(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
-		release(&p, vals);
-		return -1;
-	}
-	errors_of(&p, vals[UNFUSED], vals[REF], &r->unfused);
-	errors_of(&p, vals[FUSED], vals[REF], &r->fused);
+	int64_t elems = 0, budget = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25;
+	for (uint32_t v = 0; v < p.n_in + p.n_ops; v++)
+		elems += v < p.n_in ? p.in[v].n : p.ops[v - p.n_in].out.n;
 	r->out_dtype = FS_DT_F64;
 	for (uint32_t i = 0; i < p.n_ops; i++)
 		if (p.is_output[i]) {
@@ -1023,8 +968,49 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	r->n_inputs = p.n_in;
 	r->k = r->out_dtype == FS_DT_BF16 || r->out_dtype == FS_DT_F16 ? 3.0 : 2.0;
 	r->tol = 1e-5;
-	verdict(r, &r->unfused, &r->fused);
-	if (o->triage) {
+	uint64_t seed = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
+	uint8_t *narrow = fs_xcalloc(p.n_ops + 1, 1);
+	int32_t dropped;
+	plan_plants(&p, o, narrow, &dropped);
+	p.narrow = narrow;
+	p.plant_eps = o->plant_eps;
+	if (dropped >= 0)
+		snprintf(r->planted, sizeof(r->planted), "dropped cast %%%s (and what follows computed narrow)",
+			 fs_scan_str(s, g->nodes[p.ops[dropped].node].name));
+	else if (o->plant_drop_cast)
+		snprintf(r->planted, sizeof(r->planted), "dropped cast: the region has no widening cast");
+	if (o->plant_eps > 0)
+		snprintf(r->planted, sizeof(r->planted), "eps replaced by %g", o->plant_eps);
+	/* the CPU executions, where the values fit the budget; else the GPU alone */
+	r->cpu_ran = elems <= budget;
+	if (!r->cpu_ran)
+		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
+			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld", (long long)elems,
+			 (long long)budget);
+	for (uint32_t i = 0; r->cpu_ran && i < p.n_in; i++) {
+		p.in[i].d = fs_xmalloc((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
+		fill_random(&p.in[i], seed, i);
+	}
+	int rc = 0;
+	for (int m = 0; r->cpu_ran && m < 4 && !rc; m++) {
+		if (m == EMULATED && !o->triage)
+			break;
+		vals[m] = fs_xcalloc(p.n_in + p.n_ops + 1, sizeof(struct ten));
+		memcpy(vals[m], p.in, p.n_in * sizeof(struct ten));
+		rc = run_mode(&p, (enum mode)m, o, narrow, vals[m]);
+	}
+	if (rc) {
+		free(narrow);
+		fs_diag_add(d, FS_ERROR, path_of(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
+		release(&p, vals);
+		return -1;
+	}
+	if (r->cpu_ran) {
+		errors_of(&p, vals[UNFUSED], vals[REF], &r->unfused);
+		errors_of(&p, vals[FUSED], vals[REF], &r->fused);
+		verdict(r, &r->unfused, &r->fused);
+	}
+	if (r->cpu_ran && o->triage) {
 		errors_of(&p, vals[EMULATED], vals[REF], &r->emulated);
 		/* the failure vanishes once every op rounds like eager: rounding; else a bug */
 		r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE
@@ -1034,9 +1020,16 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	describe(&p, r);
 	char key[20];
 	tuning_key(&p, nodes, n, o->tokens, key, sizeof(key), r->bucket, sizeof(r->bucket));
-	gpu(&p, o, vals[REF], key, r);
+	gpu(&p, o, seed, vals[REF], key, r);
 	free(narrow);
 	release(&p, vals);
+	if (!r->cpu_ran && !r->gpu_ran) {
+		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
+			    "numerics: %s, and the GPU did not run (%s): lower --tokens", r->cpu_skipped,
+			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error);
+		fs_numerics_release(r);
+		return -1;
+	}
 	return 0;
 }
 
@@ -1051,26 +1044,30 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "numerics (CPU, float64 reference; %s):\n  %s\n", r->binding, r->shapes);
 	if (r->planted[0])
 		fprintf(out, "  planted bug (debug): %s\n", r->planted);
+	if (!r->cpu_ran)
+		fprintf(out, "  CPU executions skipped: %s\n", r->cpu_skipped);
 	const struct {
 		const char *name;
 		const struct fs_errors *e;
 	} rows[] = {{"unfused (eager rounding)", &r->unfused}, {"fused (fp32 inside)", &r->fused},
 		    {"fused, per-op rounding", &r->emulated}};
-	fprintf(out, "  %-26s %11s %11s %11s %9s\n", "execution", "max abs", "max rel", "nrmse", "non-fin.");
-	for (int i = 0; i < (r->triage != FS_TRIAGE_NONE || r->emulated.max_abs > 0 ? 3 : 2); i++)
+	if (r->cpu_ran)
+		fprintf(out, "  %-26s %11s %11s %11s %9s\n", "execution", "max abs", "max rel", "nrmse", "non-fin.");
+	for (int i = 0; r->cpu_ran && i < (r->triage != FS_TRIAGE_NONE || r->emulated.max_abs > 0 ? 3 : 2); i++)
 		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", rows[i].name, rows[i].e->max_abs, rows[i].e->max_rel,
 			rows[i].e->nrmse, (unsigned long long)rows[i].e->nonfinite);
-	fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
-		fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
+	if (r->cpu_ran)
+		fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
+			fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
 	enum fs_triage cpu = r->gpu_triaged ? r->cpu_triage : r->triage;
 	if (cpu != FS_TRIAGE_NONE)
 		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
 			cpu == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
 						  : "the difference stays when every op rounds like eager");
-	fprintf(out, "  kernels: %u generated (fused under %u tactic%s, %u unfused), %u compiled for %s with %s%s%s\n",
-		r->kernels, r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels, r->kernels - r->unfused_kernels == 1 ? "" : "s",
-		r->unfused_kernels, r->compiled, r->arch, r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "",
-		r->kernel_error);
+	uint32_t fused = r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels - r->ref_kernels;
+	fprintf(out, "  kernels: %u generated (fused under %u tactic%s, %u unfused, %u float64 reference), %u compiled for %s with %s%s%s\n",
+		r->kernels, fused, fused == 1 ? "" : "s", r->unfused_kernels, r->ref_kernels, r->compiled, r->arch,
+		r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "", r->kernel_error);
 	if (r->emitted[0])
 		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
 	if (!r->gpu_ran) {
@@ -1089,7 +1086,13 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			if (r->tactics[i].failed[0])
 				fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
 	}
-	fprintf(out, "  GPU %s, float64 reference on the CPU:\n", r->device);
+	fprintf(out, "  GPU %s, float64 reference on the GPU", r->device);
+	if (r->ref_checked)
+		fprintf(out, " (against the CPU's: max abs %.2e, max rel %.2e, %llu non-finite)", r->ref_vs_cpu.max_abs,
+			r->ref_vs_cpu.max_rel, (unsigned long long)(r->ref_vs_cpu.nonfinite + r->ref_vs_cpu.unwritten));
+	else
+		fprintf(out, " (no CPU reference at these sizes)");
+	fprintf(out, ":\n");
 	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "unfused kernels", r->gpu_unfused.max_abs, r->gpu_unfused.max_rel,
 		r->gpu_unfused.nrmse, (unsigned long long)(r->gpu_unfused.nonfinite + r->gpu_unfused.unwritten));
 	fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused kernel", r->gpu_fused.max_abs, r->gpu_fused.max_rel,
@@ -1133,8 +1136,12 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddNumberToObject(o, "ops", r->n_ops);
 	cJSON_AddNumberToObject(o, "inputs", r->n_inputs);
 	cJSON_AddNumberToObject(o, "outputs", r->n_outputs);
-	cJSON_AddItemToObject(o, "unfused", errors_json(&r->unfused));
-	cJSON_AddItemToObject(o, "fused", errors_json(&r->fused));
+	cJSON_AddBoolToObject(o, "cpu_ran", r->cpu_ran);
+	if (r->cpu_ran) {
+		cJSON_AddItemToObject(o, "unfused", errors_json(&r->unfused));
+		cJSON_AddItemToObject(o, "fused", errors_json(&r->fused));
+	} else
+		cJSON_AddStringToObject(o, "cpu_skipped", r->cpu_skipped);
 	if (r->triage != FS_TRIAGE_NONE)
 		cJSON_AddItemToObject(o, "fused_per_op_rounding", errors_json(&r->emulated));
 	cJSON_AddNumberToObject(o, "k", r->k);
@@ -1151,6 +1158,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(k, "nvrtc", r->nvrtc);
 	cJSON_AddStringToObject(k, "error", r->kernel_error);
 	cJSON_AddNumberToObject(k, "unfused", r->unfused_kernels);
+	cJSON_AddNumberToObject(k, "reference", r->ref_kernels);
 	if (r->emitted[0])
 		cJSON_AddStringToObject(k, "emitted", r->emitted);
 	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");
@@ -1159,6 +1167,8 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddStringToObject(gp, "skipped", r->gpu_skipped);
 	else {
 		cJSON_AddStringToObject(gp, "device", r->device);
+		if (r->ref_checked)
+			cJSON_AddItemToObject(gp, "reference_vs_cpu", errors_json(&r->ref_vs_cpu));
 		cJSON_AddItemToObject(gp, "unfused", errors_json(&r->gpu_unfused));
 		cJSON_AddItemToObject(gp, "fused", errors_json(&r->gpu_fused));
 		cJSON_AddNumberToObject(gp, "fused_ms", r->fused_ms);

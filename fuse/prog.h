@@ -59,7 +59,6 @@ struct prog {
 	uint32_t n_ops;
 	uint8_t *is_output;  /* per op */
 	int gelu_tanh;       /* gelu is the tanh approximation */
-	int64_t max_elems;   /* the largest value, and all of them together */
 	/* planted bugs (debug), applied to the fused side only */
 	double plant_eps;    /* eps-like add literals and norm eps become this; 0 = off */
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */

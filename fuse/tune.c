@@ -88,6 +88,13 @@ static double num(const cJSON *o, const char *name, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* a tactic field: 0 (rejected by sane) unless a small non-negative integer */
+static uint16_t field(const cJSON *o, const char *name)
+{
+	double v = num(o, name, 0);
+	return v >= 0 && v <= 65535 ? (uint16_t)v : 0;
+}
+
 static const char *const key_fields[] = {"kernel", "bucket", "device", "nvrtc", "policy"};
 
 static const char *key_field(const struct fs_tune_key *k, int i)
@@ -140,7 +147,7 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path)
 /* a tactic must be one the generator can be asked for */
 static int sane(const struct fs_tune_entry *e)
 {
-	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024;
+	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 && e->fast <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
@@ -156,7 +163,7 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 		const cJSON *t = cJSON_GetObjectItem(it, "tactic");
 		memset(e, 0, sizeof(*e));
 		e->key = *k;
-		e->vec = (uint16_t)num(t, "vec", 0), e->threads = (uint16_t)num(t, "threads", 0), e->per = (uint16_t)num(t, "per", 0);
+		e->vec = field(t, "vec"), e->threads = field(t, "threads"), e->per = field(t, "per"), e->fast = field(t, "fast");
 		if (!sane(e))
 			continue; /* a damaged entry: as if missing */
 		snprintf(e->name, sizeof(e->name), "%s", str(it, "name") ? str(it, "name") : "");
@@ -179,6 +186,7 @@ static cJSON *entry_json(const struct fs_tune_entry *e)
 	cJSON_AddNumberToObject(t, "vec", e->vec);
 	cJSON_AddNumberToObject(t, "threads", e->threads);
 	cJSON_AddNumberToObject(t, "per", e->per);
+	cJSON_AddNumberToObject(t, "fast", e->fast);
 	cJSON_AddStringToObject(o, "name", e->name);
 	cJSON_AddNumberToObject(o, "median_ms", e->ms);
 	cJSON_AddNumberToObject(o, "spread_ms", e->spread);

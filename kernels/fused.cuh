@@ -1,12 +1,13 @@
 // fused.cuh: the fixed part of every kernel fusescan generates (fuse/codegen.c
-// appends the op table's functions and the kernel). Compiled with NVRTC, no
-// headers: bf16 / fp16 conversions are PTX cvt instructions.
+// puts `typedef float fs_real;` before it, or double in the float64 reference
+// kernels, and FS_FAST, and appends the op table's functions and the kernel). Compiled
+// with NVRTC, no headers: bf16 / fp16 conversions are PTX cvt instructions.
 // Loads widen to fp32; stores round to the buffer's dtype (round to nearest even).
 
-#define FS_SQRT1_2 0.70710678118654752440f
+#define FS_SQRT1_2 ((fs_real)0.70710678118654752440)
 
 __device__ __forceinline__ float ld_f32(const float *p, long long i) { return p[i]; }
-__device__ __forceinline__ float ld_f64(const double *p, long long i) { return (float)p[i]; }
+__device__ __forceinline__ double ld_f64(const double *p, long long i) { return p[i]; }
 __device__ __forceinline__ float ld_bf16(const unsigned short *p, long long i)
 {
 	return __uint_as_float(((unsigned)p[i]) << 16);
@@ -17,7 +18,7 @@ __device__ __forceinline__ float ld_f16(const unsigned short *p, long long i)
 	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
 	return f;
 }
-__device__ __forceinline__ float ld_i64(const long long *p, long long i) { return (float)p[i]; }
+__device__ __forceinline__ double ld_i64(const long long *p, long long i) { return (double)p[i]; }
 __device__ __forceinline__ float ld_i32(const int *p, long long i) { return (float)p[i]; }
 __device__ __forceinline__ float ld_u8(const unsigned char *p, long long i) { return (float)p[i]; }
 
@@ -56,21 +57,37 @@ __device__ __forceinline__ float rnd_i64(float v) { return truncf(v); }
 __device__ __forceinline__ float rnd_i32(float v) { return truncf(v); }
 __device__ __forceinline__ float rnd_u8(float v) { return v != 0.0f; }
 
-__device__ __forceinline__ float fs_gelu_tanh(float a)
+// exp and tanh: in fp32 under a fast-math tactic (FS_FAST 1, defined by the
+// generator) the approximate hardware instructions (ex2.approx, tanh.approx:
+// about 2^-21 and 2^-11 relative error); the tuner checks such a tactic's
+// results against the float64 reference like any other's.
+__device__ __forceinline__ double fs_exp(double a) { return exp(a); }
+__device__ __forceinline__ float fs_exp(float a) { return FS_FAST ? __expf(a) : expf(a); }
+__device__ __forceinline__ double fs_tanh(double a) { return tanh(a); }
+__device__ __forceinline__ float fs_tanh(float a)
 {
-	return 0.5f * a * (1.0f + tanhf(0.7978845608028654f * (a + 0.044715f * a * a * a)));
+	if (!FS_FAST)
+		return tanhf(a);
+	float r;
+	asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(a));
+	return r;
+}
+
+template <typename R> __device__ __forceinline__ R fs_gelu_tanh(R a)
+{
+	return (R)0.5 * a * ((R)1 + fs_tanh((R)0.7978845608028654 * (a + (R)0.044715 * a * a * a)));
 }
 
 // Reductions over a row group: T consecutive threads (a power of two, at most
 // 1024) share a row; every thread of the group gets the result. Every thread
-// of the block must call it (it synchronises when T > 32). part: 32 floats of
+// of the block must call it (it synchronises when T > 32). part: 32 values of
 // shared memory.
 #define FS_NEG_INF __int_as_float(0xff800000)
-struct fs_sum { __device__ __forceinline__ float operator()(float a, float b) const { return a + b; } };
-struct fs_max { __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); } };
-struct fs_min { __device__ __forceinline__ float operator()(float a, float b) const { return fminf(a, b); } };
+struct fs_sum { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return a + b; } };
+struct fs_max { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return fmax(a, b); } };
+struct fs_min { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return fmin(a, b); } };
 
-template <int T, typename F> __device__ __forceinline__ float fs_group_reduce(float v, F op, float *part)
+template <int T, typename F, typename R> __device__ __forceinline__ R fs_group_reduce(R v, F op, R *part)
 {
 	for (int o = (T < 32 ? T : 32) / 2; o > 0; o >>= 1)
 		v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -80,8 +97,8 @@ template <int T, typename F> __device__ __forceinline__ float fs_group_reduce(fl
 	if ((threadIdx.x & 31) == 0)
 		part[threadIdx.x >> 5] = v;
 	__syncthreads();
-	const float *w = part + (threadIdx.x / T) * (T / 32);
-	float r = w[0];
+	const R *w = part + (threadIdx.x / T) * (T / 32);
+	R r = w[0];
 	for (int k = 1; k < T / 32; k++)
 		r = op(r, w[k]);
 	return r;
@@ -120,7 +137,7 @@ template <int V, typename S> __device__ __forceinline__ void fs_st_raw(S *p, lon
 	}
 }
 #define FS_VEC_IO(sfx, S)                                                                   \
-	template <int V> __device__ __forceinline__ void ldv_##sfx(const S *p, long long i, float *f) \
+	template <int V, typename R> __device__ __forceinline__ void ldv_##sfx(const S *p, long long i, R *f) \
 	{                                                                                   \
 		alignas(16) S r[V];                                                         \
 		fs_ld_raw<V>(p, i, r);                                                      \
@@ -141,3 +158,106 @@ FS_VEC_IO(f16, unsigned short)
 FS_VEC_IO(i64, long long)
 FS_VEC_IO(i32, int)
 FS_VEC_IO(u8, unsigned char)
+
+// ---- the float64 reference kernels -------------------------------------------------------
+// Instead of storing, they compare each output element with the result under
+// test (an unfused or a fused run), as fuse/numerics.c's errors_of does on the
+// CPU: poison left (all bits set, which floats read as NaN) is unwritten;
+// NaN / Inf where the reference is finite is non-finite; else the absolute
+// and relative (|ref| floored at 1e-6) errors and the sums of squares.
+struct fs_stats { // in global memory, zeroed before the kernel; maxima as bits (non-negative doubles order as integers)
+	unsigned long long max_abs, max_rel;
+	double se, sr;
+	unsigned long long unwritten, nonfinite;
+};
+struct fs_acc { double max_abs, max_rel, se, sr; unsigned long long unwritten, nonfinite; };
+
+__device__ __forceinline__ void fs_check(fs_acc &a, double x, double y)
+{
+	if (isnan(x) && !isnan(y)) {
+		a.unwritten++, a.nonfinite++;
+		return;
+	}
+	if (!isfinite(x)) {
+		a.nonfinite += isfinite(y) != 0;
+		return;
+	}
+	double d = fabs(x - y), rel = d / (fabs(y) > 1e-6 ? fabs(y) : 1e-6);
+	a.max_abs = d > a.max_abs ? d : a.max_abs;
+	a.max_rel = rel > a.max_rel ? rel : a.max_rel;
+	a.se += d * d, a.sr += y * y;
+}
+
+#define FS_CMP(sfx, S, POISONED)                                                             \
+	__device__ __forceinline__ void cmp_##sfx(const S *p, long long i, double y, fs_acc &a)    \
+	{                                                                                      \
+		S r[1] = {p[i]};                                                               \
+		fs_check(a, POISONED ? __longlong_as_double(-1ll) : (double)ld_##sfx(r, 0), y);   \
+	}                                                                                      \
+	template <int V> __device__ __forceinline__ void cmpv_##sfx(const S *p, long long i, const double *y, fs_acc &a) \
+	{                                                                                      \
+		alignas(16) S r[V];                                                            \
+		fs_ld_raw<V>(p, i, r);                                                         \
+		for (int u = 0; u < V; u++)                                                    \
+			cmp_##sfx(r, u, y[u], a);                                              \
+	}
+FS_CMP(f32, float, 0)
+FS_CMP(f64, double, 0)
+FS_CMP(bf16, unsigned short, 0)
+FS_CMP(f16, unsigned short, 0)
+FS_CMP(i64, long long, r[0] == -1ll)
+FS_CMP(i32, int, r[0] == -1)
+FS_CMP(u8, unsigned char, r[0] == 0xff)
+
+// Every thread of the block calls it once, at the end: block totals, one
+// atomic per field and block.
+__device__ __forceinline__ void fs_acc_flush(fs_acc a, fs_stats *st)
+{
+	__shared__ fs_acc w[32];
+	for (int o = 16; o > 0; o >>= 1) {
+		a.max_abs = fmax(a.max_abs, __shfl_xor_sync(0xffffffffu, a.max_abs, o));
+		a.max_rel = fmax(a.max_rel, __shfl_xor_sync(0xffffffffu, a.max_rel, o));
+		a.se += __shfl_xor_sync(0xffffffffu, a.se, o);
+		a.sr += __shfl_xor_sync(0xffffffffu, a.sr, o);
+		a.unwritten += __shfl_xor_sync(0xffffffffu, a.unwritten, o);
+		a.nonfinite += __shfl_xor_sync(0xffffffffu, a.nonfinite, o);
+	}
+	if ((threadIdx.x & 31) == 0)
+		w[threadIdx.x >> 5] = a;
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	for (unsigned k = 1; k < (blockDim.x + 31) / 32; k++) {
+		a.max_abs = fmax(a.max_abs, w[k].max_abs), a.max_rel = fmax(a.max_rel, w[k].max_rel);
+		a.se += w[k].se, a.sr += w[k].sr, a.unwritten += w[k].unwritten, a.nonfinite += w[k].nonfinite;
+	}
+	atomicMax(&st->max_abs, (unsigned long long)__double_as_longlong(a.max_abs));
+	atomicMax(&st->max_rel, (unsigned long long)__double_as_longlong(a.max_rel));
+	atomicAdd(&st->se, a.se);
+	atomicAdd(&st->sr, a.sr);
+	atomicAdd(&st->unwritten, a.unwritten);
+	atomicAdd(&st->nonfinite, a.nonfinite);
+}
+
+// ---- random inputs, drawn on the device -----------------------------------------------------
+// The same function as fuse/rand.h on the CPU (element i of input `stream`):
+// uniform in [-2, 2] away from zero for floats, 1..7 for integers, 0 / 1 for bool.
+__device__ __forceinline__ unsigned long long fs_mix(unsigned long long z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+__device__ __forceinline__ float fs_rand(unsigned long long stream, long long i, int kind)
+{
+	float u = (float)(fs_mix(stream ^ fs_mix((unsigned long long)i)) >> 40) * 5.9604644775390625e-8f; // [0, 1), 24 bits
+	if (kind == 2)
+		return u < 0.5f ? 0.0f : 1.0f;
+	if (kind == 1)
+		return (float)(1 + (int)(u * 7.0f));
+	float v = (u - 0.5f) * 4.0f;
+	if (fabsf(v) < 0.05f)
+		v = __fadd_rn(v, v < 0.0f ? -0.05f : 0.05f);
+	return v;
+}

@@ -11,7 +11,7 @@ rotated past twice the L2 size. Inputs have the shapes fusescan bound from
 the dump (numerics.json), in its order, so both sides run the same region.
 
     python3 scripts/bench_torch.py --fusescan gpu-carry/fusescan \
-        --dumps gpu-carry/dumps [--tokens 16384] [--softmax-tokens 1024] [--out DIR]
+        --dumps gpu-carry/dumps [--tokens 16384] [--out DIR]
 
 Prints one table: time, GB/s (the fused kernel's minimum traffic over its
 time), percent of copy bandwidth and the ratio torch.compile / fusescan
@@ -125,7 +125,6 @@ def main():
     ap.add_argument("--fusescan", required=True)
     ap.add_argument("--dumps", required=True)
     ap.add_argument("--tokens", type=int, default=16384)
-    ap.add_argument("--softmax-tokens", type=int, default=1024)
     ap.add_argument("--out", default="/tmp/fusescan-bench")
     ap.add_argument("--cache", help="tuning cache (default: OUT/tuning.json)")
     ap.add_argument("--only", help="comma-separated chain names")
@@ -145,7 +144,7 @@ def main():
     for name, cand, dump, fn in CHAINS:
         if a.only and name not in a.only.split(","):
             continue
-        tokens = a.softmax_tokens if name == "softmax" else a.tokens
+        tokens = a.tokens
         out = os.path.join(a.out, name)
         r = subprocess.run([a.fusescan, "--apply", cand, "--tokens", str(tokens), "--no-render", "--out", out,
                             "--cache", a.cache or os.path.join(a.out, "tuning.json"), os.path.join(a.dumps, dump)],

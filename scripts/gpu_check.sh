@@ -11,9 +11,7 @@
 #                                  # tests, then the tables; each chain's
 #                                  # numerics.json / fused.cu and bench.json
 #                                  # under OUT/bench
-# Environment: TOKENS (default 16384), SOFTMAX_TOKENS (default 1024: the
-# float64 reference of a 32-head s x s score matrix is checked on the CPU),
-# PARTS (default "tests bench plants": what to run), ONLY (the chains to
+# Environment: TOKENS (default 16384), PARTS (default "tests bench plants": what to run), ONLY (the chains to
 # bench, default all), AGAIN (the chains the cache-hit run repeats, default
 # rmsnorm,swiglu).
 set -euo pipefail
@@ -37,7 +35,7 @@ prepare() {
 }
 
 run() {
-	local out=${1:-${OUT:-/tmp/fusescan-gpu}} tokens=${TOKENS:-16384} sm_tokens=${SOFTMAX_TOKENS:-1024}
+	local out=${1:-${OUT:-/tmp/fusescan-gpu}} tokens=${TOKENS:-16384}
 	mkdir -p "$out"
 	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE="$out/cache"
 	local status=0
@@ -46,7 +44,7 @@ run() {
 		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
 	fi
 	if [[ $parts == *" bench "* ]]; then
-		bench "$out" "$tokens" "$sm_tokens" || status=1
+		bench "$out" "$tokens" || status=1
 	fi
 	if [[ $parts == *" plants "* ]]; then
 		plants "$out" "$tokens" || status=1
@@ -55,14 +53,14 @@ run() {
 }
 
 bench() {
-	local out=$1 tokens=$2 sm_tokens=$3 status=0
+	local out=$1 tokens=$2 status=0
 	# the chains at Llama-3-8B sizes: numerics, tuning, and timing against
 	# PyTorch eager and torch.compile in the same run (scripts/bench_torch.py)
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
-		--softmax-tokens "$sm_tokens" --out "$out/bench" ${ONLY:+--only "$ONLY"} 2>&1 | grep -v Warning || status=1
+		--out "$out/bench" ${ONLY:+--only "$ONLY"} 2>&1 | grep -v Warning || status=1
 	# the same chains again: every one hits the tuning cache
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
-		--softmax-tokens "$sm_tokens" --out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
+		--out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
 		2>&1 | grep -v Warning || status=1
 	grep -h "^  GPU " "$out/bench/rmsnorm/numerics.txt" | head -1
 	return $status

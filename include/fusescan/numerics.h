@@ -14,6 +14,10 @@
  * never pass. `triage` reruns the fused execution with per-op rounding
  * emulated and says whether a failure is rounding or a bug.
  *
+ * On the CPU while the values fit `max_elems`; on the GPU (when asked and
+ * present) the same three as kernels, the reference one checking the others
+ * on the device, so sizes beyond the CPU's budget are checked there alone.
+ *
  *   struct fs_numerics_opts o = {.tokens = 16, .seed = 1};
  *   struct fs_numerics r;
  *   if (fs_numerics_run(scan, graph, nodes, n, &o, &r, &diags) == 0)
@@ -37,7 +41,7 @@ struct fs_numerics_opts {
 	int triage;          /* also run with per-op rounding emulated */
 	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
 	int plant_drop_cast; /* debug: skip the region's first widening cast */
-	int64_t max_elems;   /* elements of all values together (0: 2^25) */
+	int64_t max_elems;   /* the CPU executions: elements of all values together (0: 2^25); larger runs on the GPU only */
 	int gpu;             /* run the generated kernels on the GPU when there is one */
 	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
@@ -48,7 +52,8 @@ struct fs_numerics_opts {
 
 /* One tactic of the fused kernel, as the tuner saw it. */
 struct fs_numerics_tactic {
-	char name[32];           /* "v8 t128 r1": vec, threads per row / block, rows per block / groups per thread */
+	char name[32];           /* "v8 t128 r1": vec, threads per row / block, rows per block / groups per thread;
+	                            "... fast": fast math */
 	double ms, spread;       /* median, p90 - p10 */
 	char failed[200];        /* why it was not eligible, or "" */
 };
@@ -69,6 +74,8 @@ struct fs_numerics {
 	uint32_t n_ops, n_inputs, n_outputs;
 	uint64_t out_elems;
 	uint8_t out_dtype;       /* the lowest-precision output dtype: picks k and the tolerance */
+	int cpu_ran;             /* the CPU executions ran (else cpu_skipped says why) */
+	char cpu_skipped[160];
 	struct fs_errors unfused, fused, emulated;
 	double k, tol, min_tol;  /* verdict: fused.max_abs <= k * unfused.max_abs + tol */
 	enum fs_verdict verdict;
@@ -78,13 +85,17 @@ struct fs_numerics {
 	char planted[96];        /* the planted bug, if any */
 	/* the generated kernels: the fused one and one per unfused op */
 	char *fused_source;      /* CUDA C of the fused kernel (owned) */
-	uint32_t kernels, compiled, unfused_kernels;
+	uint32_t kernels, compiled, unfused_kernels, ref_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char kernel_error[1024]; /* the first generation / compile / CUDA error */
 	char gpu_skipped[256];   /* why the kernels did not run, when they did not */
-	/* on the GPU: errors of both against the float64 reference, and timing */
+	/* on the GPU: errors of both against the float64 reference (a kernel on
+	 * the GPU), and timing */
 	int gpu_ran;
 	struct fs_errors gpu_unfused, gpu_fused;
+	int ref_checked;         /* the GPU's reference against the CPU's (outputs of the CPU reference
+	                            read as the result under test): */
+	struct fs_errors ref_vs_cpu;
 	int gpu_triaged;         /* the triage below ran on the GPU kernels */
 	struct fs_errors gpu_no_fma, gpu_emulated;
 	double fused_ms, unfused_ms, copy_gbs;
@@ -92,7 +103,7 @@ struct fs_numerics {
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
 	char bucket[64];         /* the tuning cache's shape bucket */
-	struct fs_numerics_tactic tactics[48];
+	struct fs_numerics_tactic tactics[96];
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
 	int cache_hit;

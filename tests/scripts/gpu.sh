@@ -4,7 +4,9 @@
 # passing the numerics check; a second run hits the tuning cache (no tactic
 # profiled) and `fusescan tune` re-times; --emit writes source, PTX and the
 # descriptor; a planted wrong eps fails and triage on the kernel (FMA off,
-# eager rounding) calls it a bug.
+# eager rounding) calls it a bug. The float64 reference kernel agrees with
+# the CPU's reference to float64 rounding (which also proves both drew the
+# same inputs), and checks alone a softmax too large for the CPU.
 # Skipped (exit 77) where no GPU can be used: the report says why.
 # usage: gpu.sh FUSESCAN TESTS_DIR
 set -u
@@ -26,6 +28,13 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id.2" "$llama"
 	contains "$id cache hit" "$tmp/out" "tuning: cache hit"
 	contains "$id cache stats" "$tmp/out" "1 hit, 0 misses"
+	# the device reference against the CPU's: float64 rounding apart
+	agree=$(sed -n "s/.*against the CPU's: max abs \([^,]*\), max rel \([^,]*\), 0 non-finite.*/\1 \2/p" "$tmp/$id/numerics.txt")
+	if [ -n "$agree" ] && awk -v a="${agree% *}" -v r="${agree#* }" 'BEGIN { exit !(a < 1e-12 && r < 1e-9) }'; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL $id: GPU and CPU references disagree: '$agree'"
+	fi
 done
 check "tune re-times" 0 "$exe" tune --apply rmsnorm-3feecfe3 --apply swiglu-b5058ea8 --tokens 512 "$llama"
 count "tune: two kernels timed" "$tmp/out" " 0 failed; chosen " 2
@@ -42,4 +51,11 @@ contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"
 contains "triage on the kernel: a bug" "$tmp/out" "triage (GPU): bug"
 check "triage of a passing kernel" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --no-render --triage --out "$tmp/t" "$llama"
 contains "FMA-off run" "$tmp/out" "fused, FMA contraction off"
+# 32 x 8192 x 8192 scores: beyond the CPU executions, checked on the GPU alone
+eager=$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt
+check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 8192 --no-render --out "$tmp/sm" "$eager"
+contains "softmax: CPU skipped" "$tmp/out" "CPU executions skipped: the region holds"
+contains "softmax: GPU reference alone" "$tmp/out" "(no CPU reference at these sizes)"
+contains "softmax: GPU verdict" "$tmp/out" "GPU verdict: pass"
+contains "softmax: json" "$tmp/sm/numerics.json" '"cpu_ran":	false'
 finish

@@ -53,6 +53,11 @@ check "same seed, same numbers" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out 
 check "again" 0 "$exe" --apply swiglu-b5058ea8 --seed 7 --out "$tmp/s2" "$llama"
 cmp -s "$tmp/s1/numerics.json" "$tmp/s2/numerics.json" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL seeds differ"; }
 check "bad tokens" 2 "$exe" --apply swiglu-b5058ea8 --tokens 0 --out "$tmp/s3" "$llama"
+# too large for the CPU executions, and no GPU run: an error that says so (exit 2)
+check "too large for the CPU" 2 "$exe" --apply eager_attention_softmax-661b75dd --tokens 16384 --cpu-only --no-render \
+	--out "$tmp/big" "$d/export_llama_eager_2l/001_export_export_to_gm.txt"
+contains "too large: where and why" "$tmp/err" "001_export_export_to_gm.txt:117:1: error: numerics: the region holds 51808043008 elements"
+contains "too large: what to do" "$tmp/err" "lower --tokens"
 check "bad reps" 2 "$exe" --apply swiglu-b5058ea8 --reps 3 --out "$tmp/s3" "$llama"
 contains "bad reps message" "$tmp/err" "reps"
 
