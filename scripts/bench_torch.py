@@ -6,8 +6,9 @@ chain), torch.compile of the same chain (Inductor, default mode; timed per
 call and replayed from a CUDA graph, which hides Python launch overhead),
 fusescan's unfused baseline and its tuned fused kernel (`fusescan --apply`,
 which also measures the device's copy bandwidth). Every side is timed the
-same way: CUDA events, 5 warm-up runs, the median of 50, input copies
-rotated past twice the L2 size. Inputs have the shapes fusescan bound from
+same way: CUDA events around every run, enqueued back to back (the GPU does
+not wait for the host between runs), 5 warm-up runs, the median of 50, input
+copies rotated past twice the L2 size. Inputs have the shapes fusescan bound from
 the dump (numerics.json), in its order, so both sides run the same region.
 
     python3 scripts/bench_torch.py --fusescan gpu-carry/fusescan \
@@ -81,17 +82,15 @@ def input_shapes(shapes):
 
 
 def timed(fn, copies, reps=50, warmup=5):
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t = []
-    for r in range(reps + warmup):
-        args = copies[r % len(copies)]
+    """fusescan's policy: every run between two events, all enqueued back to
+    back and read after the last (the GPU does not wait for the host)"""
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps + warmup)]
+    for r, (start, stop) in enumerate(ev):
         start.record()
-        fn(*args)
+        fn(*copies[r % len(copies)])
         stop.record()
-        stop.synchronize()
-        if r >= warmup:
-            t.append(start.elapsed_time(stop))
-    t.sort()
+    ev[-1][1].synchronize()
+    t = sorted(start.elapsed_time(stop) for start, stop in ev[warmup:])
     return t[len(t) // 2]
 
 
