@@ -110,12 +110,39 @@ static int cmp_float(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median and p90 - p10 milliseconds of `reps` runs of a fused kernel, or of
- * the unfused sequence (L NULL), after 5 warm-up runs, rotating the input
- * copies. Every run sits between two events, all enqueued back to back and
- * read after the last: the GPU never waits for the host between runs, so a
- * run's time is the device's, without the host's launch latency. */
-static int time_it(struct run *R, const struct launch *L, uint32_t reps, double *ms, double *spread)
+/* one timed run r: the fused kernel, the unfused sequence, or a copy */
+typedef int (*run_fn)(struct run *R, const void *what, uint32_t r);
+
+static int run_fused(struct run *R, const void *L, uint32_t r)
+{
+	return launch(R, L, r % R->rotate, FUSED_BUFS);
+}
+
+static int run_unfused_seq(struct run *R, const void *none, uint32_t r)
+{
+	(void)none;
+	return run_unfused(R, r % R->rotate);
+}
+
+struct copies {
+	fs_devptr src[8], dst[8];
+	uint32_t pairs;
+	size_t n;
+};
+
+static int run_copy(struct run *R, const void *what, uint32_t r)
+{
+	const struct copies *c = what;
+	CK(R->c.cuMemcpyDtoD(c->dst[r % c->pairs], c->src[r % c->pairs], c->n));
+	return 0;
+}
+
+/* Median and p90 - p10 milliseconds of `reps` runs after 5 warm-up runs,
+ * rotating the input copies. Every run sits between two events, all
+ * enqueued back to back and read after the last: the GPU never waits for
+ * the host between runs, so a run's time is the device's, without the
+ * host's launch latency. */
+static int time_it(struct run *R, run_fn one, const void *what, uint32_t reps, double *ms, double *spread)
 {
 	uint32_t n = reps + 5;
 	void **ev = fs_xcalloc(2 * n, sizeof(void *));
@@ -126,7 +153,7 @@ static int time_it(struct run *R, const struct launch *L, uint32_t reps, double 
 	for (uint32_t r = 0; r < n && !rc; r++) {
 		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * r], NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc)
-			rc = L ? launch(R, L, r % R->rotate, FUSED_BUFS) : run_unfused(R, r % R->rotate);
+			rc = one(R, what, r);
 		if (!rc)
 			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * r + 1], NULL), "cuEventRecord", R->g->error,
 					   sizeof(R->g->error));
@@ -149,42 +176,30 @@ static int time_it(struct run *R, const struct launch *L, uint32_t reps, double 
 	free(t);
 	return rc ? -1 : 0;
 }
-/* device-to-device copy of 1 GiB: 2 GiB moved */
-static int copy_bandwidth(struct run *R, double *gbs)
+
+/* Device-to-device copies of n bytes (2n moved each), timed like the
+ * kernels, over enough buffer pairs to exceed twice the L2. */
+static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 {
-	size_t n = (size_t)1 << 30;
-	fs_devptr a, b;
-	CK(R->c.cuMemAlloc(&a, n));
-	if (fs_cuda_check(&R->c, R->c.cuMemAlloc(&b, n), "cuMemAlloc", R->g->error, sizeof(R->g->error))) {
-		R->c.cuMemFree(a);
-		return -1;
+	struct copies c = {.n = n < 256 ? 256 : n};
+	size_t pairs = (2 * (size_t)l2 + 2 * c.n - 1) / (2 * c.n);
+	c.pairs = pairs < 1 ? 1 : pairs > 8 ? 8 : (uint32_t)pairs;
+	double ms = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < c.pairs && !rc; i++)
+		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
+		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
+	if (!rc)
+		rc = time_it(R, run_copy, &c, 20, &ms, NULL);
+	for (uint32_t i = 0; i < c.pairs; i++) {
+		if (c.src[i])
+			R->c.cuMemFree(c.src[i]);
+		if (c.dst[i])
+			R->c.cuMemFree(c.dst[i]);
 	}
-	void *start, *stop;
-	float best = 0, e;
-	int rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&start, 0), "cuEventCreate", R->g->error, sizeof(R->g->error)) ||
-		 fs_cuda_check(&R->c, R->c.cuEventCreate(&stop, 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
-	float t[12];
-	for (int r = 0; r < 12 && !rc; r++) {
-		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(start, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemcpyDtoD(b, a, n), "cuMemcpyDtoD", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuEventRecord(stop, NULL), "cuEventRecord", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuEventSynchronize(stop), "cuEventSynchronize", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime", R->g->error,
-				   sizeof(R->g->error));
-		t[r] = e;
-	}
-	if (!rc) {
-		qsort(t + 2, 10, sizeof(float), cmp_float);
-		best = t[2 + 5];
-		*gbs = 2.0 * (double)n / (best * 1e-3) / 1e9;
-		R->c.cuEventDestroy(start);
-		R->c.cuEventDestroy(stop);
-	}
-	R->c.cuMemFree(a);
-	R->c.cuMemFree(b);
+	*gbs = rc ? 0 : 2.0 * (double)c.n / (ms * 1e-3) / 1e9;
 	return rc ? -1 : 0;
 }
-
 
 /* Generates (and, with `compile`, compiles and loads) the fused kernel
  * (only < 0) under tactic t, or op `only`'s kernel. */
@@ -286,7 +301,7 @@ static int tune(struct run *R)
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		rc = run_once(R, &L[i], &e) || time_it(R, &L[i], o->reps, &tr->ms, &tr->spread);
+		rc = run_once(R, &L[i], &e) || time_it(R, run_fused, &L[i], o->reps, &tr->ms, &tr->spread);
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->failed, sizeof(tr->failed)))
 			g->n_failed++;
 	}
@@ -401,10 +416,12 @@ static int execute(struct run *R)
 	uint32_t nv = p->n_in + p->n_ops;
 	size_t in_bytes = 0;
 	int l2 = 0;
-	/* the copy bandwidth first, while the memory is free */
-	if (copy_bandwidth(R, &g->copy_gbs))
-		return -1;
 	CK(R->c.cuDeviceGetAttribute(&l2, CU_ATTR_L2, R->c.device));
+	/* the copy bandwidth first, while the memory is free: of 1 GiB, and of the
+	 * fused kernel's own traffic (a small kernel's ramp and tail cost a copy too) */
+	if (copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
+	    copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs))
+		return -1;
 	for (uint32_t i = 0; i < p->n_in; i++)
 		in_bytes += bytes_of(&p->in[i]);
 	size_t want = 2 * (size_t)l2; /* rotate input copies until they exceed twice L2 */
@@ -437,7 +454,7 @@ static int execute(struct run *R)
 		return -1;
 	g->reps = R->o->reps;
 	g->fused_ms = g->tactics[g->chosen].ms;
-	if (time_it(R, NULL, R->o->reps, &g->unfused_ms, NULL))
+	if (time_it(R, run_unfused_seq, NULL, R->o->reps, &g->unfused_ms, NULL))
 		return -1;
 	g->fused_bytes = R->l[0].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)

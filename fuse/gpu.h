@@ -55,7 +55,8 @@ struct fs_gpu_result {
 	struct fs_errors ref_vs_cpu;
 	double fused_ms, unfused_ms;  /* medians */
 	int64_t fused_bytes, unfused_bytes;
-	double copy_gbs;              /* device-to-device copy bandwidth, measured */
+	double copy_gbs;              /* device-to-device copy bandwidth, measured on 1 GiB */
+	double copy_same_gbs;         /* the same, copying the fused kernel's traffic (half each way) */
 	uint32_t reps, rotate;        /* timed runs; input copies rotated to defeat L2 */
 	uint32_t unfused_launches;
 	char *fused_source;           /* CUDA C of the chosen fused kernel (owned) */

@@ -834,7 +834,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 		r->gpu_ran = 1;
 		r->gpu_unfused = g->unfused, r->gpu_fused = g->fused;
 		r->ref_checked = g->ref_checked, r->ref_vs_cpu = g->ref_vs_cpu;
-		r->fused_ms = g->fused_ms, r->unfused_ms = g->unfused_ms, r->copy_gbs = g->copy_gbs;
+		r->fused_ms = g->fused_ms, r->unfused_ms = g->unfused_ms, r->copy_gbs = g->copy_gbs, r->copy_same_gbs = g->copy_same_gbs;
 		r->fused_bytes = g->fused_bytes, r->unfused_bytes = g->unfused_bytes;
 		r->reps = g->reps, r->rotate = g->rotate, r->unfused_launches = g->unfused_launches;
 		verdict(r, &r->gpu_unfused, &r->gpu_fused);
@@ -1110,10 +1110,10 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			r->triage == FS_TRIAGE_ROUNDING ? "the kernel passes with FMA contraction off or eager rounding"
 							: "the kernel fails with FMA contraction off and with eager rounding");
 	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
-	fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s;"
-		     " unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
-		r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, r->unfused_ms, r->unfused_launches, ug,
-		r->unfused_ms / r->fused_ms);
+	fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s"
+		     " (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
+		r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs,
+		r->copy_same_gbs, r->unfused_ms, r->unfused_launches, ug, r->unfused_ms / r->fused_ms);
 }
 
 static cJSON *errors_json(const struct fs_errors *e)
@@ -1176,6 +1176,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(gp, "fused_bytes", (double)r->fused_bytes);
 		cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
 		cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
+		cJSON_AddNumberToObject(gp, "copy_same_size_gbs", r->copy_same_gbs);
 		cJSON_AddNumberToObject(gp, "reps", r->reps);
 		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
 		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);

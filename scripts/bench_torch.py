@@ -15,8 +15,10 @@ the dump (numerics.json), in its order, so both sides run the same region.
         --dumps gpu-carry/dumps [--tokens 16384] [--out DIR]
 
 Prints one table: time, GB/s (the fused kernel's minimum traffic over its
-time), percent of copy bandwidth and the ratio torch.compile / fusescan
-(the faster of the two torch.compile timings). Run it twice: the second
+time), percent of copy bandwidth (a 1 GiB copy; and `%same`, a copy of the
+kernel's own traffic, which pays the same ramp and tail) and the ratio
+torch.compile / fusescan (the faster of the two torch.compile timings, three
+decimals). Run it twice: the second
 fusescan run hits the tuning cache (the table says so).
 """
 import argparse
@@ -133,8 +135,8 @@ def main():
     dev = torch.cuda.get_device_name(0)
     print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}")
     hdr = ("chain", "tokens", "unf.err", "fused.err", "verdict", "eager", "compile", "cmp+graph", "fs.unf", "fs.fused",
-           "GB/s", "%copy", "cmp/fs", "tactic")
-    print("%-12s %6s %9s %9s %7s %8s %8s %9s %8s %8s %6s %5s %6s  %s" % hdr)
+           "GB/s", "%copy", "%same", "cmp/fs", "tactic")
+    print("%-12s %6s %9s %9s %7s %8s %8s %9s %8s %8s %6s %5s %5s %6s  %s" % hdr)
     print("%-12s %6s %9s %9s %7s %8s %8s %9s %8s %8s" % ("", "", "max abs", "max abs", "", "ms", "ms", "ms", "ms", "ms"))
     gen = torch.Generator(device="cuda").manual_seed(1)
     worst = None
@@ -168,12 +170,12 @@ def main():
         worst = ratio if worst is None else min(worst, ratio)
         t = g["tuning"]
         tactic = t["chosen"] + (" (cache hit)" if t["cache_hit"] else f" ({len(t['tactics'])} timed, {t['failed']} failed)")
-        print("%-12s %6d %9.2e %9.2e %7s %8.4f %8.4f %9.4f %8.4f %8.4f %6.0f %5.0f %6.2f  %s" % (
+        print("%-12s %6d %9.2e %9.2e %7s %8.4f %8.4f %9.4f %8.4f %8.4f %6.0f %5.0f %5.0f %6.3f  %s" % (
             name, tokens, g["unfused"]["max_abs"], g["fused"]["max_abs"], j["verdict"], eager, comp, comp_graph,
-            g["unfused_ms"], fused, gbs, 100 * gbs / g["copy_gbs"], ratio, tactic))
+            g["unfused_ms"], fused, gbs, 100 * gbs / g["copy_gbs"], 100 * gbs / g["copy_same_size_gbs"], ratio, tactic))
         rows.append({"chain": name, "tokens": tokens, "eager_ms": eager, "compile_ms": comp,
                      "compile_graph_ms": comp_graph, "fusescan_unfused_ms": g["unfused_ms"], "fusescan_fused_ms": fused,
-                     "fused_gbs": gbs, "copy_gbs": g["copy_gbs"], "verdict": j["verdict"], "tactic": t["chosen"],
+                     "fused_gbs": gbs, "copy_gbs": g["copy_gbs"], "copy_same_size_gbs": g["copy_same_size_gbs"], "verdict": j["verdict"], "tactic": t["chosen"],
                      "cache_hit": t["cache_hit"]})
     if rows:
         print(f"copy bandwidth (fusescan, cuMemcpyDtoD of 1 GiB): {rows[-1]['copy_gbs']:.0f} GB/s; "

@@ -98,7 +98,7 @@ struct fs_numerics {
 	struct fs_errors ref_vs_cpu;
 	int gpu_triaged;         /* the triage below ran on the GPU kernels */
 	struct fs_errors gpu_no_fma, gpu_emulated;
-	double fused_ms, unfused_ms, copy_gbs;
+	double fused_ms, unfused_ms, copy_gbs, copy_same_gbs; /* copies of 1 GiB and of the fused kernel's traffic */
 	int64_t fused_bytes, unfused_bytes;
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
