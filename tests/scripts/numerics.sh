@@ -23,6 +23,7 @@ while read -r name id dump; do
 		n=$(sed -n 's/.*kernels: \([0-9]*\) generated.*/\1/p' "$tmp/out")
 		contains "$name kernels compile" "$tmp/out" "), $n compiled for sm_90"
 		contains "$name tactics" "$tmp/out" "(fused under "
+		contains "$name float64 reference kernels" "$tmp/out" " unfused, 2 float64 reference), "
 	fi
 	[ -s "$tmp/$name/fused.cu" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $name: no fused.cu"; }
 	contains "$name json" "$tmp/$name/numerics.json" '"verdict":	"pass"'
