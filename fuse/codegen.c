@@ -11,7 +11,10 @@
  *                reductions (mean / sum / amax, softmax's max and sum, a
  *                norm's moments) are group reductions, then every column is
  *                computed.
- * Arithmetic is fp32; a cast rounds to its dtype; outputs are stored in theirs.
+ * Arithmetic is fp32 (fs_real); a cast rounds to its dtype; outputs are stored in
+ * theirs. The float64 reference kernel is the same program with fs_real double,
+ * casts ignored, and each output compared with a result under test instead of
+ * stored (fs_codegen's FS_GEN_REF).
  *
  * Vector lanes: a thread computes `vec` consecutive elements of the last dim,
  * lane u of base j0. An index tracks whether it is "base + u" with the base a
