@@ -369,9 +369,7 @@ static int draw_inputs(struct run *R)
 		fs_devptr ptr = R->dev[(size_t)v * R->rotate];
 		long long n = t->n;
 		unsigned long long stream = fs_rand_stream(R->o->seed, v);
-		int kind = t->dtype == FS_DT_BOOL ? FS_RAND_BOOL
-			 : t->dtype == FS_DT_F64 || t->dtype == FS_DT_F32 || t->dtype == FS_DT_BF16 || t->dtype == FS_DT_F16 ? FS_RAND_FLOAT
-																: FS_RAND_INT;
+		int kind = (int)fs_rand_kind_of(t->dtype);
 		void *args[] = {&ptr, &n, &stream, &kind};
 		int64_t grid = (t->n + 255) / 256;
 		grid = grid < 1 ? 1 : grid > 65536 ? 65536 : grid;

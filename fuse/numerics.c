@@ -682,7 +682,7 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 static void fill_random(struct ten *t, uint64_t seed, uint32_t index)
 {
 	uint64_t stream = fs_rand_stream(seed, index);
-	enum fs_rand_kind kind = t->dtype == FS_DT_BOOL ? FS_RAND_BOOL : is_float(t->dtype) ? FS_RAND_FLOAT : FS_RAND_INT;
+	enum fs_rand_kind kind = fs_rand_kind_of(t->dtype);
 	for (int64_t i = 0; i < t->n; i++)
 		t->d[i] = round_to(fs_rand(stream, i, kind), t->dtype);
 }

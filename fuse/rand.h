@@ -9,10 +9,20 @@
 #ifndef FUSESCAN_RAND_H
 #define FUSESCAN_RAND_H
 
+#include "fusescan/graph.h"
+
 #include <math.h>
 #include <stdint.h>
 
 enum fs_rand_kind { FS_RAND_FLOAT, FS_RAND_INT, FS_RAND_BOOL };
+
+/* what an input of dtype dt holds */
+static inline enum fs_rand_kind fs_rand_kind_of(uint8_t dt)
+{
+	if (dt == FS_DT_BOOL)
+		return FS_RAND_BOOL;
+	return dt == FS_DT_F64 || dt == FS_DT_F32 || dt == FS_DT_F16 || dt == FS_DT_BF16 ? FS_RAND_FLOAT : FS_RAND_INT;
+}
 
 static inline uint64_t fs_mix(uint64_t z)
 {
