@@ -69,6 +69,7 @@ struct ix {
 struct site {
 	int32_t param;
 	uint8_t dtype;
+	uint8_t hot; /* an input broadcast to the outputs: the grid reads it more than once */
 	char *off, *guard;
 };
 
@@ -92,6 +93,7 @@ struct gen {
 	int cache;            /* row kernels: each thread's part of the row stays in registers, `cache` vectors */
 	int32_t exp_slot[MAX_RED]; /* cached: softmax op whose exp(x - max) its sum pass kept in S<slot> */
 	const struct ten *lin; /* elementwise: the output shape whose element index is e0 */
+	const struct ten *out; /* the largest output */
 	uint32_t declared;    /* cached sites declared so far */
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int failed;
@@ -201,11 +203,11 @@ static int moves(const struct ix *x, int k)
 static void offset(const struct ten *t, const struct ix *x, int base, struct buf *b)
 {
 	char tmp[IDX_LEN + 16];
-	put(b, "(0LL");
+	put(b, "(0");
 	int64_t stride = 1;
 	for (int k = t->rank - 1; k >= 0; k--) {
 		if (t->shape[k] != 1)
-			put(b, " + (long long)(%s) * %lldLL", base ? x->t[k] : flat(x, k, tmp), (long long)stride);
+			put(b, " + (fs_ix)(%s) * %lld", base ? x->t[k] : flat(x, k, tmp), (long long)stride);
 		stride *= t->shape[k];
 	}
 	put(b, ")");
@@ -250,7 +252,7 @@ static int32_t red_slot(struct gen *G, int32_t op_index, uint8_t what)
 }
 
 /* a vector load of V elements at off (lane 0) under the current guard */
-static int32_t site(struct gen *G, int32_t param, uint8_t dtype, const char *off)
+static int32_t site(struct gen *G, int32_t param, uint8_t dtype, uint8_t hot, const char *off)
 {
 	for (uint32_t i = 0; i < G->n_sites; i++)
 		if (G->sites[i].param == param && !strcmp(G->sites[i].off, off) && !strcmp(G->sites[i].guard, G->guard))
@@ -258,7 +260,7 @@ static int32_t site(struct gen *G, int32_t param, uint8_t dtype, const char *off
 	if (G->n_sites == MAX_SITES)
 		return fail(G, "too many vector loads"), 0;
 	struct site *s = &G->sites[G->n_sites];
-	*s = (struct site){param, dtype, fs_xstrndup(off, strlen(off)), fs_xstrndup(G->guard, strlen(G->guard))};
+	*s = (struct site){param, dtype, hot, fs_xstrndup(off, strlen(off)), fs_xstrndup(G->guard, strlen(G->guard))};
 	return (int32_t)G->n_sites++;
 }
 
@@ -285,16 +287,23 @@ static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const cha
 			put(decl, "\tfs_real L%u[%d][%d];\n", i, G->cache, G->vec);
 		} else
 			put(b, "%sfs_real L%u[%d];\n", ind, i, G->vec);
-		if (s->guard[0])
-			put(b, "%sif (1%s) ldv_%s<%d>(p%d, %s, L%u%s); else for (int u = 0; u < %d; u++) L%u%s[u] = 0.0f;\n", ind,
-			    s->guard, fs_dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot, G->vec, i, slot);
-		else
-			put(b, "%sldv_%s<%d>(p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->param, s->off, i, slot);
+		/* guarded (a cat's branch): zeros where the branch does not read */
+		put(b, "%sldv_%s<%d, %d>(1%s, p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->hot, s->guard, s->param,
+		    s->off, i, slot);
 	}
 	if (G->cache)
 		G->declared = G->n_sites;
 	else
 		free_sites(G);
+}
+
+/* t is broadcast to out (right-aligned): a dim of 1, or missing, where out's is larger */
+static int broadcast(const struct ten *t, const struct ten *out)
+{
+	for (int k = 1; k <= out->rank; k++)
+		if ((k <= t->rank ? t->shape[t->rank - k] : 1) == 1 && out->shape[out->rank - k] > 1)
+			return 1;
+	return 0;
 }
 
 static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
@@ -315,7 +324,7 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 			put(&off, "e0");
 		else
 			offset(t, x, 1, &off);
-		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, off.s));
+		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, (uint8_t)broadcast(t, G->out), off.s));
 		free(off.s);
 		return;
 	}
@@ -387,7 +396,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		offset(out, x, keep, &lin);
 		int64_t stride = 1;
 		for (int k = src->rank - 1; k >= 0; k--) {
-			fmt_idx(G, to->t[k], "((%s / %lldLL) %% %lldLL)", lin.s, (long long)stride, (long long)src->shape[k]);
+			fmt_idx(G, to->t[k], "((%s / %lld) %% %lld)", lin.s, (long long)stride, (long long)src->shape[k]);
 			to->lane[k] = (uint8_t)(keep && k == src->rank - 1), to->dep[k] = (uint8_t)(!keep && any);
 			stride *= src->shape[k];
 		}
@@ -417,10 +426,10 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		start = start < 0 ? 0 : start > len ? len : start;
 		memcpy(to, x, sizeof(*to));
 		if (x->lane[d] && op->ints[3] == 1 && start % V == 0) {
-			fmt_idx(G, to->t[d], "(%lldLL + (long long)(%s))", (long long)start, x->t[d]);
+			fmt_idx(G, to->t[d], "(%lld + (fs_ix)(%s))", (long long)start, x->t[d]);
 			to->lane[d] = 1, to->dep[d] = 0;
 		} else {
-			fmt_idx(G, to->t[d], "(%lldLL + (long long)(%s) * %lldLL)", (long long)start, flat(x, (int)d, tmp),
+			fmt_idx(G, to->t[d], "(%lld + (fs_ix)(%s) * %lld)", (long long)start, flat(x, (int)d, tmp),
 				(long long)op->ints[3]);
 			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
 		}
@@ -438,12 +447,12 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		for (uint32_t k = 0; k < op->n_src; k++) {
 			const struct ten *t = shape_of(p, op->src[k]);
 			memcpy(to, x, sizeof(*to));
-			fmt_idx(G, to->t[d], "((long long)(%s) - %lldLL)", at_d, (long long)at);
+			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %lld)", at_d, (long long)at);
 			to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
 			if (k + 1 < op->n_src)
-				put(b, "((long long)(%s) < %lldLL ? ", at_d, (long long)(at + t->shape[d]));
+				put(b, "((fs_ix)(%s) < %lld ? ", at_d, (long long)(at + t->shape[d]));
 			if (uniform) /* this part's vector loads happen only where it is selected */
-				fmt_idx(G, G->guard, "%s && (long long)(%s) >= %lldLL && (long long)(%s) < %lldLL", saved, at_d,
+				fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %lld && (fs_ix)(%s) < %lld", saved, at_d,
 					(long long)at, at_d, (long long)(at + t->shape[d]));
 			expr(G, op->src[k], to, b);
 			if (k + 1 < op->n_src)
@@ -527,9 +536,9 @@ int fs_codegen_buffered(const struct prog *p, int32_t v)
 }
 
 /* kernels/fused.cuh, after the arithmetic type */
-static void template(struct buf *b, const char *real, int fast)
+static void template(struct buf *b, const char *real, const char *ix, int fast, int l2)
 {
-	put(b, "typedef %s fs_real;\n#define FS_FAST %d\n", real, fast);
+	put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, fast, l2);
 	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
 		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
 			put(b, "%s\n", fs_builtin_kernels[i].data);
@@ -671,12 +680,12 @@ static void row_loop(struct gen *G, int64_t H, int T, int narrow, struct buf *b,
 {
 	int V = G->vec;
 	if (narrow)
-		put(b, "%sfor (long long j0 = live && t == 0 ? 0 : %lldLL; j0 < %lldLL; j0 += %d) {\n", ind, (long long)H, (long long)H, V);
+		put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %lld; j0 < %lld; j0 += %d) {\n", ind, (long long)H, (long long)H, V);
 	else if (G->cache) /* dead rows read row 0 (in bounds) and store nothing */
-		put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tlong long j0 = t * %dLL + it * %lldLL;\n", ind, ind,
+		put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
 		    G->cache, ind, V, (long long)T * V);
 	else
-		put(b, "%sfor (long long j0 = live ? t * %dLL : %lldLL; j0 < %lldLL; j0 += %lldLL) {\n", ind, V, (long long)H,
+		put(b, "%sfor (fs_ix j0 = live ? t * %d : %lld; j0 < %lld; j0 += %lld) {\n", ind, V, (long long)H,
 		    (long long)H, (long long)T * V);
 }
 
@@ -698,11 +707,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
 	put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
-	put(b, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / %d;\n", k->tactic.per, T);
-	put(b, "\tconst bool live = row < %lldLL;\n\trow = live ? row : 0;\n", (long long)rows);
+	put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
+	put(b, "\tconst bool live = row < %lld;\n\trow = live ? row : 0;\n", (long long)rows);
 	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
 	for (int o = 0; o < n_order; o++)
-		put(b, "\tlong long i%d = row %% %lldLL; row /= %lldLL;\n", order[o], (long long)rowsh->shape[order[o]],
+		put(b, "\tfs_ix i%d = row %% %lld; row /= %lld;\n", order[o], (long long)rowsh->shape[order[o]],
 		    (long long)rowsh->shape[order[o]]);
 	put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
 	for (uint32_t r = 0; r < G->n_red; r++) {
@@ -741,7 +750,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
 		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
 		if (mean)
-			put(&pass, "\tred[%u] /= (fs_real)%lldLL;\n", r, (long long)H);
+			put(&pass, "\tred[%u] /= (fs_real)%lld;\n", r, (long long)H);
 		put(b, "%s", pass.s);
 		free(pass.s);
 		free(e.s);
@@ -787,13 +796,13 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		if (done[o])
 			continue;
 		const struct ten *sh = shape_of(p, outs[o]);
-		put(b, "\tfor (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < %lldLL;"
-		       " g += (long long)gridDim.x * blockDim.x) {\n\t\tconst long long e0 = g * %d;\n\t\tlong long rest = e0;\n",
+		put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %lld;"
+		       " g += (fs_ix)gridDim.x * blockDim.x) {\n\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n",
 		    (long long)(sh->n / V), V);
 		G->lin = sh;
 		for (int d = sh->rank - 1; d >= 0; d--) {
 			char name[16];
-			put(b, "\t\tlong long d%d = rest %% %lldLL; rest /= %lldLL;\n", d, (long long)sh->shape[d], (long long)sh->shape[d]);
+			put(b, "\t\tfs_ix d%d = rest %% %lld; rest /= %lld;\n", d, (long long)sh->shape[d], (long long)sh->shape[d]);
 			snprintf(name, sizeof(name), "d%d", d);
 			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 		}
@@ -822,9 +831,9 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 	free(x);
 }
 
-static const struct fs_tactic fallback = {1, 256, 1, 0};
+static const struct fs_tactic fallback = {1, 256, 1, 0, 0};
 
-const struct fs_tactic fs_tactic_eager = {0, 0, 0, 0};
+const struct fs_tactic fs_tactic_eager = {0, 0, 0, 0, 0};
 
 /* eager's tactic for a kernel whose shapes are known */
 static struct fs_tactic eager_for(const struct fs_kernel *k)
@@ -874,8 +883,11 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		G.buffered[outs[o]] = 0; /* computed here, then stored */
 		collect_reads(&G, k, outs[o], 1);
 	}
-	for (uint32_t o = 0; o < n_out; o++)
+	for (uint32_t o = 0; o < n_out; o++) {
 		add_param(&G, k, outs[o], 1);
+		if (!G.out || shape_of(p, outs[o])->n > G.out->n)
+			G.out = shape_of(p, outs[o]);
+	}
 	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
@@ -903,10 +915,16 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
-			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1))
+			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 1))
 		fail(&G, "a tactic these shapes do not allow");
 	struct buf b = {0};
-	template(&b, G.ref ? "double" : "float", tc->fast);
+	/* index arithmetic in 32 bits where every value fits in 2^30 elements
+	 * (fewer registers: more threads resident); literals take the type
+	 * their value needs */
+	int64_t most = 0;
+	for (uint32_t v = 0; v < nv; v++)
+		most = shape_of(p, (int32_t)v)->n > most ? shape_of(p, (int32_t)v)->n : most;
+	template(&b, G.ref ? "double" : "float", most <= (1 << 30) ? "int" : "long long", tc->fast, tc->l2);
 	size_t body = b.n;
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
@@ -956,7 +974,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 char *fs_codegen_fill(void)
 {
 	struct buf b = {0};
-	template(&b, "float", 0);
+	template(&b, "float", "long long", 0, 0);
 	static const char *const dts[] = {"f64", "f32", "bf16", "f16", "i64", "i32", "u8"};
 	static const uint8_t dtv[] = {FS_DT_F64, FS_DT_F32, FS_DT_BF16, FS_DT_F16, FS_DT_I64, FS_DT_I32, FS_DT_U8};
 	for (size_t i = 0; i < sizeof(dts) / sizeof(*dts); i++)
@@ -980,7 +998,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		if (!k->row) {
 			for (uint16_t t = 128; t <= 512; t *= 2)
 				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
-					out[n++] = (struct fs_tactic){vec, t, per, 0};
+					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 			continue;
 		}
 		/* a row group of at least a warp, every thread at least one vector and
@@ -990,7 +1008,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 				continue;
 			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
 				if (t * per >= 128 && t * per <= 1024)
-					out[n++] = (struct fs_tactic){vec, t, per, 0};
+					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 		}
 	}
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
@@ -998,10 +1016,16 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		out[n] = out[i];
 		out[n++].fast = 1;
 	}
+	/* then all of those again with L2 hints */
+	for (uint32_t i = 1, m = n; i < m && n < FS_MAX_TACTICS; i++) {
+		out[n] = out[i];
+		out[n++].l2 = 1;
+	}
 	return n;
 }
 
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
 {
-	snprintf(out, n, "v%u %s%u %s%u%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "");
+	snprintf(out, n, "v%u %s%u %s%u%s%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "",
+		 t->l2 ? " l2" : "");
 }

@@ -15,7 +15,7 @@ enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96 };
  * last dim per access (16 bytes for 8 bf16); `fast`: exp and tanh from the
  * approximate instructions (kernels/fused.cuh). */
 struct fs_tactic {
-	uint16_t vec, threads, per, fast;
+	uint16_t vec, threads, per, fast, l2; /* l2: L2 hints (kernels/fused.cuh, FS_L2) */
 };
 
 struct fs_kernel {

@@ -137,12 +137,12 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 	return 0;
 }
 
-/* Median and p90 - p10 milliseconds of `reps` runs after 5 warm-up runs,
- * rotating the input copies. Every run sits between two events, all
- * enqueued back to back and read after the last: the GPU never waits for
- * the host between runs, so a run's time is the device's, without the
- * host's launch latency. */
-static int time_it(struct run *R, run_fn one, const void *what, uint32_t reps, double *ms, double *spread)
+/* Median, p90 - p10 and half the median's 95% interval (milliseconds) of
+ * `reps` runs after 5 warm-up runs, rotating the input copies. Every run
+ * sits between two events, all enqueued back to back and read after the
+ * last: the GPU never waits for the host between runs, so a run's time is
+ * the device's, without the host's launch latency. */
+static int time_it(struct run *R, run_fn one, const void *what, uint32_t reps, double *ms, double *spread, double *ci)
 {
 	uint32_t n = reps + 5;
 	void **ev = fs_xcalloc(2 * n, sizeof(void *));
@@ -168,6 +168,12 @@ static int time_it(struct run *R, run_fn one, const void *what, uint32_t reps, d
 		*ms = t[reps / 2];
 		if (spread)
 			*spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10];
+		if (ci) { /* distribution-free 95% interval of the median: ranks n/2 -+ 0.98 sqrt(n) */
+			double h = 0.98 * sqrt((double)reps);
+			int64_t lo = (int64_t)floor(reps / 2.0 - h), hi = (int64_t)ceil(reps / 2.0 + h);
+			lo = lo < 0 ? 0 : lo, hi = hi > (int64_t)reps - 1 ? (int64_t)reps - 1 : hi;
+			*ci = (t[hi] - t[lo]) / 2;
+		}
 	}
 	for (uint32_t i = 0; i < 2 * n; i++)
 		if (ev[i])
@@ -190,7 +196,7 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
 		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
 	if (!rc)
-		rc = time_it(R, run_copy, &c, 20, &ms, NULL);
+		rc = time_it(R, run_copy, &c, 20, &ms, NULL, NULL);
 	for (uint32_t i = 0; i < c.pairs; i++) {
 		if (c.src[i])
 			R->c.cuMemFree(c.src[i]);
@@ -279,7 +285,7 @@ static int tune(struct run *R)
 	uint32_t n;
 	cache_key(R, &key);
 	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
-		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per, hit.fast};
+		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per, hit.fast, hit.l2};
 		n = 1, g->cache_hit = 1;
 	} else {
 		if (o->cache && o->retune)
@@ -301,7 +307,7 @@ static int tune(struct run *R)
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		rc = run_once(R, &L[i], &e) || time_it(R, run_fused, &L[i], o->reps, &tr->ms, &tr->spread);
+		rc = run_once(R, &L[i], &e) || time_it(R, run_fused, &L[i], o->reps, &tr->ms, &tr->spread, &tr->ci);
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->failed, sizeof(tr->failed)))
 			g->n_failed++;
 	}
@@ -311,15 +317,15 @@ static int tune(struct run *R)
 		free(L);
 		return -1;
 	}
-	/* the fastest eligible; inside its noise band (its own p90 - p10), the
-	 * earliest in the list */
+	/* the fastest eligible; among those whose median is not told apart from
+	 * its (the two 95% intervals of the medians overlap), the earliest in the list */
 	int32_t best = -1;
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->tactics[i].failed[0] && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
 			best = (int32_t)i;
 	g->chosen = best < 0 ? 0 : best;
 	for (uint32_t i = 0; best >= 0 && i < n; i++)
-		if (!g->tactics[i].failed[0] && g->tactics[i].ms <= g->tactics[best].ms + g->tactics[best].spread) {
+		if (!g->tactics[i].failed[0] && g->tactics[i].ms <= g->tactics[best].ms + g->tactics[best].ci + g->tactics[i].ci) {
 			g->chosen = (int32_t)i;
 			break;
 		}
@@ -330,7 +336,7 @@ static int tune(struct run *R)
 			g->runner_up = (int32_t)i;
 	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
-		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per, .fast = w->t.fast,
+		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per, .fast = w->t.fast, .l2 = w->t.l2,
 					  .ms = w->ms, .spread = w->spread, .timed = n, .failed = g->n_failed};
 		tactic_name(R, &w->t, e.name, sizeof(e.name));
 		if (g->runner_up >= 0) {
@@ -452,7 +458,7 @@ static int execute(struct run *R)
 		return -1;
 	g->reps = R->o->reps;
 	g->fused_ms = g->tactics[g->chosen].ms;
-	if (time_it(R, run_unfused_seq, NULL, R->o->reps, &g->unfused_ms, NULL))
+	if (time_it(R, run_unfused_seq, NULL, R->o->reps, &g->unfused_ms, NULL, NULL))
 		return -1;
 	g->fused_bytes = R->l[0].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
@@ -536,6 +542,7 @@ static void emit(struct run *R)
 	cJSON_AddNumberToObject(t, "threads", k->tactic.threads);
 	cJSON_AddNumberToObject(t, k->row ? "rows_per_block" : "groups_per_thread", k->tactic.per);
 	cJSON_AddBoolToObject(t, "fast_math", k->tactic.fast);
+	cJSON_AddBoolToObject(t, "l2_hints", k->tactic.l2);
 	cJSON *l = cJSON_AddObjectToObject(j, "launch");
 	cJSON *grid = cJSON_AddArrayToObject(l, "grid"), *block = cJSON_AddArrayToObject(l, "block");
 	int64_t gb[2][3] = {{k->grid, 1, 1}, {k->block, 1, 1}};
@@ -564,6 +571,7 @@ static void emit(struct run *R)
 		cJSON_AddStringToObject(q, "name", tname);
 		cJSON_AddNumberToObject(q, "median_ms", tr->ms);
 		cJSON_AddNumberToObject(q, "spread_ms", tr->spread);
+		cJSON_AddNumberToObject(q, "ci95_ms", tr->ci);
 		if (tr->failed[0])
 			cJSON_AddStringToObject(q, "failed", tr->failed);
 		cJSON_AddBoolToObject(q, "chosen", (int32_t)i == g->chosen);

@@ -10,7 +10,8 @@
  *
  * The fused kernel is tuned: every tactic (codegen.h) is compiled, run into
  * poisoned outputs, checked, and timed; the fastest that passes wins, ties
- * inside the noise band going to the earlier tactic in fs_tactics' order.
+ * (medians whose 95% intervals overlap) going to the earlier tactic in
+ * fs_tactics' order.
  * With a tuning cache, a hit runs the recorded tactic only (no profiling).
  */
 #ifndef FUSESCAN_GPU_H
@@ -37,7 +38,7 @@ struct fs_gpu_opts {
 
 struct fs_tactic_run {
 	struct fs_tactic t;
-	double ms, spread;            /* median, p90 - p10 */
+	double ms, spread, ci;        /* median, p90 - p10, half the median's 95% interval */
 	char failed[200];             /* why it was not eligible, or "" */
 };
 

@@ -827,7 +827,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	for (uint32_t i = 0; i < g->n_tactics; i++) {
 		struct fs_numerics_tactic *t = &r->tactics[i];
 		fs_tactic_name(&g->tactics[i].t, g->row, t->name, sizeof(t->name));
-		t->ms = g->tactics[i].ms, t->spread = g->tactics[i].spread;
+		t->ms = g->tactics[i].ms, t->spread = g->tactics[i].spread, t->ci = g->tactics[i].ci;
 		snprintf(t->failed, sizeof(t->failed), "%s", g->tactics[i].failed);
 	}
 	if (g->ran) {
@@ -1077,8 +1077,9 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	if (r->cache_hit)
 		fprintf(out, "  tuning: cache hit (%s, bucket %s): no tactic profiled\n", r->tactics[r->chosen].name, r->bucket);
 	else {
-		fprintf(out, "  tuning: %u tactics timed, %u failed; chosen %s %.4f ms (p90-p10 %.4f)", r->n_tactics, r->n_failed,
-			r->tactics[r->chosen].name, r->tactics[r->chosen].ms, r->tactics[r->chosen].spread);
+		fprintf(out, "  tuning: %u tactics timed, %u failed; chosen %s %.4f ms (+-%.4f, p90-p10 %.4f)", r->n_tactics,
+			r->n_failed, r->tactics[r->chosen].name, r->tactics[r->chosen].ms, r->tactics[r->chosen].ci,
+			r->tactics[r->chosen].spread);
 		if (r->runner_up >= 0)
 			fprintf(out, ", runner-up %s %.4f ms", r->tactics[r->runner_up].name, r->tactics[r->runner_up].ms);
 		fprintf(out, "\n");
@@ -1192,6 +1193,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 			cJSON_AddStringToObject(q, "name", r->tactics[i].name);
 			cJSON_AddNumberToObject(q, "median_ms", r->tactics[i].ms);
 			cJSON_AddNumberToObject(q, "spread_ms", r->tactics[i].spread);
+			cJSON_AddNumberToObject(q, "ci95_ms", r->tactics[i].ci);
 			if (r->tactics[i].failed[0])
 				cJSON_AddStringToObject(q, "failed", r->tactics[i].failed);
 			cJSON_AddItemToArray(tab, q);

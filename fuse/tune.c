@@ -147,7 +147,7 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path)
 /* a tactic must be one the generator can be asked for */
 static int sane(const struct fs_tune_entry *e)
 {
-	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 && e->fast <= 1;
+	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 && e->fast <= 1 && e->l2 <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
@@ -163,7 +163,8 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 		const cJSON *t = cJSON_GetObjectItem(it, "tactic");
 		memset(e, 0, sizeof(*e));
 		e->key = *k;
-		e->vec = field(t, "vec"), e->threads = field(t, "threads"), e->per = field(t, "per"), e->fast = field(t, "fast");
+		e->vec = field(t, "vec"), e->threads = field(t, "threads"), e->per = field(t, "per"), e->fast = field(t, "fast"),
+		e->l2 = field(t, "l2");
 		if (!sane(e))
 			continue; /* a damaged entry: as if missing */
 		snprintf(e->name, sizeof(e->name), "%s", str(it, "name") ? str(it, "name") : "");
@@ -187,6 +188,7 @@ static cJSON *entry_json(const struct fs_tune_entry *e)
 	cJSON_AddNumberToObject(t, "threads", e->threads);
 	cJSON_AddNumberToObject(t, "per", e->per);
 	cJSON_AddNumberToObject(t, "fast", e->fast);
+	cJSON_AddNumberToObject(t, "l2", e->l2);
 	cJSON_AddStringToObject(o, "name", e->name);
 	cJSON_AddNumberToObject(o, "median_ms", e->ms);
 	cJSON_AddNumberToObject(o, "spread_ms", e->spread);

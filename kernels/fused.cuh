@@ -1,6 +1,7 @@
 // fused.cuh: the fixed part of every kernel fusescan generates (fuse/codegen.c
 // puts `typedef float fs_real;` before it, or double in the float64 reference
-// kernels, and FS_FAST, and appends the op table's functions and the kernel). Compiled
+// kernels, the index type fs_ix (int, or long long past 2^30 elements), FS_FAST
+// and FS_L2, and appends the op table's functions and the kernel). Compiled
 // with NVRTC, no headers: bf16 / fp16 conversions are PTX cvt instructions.
 // Loads widen to fp32; stores round to the buffer's dtype (round to nearest even).
 
@@ -104,43 +105,94 @@ template <int T, typename F, typename R> __device__ __forceinline__ R fs_group_r
 	return r;
 }
 
+// Accesses of 4, 8 or 16 bytes. Under an L2-hint tactic (FS_L2 1) a load of
+// an input the grid reads more than once (HOT) asks the L2 to keep the line
+// (evict-last) and a store asks it to evict the line first (st.global.cs):
+// the outputs and once-read inputs stream past, the shared ones stay.
+__device__ __forceinline__ uint4 fs_ld_hot(const uint4 *p)
+{
+	uint4 v;
+	asm("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+	    "ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+	return v;
+}
+__device__ __forceinline__ uint2 fs_ld_hot(const uint2 *p)
+{
+	uint2 v;
+	asm("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+	    "ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], pol;\n\t}"
+	    : "=r"(v.x), "=r"(v.y) : "l"(p));
+	return v;
+}
+__device__ __forceinline__ unsigned fs_ld_hot(const unsigned *p)
+{
+	unsigned v;
+	asm("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+	    "ld.global.nc.L2::cache_hint.u32 %0, [%1], pol;\n\t}"
+	    : "=r"(v) : "l"(p));
+	return v;
+}
+// Loaded only if c, else zero bits. Nothing but the load depends on c, so
+// the compiler predicates it: the loads of a pass are all in flight before
+// any is used (a branch around load and conversion waits for each load).
+template <int HOT, typename W> __device__ __forceinline__ W fs_ld_word(bool c, const W *p)
+{
+	W v = {};
+	if (c) {
+		if constexpr (HOT && FS_L2)
+			v = fs_ld_hot(p);
+		else
+			v = *p;
+	}
+	return v;
+}
+template <typename W> __device__ __forceinline__ void fs_st_word(W *p, W v)
+{
+	if constexpr (FS_L2)
+		__stcs(p, v);
+	else
+		*p = v;
+}
+
 // V consecutive elements, i a multiple of V: one access of up to 16 bytes,
 // or several, widened to fp32 / rounded from it.
-template <int V, typename S> __device__ __forceinline__ void fs_ld_raw(const S *p, long long i, S *r)
+template <int V, int HOT, typename S> __device__ __forceinline__ void fs_ld_raw(bool c, const S *p, long long i, S *r)
 {
 	constexpr int B = V * (int)sizeof(S);
 	if constexpr (B >= 16) {
-		for (int c = 0; c < B / 16; c++)
-			reinterpret_cast<uint4 *>(r)[c] = reinterpret_cast<const uint4 *>(p + i)[c];
+		for (int k = 0; k < B / 16; k++)
+			reinterpret_cast<uint4 *>(r)[k] = fs_ld_word<HOT>(c, reinterpret_cast<const uint4 *>(p + i) + k);
 	} else if constexpr (B == 8) {
-		*reinterpret_cast<uint2 *>(r) = *reinterpret_cast<const uint2 *>(p + i);
+		*reinterpret_cast<uint2 *>(r) = fs_ld_word<HOT>(c, reinterpret_cast<const uint2 *>(p + i));
 	} else if constexpr (B == 4) {
-		*reinterpret_cast<unsigned *>(r) = *reinterpret_cast<const unsigned *>(p + i);
+		*reinterpret_cast<unsigned *>(r) = fs_ld_word<HOT>(c, reinterpret_cast<const unsigned *>(p + i));
 	} else {
 		for (int u = 0; u < V; u++)
-			r[u] = p[i + u];
+			r[u] = c ? p[i + u] : (S)0;
 	}
 }
 template <int V, typename S> __device__ __forceinline__ void fs_st_raw(S *p, long long i, const S *r)
 {
 	constexpr int B = V * (int)sizeof(S);
 	if constexpr (B >= 16) {
-		for (int c = 0; c < B / 16; c++)
-			reinterpret_cast<uint4 *>(p + i)[c] = reinterpret_cast<const uint4 *>(r)[c];
+		for (int k = 0; k < B / 16; k++)
+			fs_st_word(reinterpret_cast<uint4 *>(p + i) + k, reinterpret_cast<const uint4 *>(r)[k]);
 	} else if constexpr (B == 8) {
-		*reinterpret_cast<uint2 *>(p + i) = *reinterpret_cast<const uint2 *>(r);
+		fs_st_word(reinterpret_cast<uint2 *>(p + i), *reinterpret_cast<const uint2 *>(r));
 	} else if constexpr (B == 4) {
-		*reinterpret_cast<unsigned *>(p + i) = *reinterpret_cast<const unsigned *>(r);
+		fs_st_word(reinterpret_cast<unsigned *>(p + i), *reinterpret_cast<const unsigned *>(r));
 	} else {
 		for (int u = 0; u < V; u++)
 			p[i + u] = r[u];
 	}
 }
 #define FS_VEC_IO(sfx, S)                                                                   \
-	template <int V, typename R> __device__ __forceinline__ void ldv_##sfx(const S *p, long long i, R *f) \
+	template <int V, int HOT, typename R>                                               \
+	__device__ __forceinline__ void ldv_##sfx(bool c, const S *p, long long i, R *f)    \
 	{                                                                                   \
 		alignas(16) S r[V];                                                         \
-		fs_ld_raw<V>(p, i, r);                                                      \
+		fs_ld_raw<V, HOT>(c, p, i, r);                                              \
 		for (int u = 0; u < V; u++)                                                 \
 			f[u] = ld_##sfx(r, u);                                              \
 	}                                                                                   \
@@ -197,7 +249,7 @@ __device__ __forceinline__ void fs_check(fs_acc &a, double x, double y)
 	template <int V> __device__ __forceinline__ void cmpv_##sfx(const S *p, long long i, const double *y, fs_acc &a) \
 	{                                                                                      \
 		alignas(16) S r[V];                                                            \
-		fs_ld_raw<V>(p, i, r);                                                         \
+		fs_ld_raw<V, 0>(true, p, i, r);                                                \
 		for (int u = 0; u < V; u++)                                                    \
 			cmp_##sfx(r, u, y[u], a);                                              \
 	}

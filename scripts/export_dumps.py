@@ -13,6 +13,8 @@ Needs PyTorch and transformers (the GPU machine has both):
 
   python3 scripts/export_dumps.py --arch gpt2 --layers 2 --out dumps/export_gpt2_2l
   python3 scripts/export_dumps.py --arch gemma2 --out dumps/export_gemma2
+  python3 scripts/export_dumps.py --arch gpt2 --layers 2 --set n_embd=4096 \
+      --set n_head=32 --set n_inner=14336 --out dumps/export_gpt2_l3w_2l
 
 Architectures: gpt2 (LayerNorm, addmm + tanh GELU), gemma2 (GeGLU-tanh,
 (1 + w) RMSNorm, softcapping), llama_eager (Llama with eager attention:
@@ -141,12 +143,16 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def build(arch, layers):
+def build(arch, layers, sets):
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
     model_type, overrides, attn = ARCHS[arch]
     cfg = AutoConfig.for_model(model_type, **overrides)
+    for key, value in sets:
+        if not hasattr(cfg, key):
+            raise SystemExit(f"export_dumps: --set {key}: {model_type}'s config has no such field")
+        setattr(cfg, key, value)
     if layers:
         for key in ("num_hidden_layers", "n_layer"):
             if hasattr(cfg, key):
@@ -160,18 +166,28 @@ def build(arch, layers):
     return model, cfg
 
 
+def config_field(text):
+    key, eq, value = text.partition("=")
+    try:
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: want KEY=INT") from None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", required=True, choices=sorted(ARCHS))
     ap.add_argument("--layers", type=int, default=0,
                     help="number of decoder layers (default: the config's)")
+    ap.add_argument("--set", action="append", default=[], type=config_field, metavar="KEY=INT",
+                    help="override a config field (repeatable), e.g. n_embd=4096")
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
 
     import torch
     from torch.export import Dim
 
-    model, cfg = build(args.arch, args.layers)
+    model, cfg = build(args.arch, args.layers, args.set)
     # Dim.AUTO: export keeps both dims symbolic and records the guards the
     # model needs (Gemma 2's sliding-window mask fails a named Dim's range).
     ids = torch.zeros((2, 16), dtype=torch.int64, device="meta")

@@ -28,8 +28,8 @@ prepare() {
 	ldd build-gpu/fusescan | awk '/=> \// {print $3}' |
 		grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' | xargs -r cp -L -t "$carry/lib"
 	cp ../shared/dumps/adrun_llama3_8b/001_export_export_to_gm.txt "$carry/dumps/llama3_8b_001.txt"
-	cp tests/data/export_gemma2_2l/001_export_export_to_gm.txt "$carry/dumps/gemma2_001.txt"
-	cp tests/data/export_gpt2_2l/001_export_export_to_gm.txt "$carry/dumps/gpt2_001.txt"
+	cp tests/data/export_gemma2_l3w_2l/001_export_export_to_gm.txt "$carry/dumps/gemma2_l3w_001.txt"
+	cp tests/data/export_gpt2_l3w_2l/001_export_export_to_gm.txt "$carry/dumps/gpt2_l3w_001.txt"
 	cp tests/data/export_llama_eager_2l/001_export_export_to_gm.txt "$carry/dumps/llama_eager_001.txt"
 	du -sh "$carry"
 }

@@ -54,7 +54,7 @@ struct fs_numerics_opts {
 struct fs_numerics_tactic {
 	char name[32];           /* "v8 t128 r1": vec, threads per row / block, rows per block / groups per thread;
 	                            "... fast": fast math */
-	double ms, spread;       /* median, p90 - p10 */
+	double ms, spread, ci;   /* median, p90 - p10, half the median's 95% interval */
 	char failed[200];        /* why it was not eligible, or "" */
 };
 

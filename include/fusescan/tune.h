@@ -32,7 +32,7 @@ struct fs_tune_key {
 
 struct fs_tune_entry {
 	struct fs_tune_key key;
-	uint16_t vec, threads, per, fast; /* the tactic (fuse/codegen.h) */
+	uint16_t vec, threads, per, fast, l2; /* the tactic (fuse/codegen.h) */
 	char name[32];               /* "v8 t128 r1" */
 	double ms, spread;           /* median and p90 - p10 of the chosen tactic */
 	char runner_up[32];

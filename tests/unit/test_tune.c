@@ -35,8 +35,8 @@ static struct fs_tune_entry entry(const char *kernel, const char *device, uint16
 	snprintf(e.key.device, sizeof(e.key.device), "%s", device);
 	snprintf(e.key.nvrtc, sizeof(e.key.nvrtc), "NVRTC 13.0");
 	snprintf(e.key.policy, sizeof(e.key.policy), "median of 50");
-	e.vec = vec, e.threads = 128, e.per = 2;
-	snprintf(e.name, sizeof(e.name), "v%u t128 r2", vec);
+	e.vec = vec, e.threads = 128, e.per = 2, e.fast = 1, e.l2 = 1;
+	snprintf(e.name, sizeof(e.name), "v%u t128 r2 fast l2", vec);
 	e.ms = 0.07, e.timed = 24;
 	return e;
 }
@@ -61,7 +61,9 @@ static void t_round_trip(void)
 	CHECK_EQ_U(got.vec, 8);
 	CHECK_EQ_U(got.threads, 128);
 	CHECK_EQ_U(got.per, 2);
-	CHECK_STR(got.name, "v8 t128 r2");
+	CHECK_EQ_U(got.fast, 1);
+	CHECK_EQ_U(got.l2, 1);
+	CHECK_STR(got.name, "v8 t128 r2 fast l2");
 	CHECK(got.created[0] != '\0');
 	struct fs_tune_key k = e.key;
 	snprintf(k.device, sizeof(k.device), "H100"); /* another device: ignored */
