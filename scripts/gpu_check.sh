@@ -62,7 +62,7 @@ bench() {
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
 		--out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
 		2>&1 | grep -v Warning || status=1
-	grep -h "^  GPU " "$out/bench/rmsnorm/numerics.txt" | head -1
+	grep -h "^  GPU " "$out"/bench/*/numerics.txt | head -1
 	return $status
 }
 
