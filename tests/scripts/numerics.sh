@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The numerics check of --apply on the CPU (float64 reference, unfused with
 # eager rounding, fused with fp32 inside) for the chains the GPU issue names,
-# on the bundled dumps: each passes and every generated kernel compiles with
-# NVRTC; the planted bugs (a wrong eps, a dropped widening cast) fail with
-# exit 1, and --triage calls them bugs. GPU execution is left to
-# scripts/gpu_check.sh (the tests run --cpu-only where a GPU is present).
+# on the bundled dumps (the *_l3w_2l ones are those the GPU benchmark runs):
+# each passes and every generated kernel compiles with NVRTC; the planted
+# bugs (a wrong eps, a dropped widening cast) fail with exit 1, and --triage
+# calls them bugs. GPU execution is left to scripts/gpu_check.sh (the tests
+# run --cpu-only where a GPU is present).
 # usage: numerics.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -40,6 +41,9 @@ layernorm     layernorm                         export_gpt2_2l/001_export_export
 gelu_tanh     gelu_tanh-82011eea                export_gpt2_2l/001_export_export_to_gm.txt
 softmax       eager_attention_softmax-661b75dd  export_llama_eager_2l/001_export_export_to_gm.txt
 decomposed    rmsnorm-70a88bb3                  export_tiny_llama_2l/002_post_export_run_decompositions.txt
+geglu_l3w     geglu_tanh-38faf084               export_gemma2_l3w_2l/001_export_export_to_gm.txt
+layernorm_l3w layernorm                         export_gpt2_l3w_2l/001_export_export_to_gm.txt
+gelu_l3w      gelu_tanh-82011eea                export_gpt2_l3w_2l/001_export_export_to_gm.txt
 LIST
 
 check "wrong eps fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug eps --triage --out "$tmp/p1" "$llama"
