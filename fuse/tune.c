@@ -147,7 +147,8 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path)
 /* a tactic must be one the generator can be asked for */
 static int sane(const struct fs_tune_entry *e)
 {
-	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 && e->fast <= 1 && e->l2 <= 1;
+	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 &&
+	       e->fast <= 1 && e->l2 <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
