@@ -5,18 +5,10 @@
 #ifndef FUSESCAN_CODEGEN_H
 #define FUSESCAN_CODEGEN_H
 
+#include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
 enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96 };
-
-/* How a kernel maps work to threads. Row kernels (reductions): `threads`
- * per row, `per` rows per block; elementwise kernels: blocks of `threads`,
- * `per` vector groups per thread. Both: `vec` consecutive elements of the
- * last dim per access (16 bytes for 8 bf16); `fast`: exp and tanh from the
- * approximate instructions (kernels/fused.cuh). */
-struct fs_tactic {
-	uint16_t vec, threads, per, fast, l2; /* l2: L2 hints (kernels/fused.cuh, FS_L2) */
-};
 
 struct fs_kernel {
 	char *source;                 /* a complete NVRTC translation unit; kernel fs_k */

@@ -285,7 +285,7 @@ static int tune(struct run *R)
 	uint32_t n;
 	cache_key(R, &key);
 	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
-		list[0] = (struct fs_tactic){hit.vec, hit.threads, hit.per, hit.fast, hit.l2};
+		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
 	} else {
 		if (o->cache && o->retune)
@@ -336,8 +336,8 @@ static int tune(struct run *R)
 			g->runner_up = (int32_t)i;
 	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
-		struct fs_tune_entry e = {.key = key, .vec = w->t.vec, .threads = w->t.threads, .per = w->t.per, .fast = w->t.fast,
-					  .l2 = w->t.l2, .ms = w->ms, .spread = w->spread, .timed = n, .failed = g->n_failed};
+		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->ms, .spread = w->spread, .timed = n,
+					  .failed = g->n_failed};
 		tactic_name(R, &w->t, e.name, sizeof(e.name));
 		if (g->runner_up >= 0) {
 			tactic_name(R, &g->tactics[g->runner_up].t, e.runner_up, sizeof(e.runner_up));

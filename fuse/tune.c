@@ -147,8 +147,9 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path)
 /* a tactic must be one the generator can be asked for */
 static int sane(const struct fs_tune_entry *e)
 {
-	return e->vec >= 1 && e->vec <= 8 && e->threads >= 1 && e->threads <= 1024 && e->per >= 1 && e->per <= 1024 &&
-	       e->fast <= 1 && e->l2 <= 1;
+	const struct fs_tactic *t = &e->tactic;
+	return t->vec >= 1 && t->vec <= 8 && t->threads >= 1 && t->threads <= 1024 && t->per >= 1 && t->per <= 1024 &&
+	       t->fast <= 1 && t->l2 <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
@@ -164,8 +165,7 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 		const cJSON *t = cJSON_GetObjectItem(it, "tactic");
 		memset(e, 0, sizeof(*e));
 		e->key = *k;
-		e->vec = field(t, "vec"), e->threads = field(t, "threads"), e->per = field(t, "per"), e->fast = field(t, "fast"),
-		e->l2 = field(t, "l2");
+		e->tactic = (struct fs_tactic){field(t, "vec"), field(t, "threads"), field(t, "per"), field(t, "fast"), field(t, "l2")};
 		if (!sane(e))
 			continue; /* a damaged entry: as if missing */
 		snprintf(e->name, sizeof(e->name), "%s", str(it, "name") ? str(it, "name") : "");
@@ -185,11 +185,11 @@ static cJSON *entry_json(const struct fs_tune_entry *e)
 	for (int i = 0; i < 5; i++)
 		cJSON_AddStringToObject(o, key_fields[i], key_field(&e->key, i));
 	cJSON *t = cJSON_AddObjectToObject(o, "tactic");
-	cJSON_AddNumberToObject(t, "vec", e->vec);
-	cJSON_AddNumberToObject(t, "threads", e->threads);
-	cJSON_AddNumberToObject(t, "per", e->per);
-	cJSON_AddNumberToObject(t, "fast", e->fast);
-	cJSON_AddNumberToObject(t, "l2", e->l2);
+	cJSON_AddNumberToObject(t, "vec", e->tactic.vec);
+	cJSON_AddNumberToObject(t, "threads", e->tactic.threads);
+	cJSON_AddNumberToObject(t, "per", e->tactic.per);
+	cJSON_AddNumberToObject(t, "fast", e->tactic.fast);
+	cJSON_AddNumberToObject(t, "l2", e->tactic.l2);
 	cJSON_AddStringToObject(o, "name", e->name);
 	cJSON_AddNumberToObject(o, "median_ms", e->ms);
 	cJSON_AddNumberToObject(o, "spread_ms", e->spread);

@@ -26,13 +26,23 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* How a generated kernel maps work to threads (fuse/codegen.h generates
+ * under it). Row kernels (reductions): `threads` per row, `per` rows per
+ * block; elementwise kernels: blocks of `threads`, `per` vector groups per
+ * thread. Both: `vec` consecutive elements of the last dim per access (16
+ * bytes for 8 bf16); `fast`: exp and tanh from the approximate instructions;
+ * `l2`: L2 hints (kernels/fused.cuh, FS_FAST and FS_L2). */
+struct fs_tactic {
+	uint16_t vec, threads, per, fast, l2;
+};
+
 struct fs_tune_key {
 	char kernel[20], bucket[64], device[160], nvrtc[32], policy[96];
 };
 
 struct fs_tune_entry {
 	struct fs_tune_key key;
-	uint16_t vec, threads, per, fast, l2; /* the tactic (fuse/codegen.h) */
+	struct fs_tactic tactic;
 	char name[32];               /* "v8 t128 r1" */
 	double ms, spread;           /* median and p90 - p10 of the chosen tactic */
 	char runner_up[32];

@@ -50,7 +50,7 @@ static void t_rand(void)
 	for (int64_t i = 0; i < 1000000; i++) {
 		float v = fs_rand(s, i, FS_RAND_FLOAT), n = fs_rand(s, i, FS_RAND_INT), b = fs_rand(s, i, FS_RAND_BOOL);
 		bad += !(v >= -2 && v <= 2 && fabsf(v) >= 0.05f) || v != fs_rand(s, i, FS_RAND_FLOAT);
-		bad += !(n >= 1 && n <= 7 && n == (int)n) || !(b == 0 || b == 1);
+		bad += !(n >= 1 && n <= 7 && n == truncf(n)) || !(b == 0 || b == 1);
 		ints[(int)n & 7]++, bools[b != 0]++;
 		same += v == fs_rand(s2, i, FS_RAND_FLOAT);
 		sum += v;
