@@ -93,22 +93,11 @@ def input_shapes(shapes):
     return names, out
 
 
-def timed(fn, copies, reps=50, warmup=5):
-    """fusescan's policy: every run between two events, all enqueued back to
-    back and read after the last (the GPU does not wait for the host)"""
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps + warmup)]
-    for r, (start, stop) in enumerate(ev):
-        start.record()
-        fn(*copies[r % len(copies)])
-        stop.record()
-    ev[-1][1].synchronize()
-    t = sorted(start.elapsed_time(stop) for start, stop in ev[warmup:])
-    return t[len(t) // 2]
-
-
 def interleaved(fns, n, reps=50, warmup=5):
-    """several functions of the input copy's index, timed as timed() does,
-    one run of each per round: the medians of each, in order"""
+    """fusescan's policy for several functions of the input copy's index, one
+    run of each per round: every run between two events, all enqueued back to
+    back and read after the last (the GPU does not wait for the host); the
+    medians of each, in order"""
     ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
           for _ in range(reps + warmup)]
     for r, round_ in enumerate(ev):
@@ -268,7 +257,7 @@ def main():
         aot_outs = [aot.empty_outputs() for _ in copies]
         with torch.no_grad():
             aot_err = aot_error(aot, fn, copies[0], aot_ins[0])
-            eager = timed(fn, copies)
+            (eager,) = interleaved([lambda i: fn(*copies[i])], len(copies))
             cfn = torch.compile(fn, dynamic=False)
             graphs = graphs_of(cfn, copies)
             comp, comp_graph, fs_aot = interleaved(
