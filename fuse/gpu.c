@@ -137,43 +137,51 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 	return 0;
 }
 
-/* Median, p90 - p10 and half the median's 95% interval (milliseconds) of
- * `reps` runs after 5 warm-up runs, rotating the input copies. Every run
- * sits between two events, all enqueued back to back and read after the
- * last: the GPU never waits for the host between runs, so a run's time is
- * the device's, without the host's launch latency. */
-static int time_it(struct run *R, run_fn one, const void *what, uint32_t reps, double *ms, double *spread, double *ci)
+/* One timing: median, p90 - p10 and half the median's 95% interval (ms). */
+struct timing {
+	double ms, spread, ci;
+};
+
+/* Times k things, what[0..k-1], interleaved: each of `reps` rounds (after 5
+ * warm-up rounds) runs every one once, in order, on the round's input copy
+ * (rotated), so a drift of the device's clocks or temperature falls on all
+ * of them alike. Every run sits between two events, all enqueued back to
+ * back and read after the last: the GPU never waits for the host between
+ * runs, so a run's time is the device's, without the host's launch latency. */
+static int time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
-	uint32_t n = reps + 5;
-	void **ev = fs_xcalloc(2 * n, sizeof(void *));
+	uint32_t n = (reps + 5) * k;
+	void **ev = fs_xcalloc(2 * (size_t)n, sizeof(void *));
 	float *t = fs_xmalloc(reps * sizeof(float));
 	int rc = 0;
 	for (uint32_t i = 0; i < 2 * n && !rc; i++)
 		rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&ev[i], 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
-	for (uint32_t r = 0; r < n && !rc; r++) {
-		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * r], NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i], NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc)
-			rc = one(R, what, r);
+			rc = one(R, what[i % k], i / k);
 		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * r + 1], NULL), "cuEventRecord", R->g->error,
+			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i + 1], NULL), "cuEventRecord", R->g->error,
 					   sizeof(R->g->error));
 	}
 	if (!rc)
 		rc = fs_cuda_check(&R->c, R->c.cuEventSynchronize(ev[2 * n - 1]), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
-	for (uint32_t r = 5; r < n && !rc; r++)
-		rc = fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&t[r - 5], ev[2 * r], ev[2 * r + 1]), "cuEventElapsedTime",
-				   R->g->error, sizeof(R->g->error));
-	if (!rc) {
-		qsort(t, reps, sizeof(float), cmp_float);
-		*ms = t[reps / 2];
-		if (spread)
-			*spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10];
-		if (ci) { /* distribution-free 95% interval of the median: ranks n/2 -+ 0.98 sqrt(n) */
-			double h = 0.98 * sqrt((double)reps);
-			int64_t lo = (int64_t)floor(reps / 2.0 - h), hi = (int64_t)ceil(reps / 2.0 + h);
-			lo = lo < 0 ? 0 : lo, hi = hi > (int64_t)reps - 1 ? (int64_t)reps - 1 : hi;
-			*ci = (t[hi] - t[lo]) / 2;
+	for (uint32_t j = 0; j < k && !rc; j++) {
+		for (uint32_t r = 0; r < reps && !rc; r++) {
+			uint32_t i = (r + 5) * k + j;
+			rc = fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&t[r], ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime",
+					   R->g->error, sizeof(R->g->error));
 		}
+		if (rc)
+			break;
+		qsort(t, reps, sizeof(float), cmp_float);
+		/* distribution-free 95% interval of the median: ranks n/2 -+ 0.98 sqrt(n) */
+		double h = 0.98 * sqrt((double)reps);
+		int64_t lo = (int64_t)floor(reps / 2.0 - h), hi = (int64_t)ceil(reps / 2.0 + h);
+		lo = lo < 0 ? 0 : lo, hi = hi > (int64_t)reps - 1 ? (int64_t)reps - 1 : hi;
+		out[j] = (struct timing){.ms = t[reps / 2],
+					 .spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10],
+					 .ci = (t[hi] - t[lo]) / 2};
 	}
 	for (uint32_t i = 0; i < 2 * n; i++)
 		if (ev[i])
@@ -190,20 +198,21 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	struct copies c = {.n = n < 256 ? 256 : n};
 	size_t pairs = (2 * (size_t)l2 + 2 * c.n - 1) / (2 * c.n);
 	c.pairs = pairs < 1 ? 1 : pairs > 8 ? 8 : (uint32_t)pairs;
-	double ms = 0;
+	struct timing tm = {0};
+	const void *what = &c;
 	int rc = 0;
 	for (uint32_t i = 0; i < c.pairs && !rc; i++)
 		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
 		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
 	if (!rc)
-		rc = time_it(R, run_copy, &c, 20, &ms, NULL, NULL);
+		rc = time_set(R, run_copy, &what, 1, 20, &tm);
 	for (uint32_t i = 0; i < c.pairs; i++) {
 		if (c.src[i])
 			R->c.cuMemFree(c.src[i]);
 		if (c.dst[i])
 			R->c.cuMemFree(c.dst[i]);
 	}
-	*gbs = rc ? 0 : 2.0 * (double)c.n / (ms * 1e-3) / 1e9;
+	*gbs = rc ? 0 : 2.0 * (double)c.n / (tm.ms * 1e-3) / 1e9;
 	return rc ? -1 : 0;
 }
 
@@ -275,6 +284,53 @@ static void cache_key(const struct run *R, struct fs_tune_key *k)
  * winner becomes R->l[0]. A tactic that fails to compile, or whose result
  * fails the check, is not eligible; if none is, the fallback stays (and the
  * verdict will say why). */
+/* The finalists: the eligible tactics whose median is not told apart from
+ * the fastest's (their 95% intervals overlap), at most FS_FINALISTS, the
+ * fastest first. Timed one after another, tactics that differ by less than
+ * the device's drift over the tuning can trade places; the finalists are
+ * timed again interleaved, each round running each once, over 4x the runs,
+ * and those times replace their first ones. A single eligible tactic is the
+ * only finalist. 0, or -1 on a CUDA error (g->error). */
+static int final_round(struct run *R, struct launch *L, uint32_t n)
+{
+	struct fs_gpu_result *g = R->g;
+	int32_t best = -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->tactics[i].failed[0] && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
+			best = (int32_t)i;
+	if (best < 0)
+		return 0;
+	uint32_t idx[FS_FINALISTS], k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_tactic_run *t = &g->tactics[i];
+		if (t->failed[0] || t->ms > g->tactics[best].ms + g->tactics[best].ci + t->ci)
+			continue;
+		uint32_t at = k < FS_FINALISTS ? k++ : FS_FINALISTS; /* insertion by median; the slowest falls off */
+		while (at > 0 && g->tactics[idx[at - 1]].ms > t->ms) {
+			if (at < FS_FINALISTS)
+				idx[at] = idx[at - 1];
+			at--;
+		}
+		if (at < FS_FINALISTS)
+			idx[at] = i;
+	}
+	for (uint32_t j = 0; j < k; j++)
+		g->tactics[idx[j]].final = 1;
+	if (k < 2)
+		return 0;
+	const void *what[FS_FINALISTS];
+	struct timing tm[FS_FINALISTS];
+	for (uint32_t j = 0; j < k; j++)
+		what[j] = &L[idx[j]];
+	if (time_set(R, run_fused, what, k, 4 * R->o->reps, tm))
+		return -1;
+	for (uint32_t j = 0; j < k; j++) {
+		struct fs_tactic_run *t = &g->tactics[idx[j]];
+		t->ms = tm[j].ms, t->spread = tm[j].spread, t->ci = tm[j].ci;
+	}
+	return 0;
+}
+
 static int tune(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
@@ -307,33 +363,41 @@ static int tune(struct run *R)
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		rc = run_once(R, &L[i], &e) || time_it(R, run_fused, &L[i], o->reps, &tr->ms, &tr->spread, &tr->ci);
+		struct timing tm = {0};
+		const void *what = &L[i];
+		rc = run_once(R, &L[i], &e) || time_set(R, run_fused, &what, 1, o->reps, &tm);
+		tr->ms = tm.ms, tr->spread = tm.spread, tr->ci = tm.ci;
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->failed, sizeof(tr->failed)))
 			g->n_failed++;
 	}
+	if (!rc)
+		rc = final_round(R, L, n);
 	if (rc) {
 		for (uint32_t i = 0; i < n; i++)
 			unload(R, &L[i]);
 		free(L);
 		return -1;
 	}
-	/* the fastest eligible; among those whose median is not told apart from
-	 * its (the two 95% intervals of the medians overlap), the earliest in the list */
+	/* the fastest eligible finalist; among those whose median is not told
+	 * apart from its (the two 95% intervals overlap), the earliest in the list */
 	int32_t best = -1;
 	for (uint32_t i = 0; i < n; i++)
-		if (!g->tactics[i].failed[0] && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
+		if (g->tactics[i].final && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
 			best = (int32_t)i;
 	g->chosen = best < 0 ? 0 : best;
 	for (uint32_t i = 0; best >= 0 && i < n; i++)
-		if (!g->tactics[i].failed[0] && g->tactics[i].ms <= g->tactics[best].ms + g->tactics[best].ci + g->tactics[i].ci) {
+		if (g->tactics[i].final && g->tactics[i].ms <= g->tactics[best].ms + g->tactics[best].ci + g->tactics[i].ci) {
 			g->chosen = (int32_t)i;
 			break;
 		}
+	/* the next fastest: a finalist if there is another (their times are comparable) */
 	g->runner_up = -1;
-	for (uint32_t i = 0; i < n; i++)
-		if ((int32_t)i != g->chosen && !g->tactics[i].failed[0] &&
-		    (g->runner_up < 0 || g->tactics[i].ms < g->tactics[g->runner_up].ms))
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_tactic_run *t = &g->tactics[i], *u = g->runner_up < 0 ? NULL : &g->tactics[g->runner_up];
+		if ((int32_t)i != g->chosen && !t->failed[0] &&
+		    (!u || t->final > u->final || (t->final == u->final && t->ms < u->ms)))
 			g->runner_up = (int32_t)i;
+	}
 	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
 		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->ms, .spread = w->spread, .timed = n,
@@ -458,8 +522,11 @@ static int execute(struct run *R)
 		return -1;
 	g->reps = R->o->reps;
 	g->fused_ms = g->tactics[g->chosen].ms;
-	if (time_it(R, run_unfused_seq, NULL, R->o->reps, &g->unfused_ms, NULL, NULL))
+	struct timing tu;
+	const void *none = NULL;
+	if (time_set(R, run_unfused_seq, &none, 1, R->o->reps, &tu))
 		return -1;
+	g->unfused_ms = tu.ms;
 	g->fused_bytes = R->l[0].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
 		g->unfused_bytes += R->l[i].k.bytes;
@@ -572,6 +639,7 @@ static void emit(struct run *R)
 		cJSON_AddNumberToObject(q, "median_ms", tr->ms);
 		cJSON_AddNumberToObject(q, "spread_ms", tr->spread);
 		cJSON_AddNumberToObject(q, "ci95_ms", tr->ci);
+		cJSON_AddBoolToObject(q, "final", tr->final);
 		if (tr->failed[0])
 			cJSON_AddStringToObject(q, "failed", tr->failed);
 		cJSON_AddBoolToObject(q, "chosen", (int32_t)i == g->chosen);

@@ -40,7 +40,10 @@ struct fs_tactic_run {
 	struct fs_tactic t;
 	double ms, spread, ci;        /* median, p90 - p10, half the median's 95% interval */
 	char failed[200];             /* why it was not eligible, or "" */
+	int final;                    /* a finalist: times from the interleaved final round */
 };
+
+enum { FS_FINALISTS = 8 };
 
 struct fs_gpu_result {
 	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */

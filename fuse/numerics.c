@@ -828,6 +828,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 		struct fs_numerics_tactic *t = &r->tactics[i];
 		fs_tactic_name(&g->tactics[i].t, g->row, t->name, sizeof(t->name));
 		t->ms = g->tactics[i].ms, t->spread = g->tactics[i].spread, t->ci = g->tactics[i].ci;
+		t->final = g->tactics[i].final;
 		snprintf(t->failed, sizeof(t->failed), "%s", g->tactics[i].failed);
 	}
 	if (g->ran) {
@@ -1077,8 +1078,13 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	if (r->cache_hit)
 		fprintf(out, "  tuning: cache hit (%s, bucket %s): no tactic profiled\n", r->tactics[r->chosen].name, r->bucket);
 	else {
-		fprintf(out, "  tuning: %u tactics timed, %u failed; chosen %s %.4f ms (+-%.4f, p90-p10 %.4f)", r->n_tactics,
-			r->n_failed, r->tactics[r->chosen].name, r->tactics[r->chosen].ms, r->tactics[r->chosen].ci,
+		uint32_t fin = 0;
+		for (uint32_t i = 0; i < r->n_tactics; i++)
+			fin += r->tactics[i].final != 0;
+		fprintf(out,
+			"  tuning: %u tactics timed, %u failed, %u finalist%s timed again interleaved;"
+			" chosen %s %.4f ms (+-%.4f, p90-p10 %.4f)",
+			r->n_tactics, r->n_failed, fin, fin == 1 ? "" : "s", r->tactics[r->chosen].name, r->tactics[r->chosen].ms, r->tactics[r->chosen].ci,
 			r->tactics[r->chosen].spread);
 		if (r->runner_up >= 0)
 			fprintf(out, ", runner-up %s %.4f ms", r->tactics[r->runner_up].name, r->tactics[r->runner_up].ms);
@@ -1194,6 +1200,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 			cJSON_AddNumberToObject(q, "median_ms", r->tactics[i].ms);
 			cJSON_AddNumberToObject(q, "spread_ms", r->tactics[i].spread);
 			cJSON_AddNumberToObject(q, "ci95_ms", r->tactics[i].ci);
+			cJSON_AddBoolToObject(q, "final", r->tactics[i].final);
 			if (r->tactics[i].failed[0])
 				cJSON_AddStringToObject(q, "failed", r->tactics[i].failed);
 			cJSON_AddItemToArray(tab, q);

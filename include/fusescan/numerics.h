@@ -56,6 +56,7 @@ struct fs_numerics_tactic {
 	                            "... fast": fast math */
 	double ms, spread, ci;   /* median, p90 - p10, half the median's 95% interval */
 	char failed[200];        /* why it was not eligible, or "" */
+	int final;               /* a finalist: ms, spread and ci from the interleaved final round */
 };
 
 /* Errors of one execution against the reference, over every output element. */

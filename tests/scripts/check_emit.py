@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What --emit DIR wrote: one descriptor (fusescan.kernel/1) naming its source
 and PTX, a PTX with the kernel's entry point, one output parameter
-and a launch shape. --tuned: chosen on a GPU (one chosen tactic in its table);
+and a launch shape. --tuned: chosen on a GPU (one chosen tactic in its table,
+a finalist);
 else the fallback tactic, untuned.
 usage: check_emit.py DIR [--tuned]"""
 import glob
@@ -19,5 +20,6 @@ assert "fs_k(" in open(os.path.join(d, j["source"])).read()
 assert [p["role"] for p in j["params"]].count("output") == 1 and j["launch"]["block"][0] > 0, j
 if "--tuned" in sys.argv:
     assert j["tuned_on"] and sum(t["chosen"] for t in j["tactics"]) == 1, j
+    assert all(t["final"] for t in j["tactics"] if t["chosen"]), j
 else:
     assert j["tactic"]["name"] == "v1 t256 r1" and not j["tuned_on"] and not j["tactics"], j

@@ -24,7 +24,7 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id" "$llama"
 	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
 	contains "$id timed" "$tmp/out" "time (median of 50"
-	contains "$id tuned, no tactic failing" "$tmp/out" " 0 failed; chosen "
+	contains "$id tuned, no tactic failing" "$tmp/out" "tactics timed, 0 failed, "
 	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id.2" "$llama"
 	contains "$id cache hit" "$tmp/out" "tuning: cache hit"
 	contains "$id cache stats" "$tmp/out" "1 hit, 0 misses"
@@ -37,7 +37,7 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 	fi
 done
 check "tune re-times" 0 "$exe" tune --apply rmsnorm-3feecfe3 --apply swiglu-b5058ea8 --tokens 512 "$llama"
-count "tune: two kernels timed" "$tmp/out" " 0 failed; chosen " 2
+count "tune: two kernels timed" "$tmp/out" "tactics timed, 0 failed, " 2
 contains "tune: cache stats" "$tmp/out" "0 hits, 2 misses, 2 recorded"
 check "another bucket misses" 0 "$exe" --apply rmsnorm-3feecfe3 --tokens 600 --no-render --out "$tmp/b" "$llama"
 contains "tokens 600: bucket 1024" "$tmp/out" "0 hits, 1 miss, 1 recorded"
