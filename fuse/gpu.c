@@ -277,13 +277,10 @@ static void cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
 	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	snprintf(k->policy, sizeof(k->policy), "median of %u back to back after 5 warm-up, inputs rotated past 2x L2", R->o->reps);
+	snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved",
+		 R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 }
 
-/* Every tactic (or the cached one) compiled, run, checked and timed; the
- * winner becomes R->l[0]. A tactic that fails to compile, or whose result
- * fails the check, is not eligible; if none is, the fallback stays (and the
- * verdict will say why). */
 /* The finalists: the eligible tactics whose median is not told apart from
  * the fastest's (their 95% intervals overlap), at most FS_FINALISTS, the
  * fastest first. Timed one after another, tactics that differ by less than
@@ -331,6 +328,10 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 	return 0;
 }
 
+/* Every tactic (or the cached one) compiled, run, checked and timed; the
+ * winner becomes R->l[0]. A tactic that fails to compile, or whose result
+ * fails the check, is not eligible; if none is, the fallback stays (and the
+ * verdict will say why). */
 static int tune(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
