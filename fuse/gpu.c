@@ -293,17 +293,17 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 	struct fs_gpu_result *g = R->g;
 	int32_t best = -1;
 	for (uint32_t i = 0; i < n; i++)
-		if (!g->tactics[i].failed[0] && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
+		if (!g->tactics[i].rec.failed[0] && (best < 0 || g->tactics[i].rec.ms < g->tactics[best].rec.ms))
 			best = (int32_t)i;
 	if (best < 0)
 		return 0;
 	uint32_t idx[FS_FINALISTS], k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_tactic_run *t = &g->tactics[i];
-		if (t->failed[0] || t->ms > g->tactics[best].ms + g->tactics[best].ci + t->ci)
+		if (t->rec.failed[0] || t->rec.ms > g->tactics[best].rec.ms + g->tactics[best].rec.ci + t->rec.ci)
 			continue;
 		uint32_t at = k < FS_FINALISTS ? k++ : FS_FINALISTS; /* insertion by median; the slowest falls off */
-		while (at > 0 && g->tactics[idx[at - 1]].ms > t->ms) {
+		while (at > 0 && g->tactics[idx[at - 1]].rec.ms > t->rec.ms) {
 			if (at < FS_FINALISTS)
 				idx[at] = idx[at - 1];
 			at--;
@@ -312,7 +312,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 			idx[at] = i;
 	}
 	for (uint32_t j = 0; j < k; j++)
-		g->tactics[idx[j]].final = 1;
+		g->tactics[idx[j]].rec.final = 1;
 	if (k < 2)
 		return 0;
 	const void *what[FS_FINALISTS];
@@ -323,7 +323,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 		return -1;
 	for (uint32_t j = 0; j < k; j++) {
 		struct fs_tactic_run *t = &g->tactics[idx[j]];
-		t->ms = tm[j].ms, t->spread = tm[j].spread, t->ci = tm[j].ci;
+		t->rec.ms = tm[j].ms, t->rec.spread = tm[j].spread, t->rec.ci = tm[j].ci;
 	}
 	return 0;
 }
@@ -357,8 +357,9 @@ static int tune(struct run *R)
 		struct fs_tactic_run *tr = &g->tactics[i];
 		struct fs_errors e;
 		tr->t = list[i];
+		tactic_name(R, &tr->t, tr->rec.name, sizeof(tr->rec.name));
 		if (prepare(R, &L[i], -1, &list[i], FS_GEN_KERNEL, 1, 1)) {
-			snprintf(tr->failed, sizeof(tr->failed), "%.190s", g->error);
+			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%.190s", g->error);
 			g->error[0] = '\0', g->n_failed++;
 			unload(R, &L[i]);
 			continue;
@@ -367,8 +368,8 @@ static int tune(struct run *R)
 		struct timing tm = {0};
 		const void *what = &L[i];
 		rc = run_once(R, &L[i], &e) || time_set(R, run_fused, &what, 1, o->reps, &tm);
-		tr->ms = tm.ms, tr->spread = tm.spread, tr->ci = tm.ci;
-		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->failed, sizeof(tr->failed)))
+		tr->rec.ms = tm.ms, tr->rec.spread = tm.spread, tr->rec.ci = tm.ci;
+		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
 			g->n_failed++;
 	}
 	if (!rc)
@@ -383,30 +384,32 @@ static int tune(struct run *R)
 	 * apart from its (the two 95% intervals overlap), the earliest in the list */
 	int32_t best = -1;
 	for (uint32_t i = 0; i < n; i++)
-		if (g->tactics[i].final && (best < 0 || g->tactics[i].ms < g->tactics[best].ms))
+		if (g->tactics[i].rec.final && (best < 0 || g->tactics[i].rec.ms < g->tactics[best].rec.ms))
 			best = (int32_t)i;
 	g->chosen = best < 0 ? 0 : best;
-	for (uint32_t i = 0; best >= 0 && i < n; i++)
-		if (g->tactics[i].final && g->tactics[i].ms <= g->tactics[best].ms + g->tactics[best].ci + g->tactics[i].ci) {
+	for (uint32_t i = 0; best >= 0 && i < n; i++) {
+		const struct fs_numerics_tactic *t = &g->tactics[i].rec, *b = &g->tactics[best].rec;
+		if (t->final && t->ms <= b->ms + b->ci + t->ci) {
 			g->chosen = (int32_t)i;
 			break;
 		}
+	}
 	/* the next fastest: a finalist if there is another (their times are comparable) */
 	g->runner_up = -1;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_tactic_run *t = &g->tactics[i], *u = g->runner_up < 0 ? NULL : &g->tactics[g->runner_up];
-		if ((int32_t)i != g->chosen && !t->failed[0] &&
-		    (!u || t->final > u->final || (t->final == u->final && t->ms < u->ms)))
+		if ((int32_t)i != g->chosen && !t->rec.failed[0] &&
+		    (!u || t->rec.final > u->rec.final || (t->rec.final == u->rec.final && t->rec.ms < u->rec.ms)))
 			g->runner_up = (int32_t)i;
 	}
 	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
-		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->ms, .spread = w->spread, .timed = n,
+		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->rec.ms, .spread = w->rec.spread, .timed = n,
 					  .failed = g->n_failed};
-		tactic_name(R, &w->t, e.name, sizeof(e.name));
+		snprintf(e.name, sizeof(e.name), "%s", w->rec.name);
 		if (g->runner_up >= 0) {
-			tactic_name(R, &g->tactics[g->runner_up].t, e.runner_up, sizeof(e.runner_up));
-			e.runner_up_ms = g->tactics[g->runner_up].ms;
+			snprintf(e.runner_up, sizeof(e.runner_up), "%s", g->tactics[g->runner_up].rec.name);
+			e.runner_up_ms = g->tactics[g->runner_up].rec.ms;
 		}
 		fs_tune_record(o->cache, &e);
 	}
@@ -522,7 +525,7 @@ static int execute(struct run *R)
 	    run_once(R, &R->l[0], &g->fused))
 		return -1;
 	g->reps = R->o->reps;
-	g->fused_ms = g->tactics[g->chosen].ms;
+	g->fused_ms = g->tactics[g->chosen].rec.ms;
 	struct timing tu;
 	const void *none = NULL;
 	if (time_set(R, run_unfused_seq, &none, 1, R->o->reps, &tu))
@@ -565,6 +568,19 @@ static int emit_file(struct run *R, const char *dir, const char *name, const cha
 	snprintf(R->g->emitted, sizeof(R->g->emitted), "cannot write %s: %s", path, strerror(errno));
 	R->g->emit_failed = 1;
 	return -1;
+}
+
+void *fs_tactic_json(const struct fs_numerics_tactic *t)
+{
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "name", t->name);
+	cJSON_AddNumberToObject(q, "median_ms", t->ms);
+	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
+	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
+	cJSON_AddBoolToObject(q, "final", t->final);
+	if (t->failed[0])
+		cJSON_AddStringToObject(q, "failed", t->failed);
+	return q;
 }
 
 /* NAME.cu, NAME.ptx and NAME.json for the chosen kernel; NAME from a hash of
@@ -633,16 +649,7 @@ static void emit(struct run *R)
 	}
 	cJSON *tab = cJSON_AddArrayToObject(j, "tactics");
 	for (uint32_t i = 0; i < g->n_tactics; i++) {
-		const struct fs_tactic_run *tr = &g->tactics[i];
-		cJSON *q = cJSON_CreateObject();
-		tactic_name(R, &tr->t, tname, sizeof(tname));
-		cJSON_AddStringToObject(q, "name", tname);
-		cJSON_AddNumberToObject(q, "median_ms", tr->ms);
-		cJSON_AddNumberToObject(q, "spread_ms", tr->spread);
-		cJSON_AddNumberToObject(q, "ci95_ms", tr->ci);
-		cJSON_AddBoolToObject(q, "final", tr->final);
-		if (tr->failed[0])
-			cJSON_AddStringToObject(q, "failed", tr->failed);
+		cJSON *q = fs_tactic_json(&g->tactics[i].rec);
 		cJSON_AddBoolToObject(q, "chosen", (int32_t)i == g->chosen);
 		cJSON_AddItemToArray(tab, q);
 	}

@@ -36,14 +36,17 @@ struct fs_gpu_opts {
 	const char *emit_dir;         /* write the chosen kernel for ahead-of-time use, or NULL */
 };
 
+/* A tactic and what tuning recorded of it (its name, times, failure), as
+ * the report has it. */
 struct fs_tactic_run {
 	struct fs_tactic t;
-	double ms, spread, ci;        /* median, p90 - p10, half the median's 95% interval */
-	char failed[200];             /* why it was not eligible, or "" */
-	int final;                    /* a finalist: times from the interleaved final round */
+	struct fs_numerics_tactic rec;
 };
 
 enum { FS_FINALISTS = 8 };
+
+/* One row of a tactic table (numerics.json, an --emit descriptor). */
+void *fs_tactic_json(const struct fs_numerics_tactic *t);
 
 struct fs_gpu_result {
 	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */

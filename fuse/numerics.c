@@ -824,13 +824,8 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	r->fused_source = g->fused_source, g->fused_source = NULL;
 	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
 	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit;
-	for (uint32_t i = 0; i < g->n_tactics; i++) {
-		struct fs_numerics_tactic *t = &r->tactics[i];
-		fs_tactic_name(&g->tactics[i].t, g->row, t->name, sizeof(t->name));
-		t->ms = g->tactics[i].ms, t->spread = g->tactics[i].spread, t->ci = g->tactics[i].ci;
-		t->final = g->tactics[i].final;
-		snprintf(t->failed, sizeof(t->failed), "%s", g->tactics[i].failed);
-	}
+	for (uint32_t i = 0; i < g->n_tactics; i++)
+		r->tactics[i] = g->tactics[i].rec;
 	if (g->ran) {
 		r->gpu_ran = 1;
 		r->gpu_unfused = g->unfused, r->gpu_fused = g->fused;
@@ -1194,17 +1189,8 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");
 		cJSON_AddNumberToObject(t, "failed", r->n_failed);
 		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
-		for (uint32_t i = 0; i < r->n_tactics; i++) {
-			cJSON *q = cJSON_CreateObject();
-			cJSON_AddStringToObject(q, "name", r->tactics[i].name);
-			cJSON_AddNumberToObject(q, "median_ms", r->tactics[i].ms);
-			cJSON_AddNumberToObject(q, "spread_ms", r->tactics[i].spread);
-			cJSON_AddNumberToObject(q, "ci95_ms", r->tactics[i].ci);
-			cJSON_AddBoolToObject(q, "final", r->tactics[i].final);
-			if (r->tactics[i].failed[0])
-				cJSON_AddStringToObject(q, "failed", r->tactics[i].failed);
-			cJSON_AddItemToArray(tab, q);
-		}
+		for (uint32_t i = 0; i < r->n_tactics; i++)
+			cJSON_AddItemToArray(tab, fs_tactic_json(&r->tactics[i]));
 		if (r->gpu_triaged) {
 			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
 			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));
