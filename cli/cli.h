@@ -51,7 +51,9 @@ int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text,
 /* No path given: says so with the usage; 1 then, else 0. */
 int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos);
 
-/* Atomic output: stdout for NULL or "-", else a temp file renamed on commit. */
+/* Output: stdout for NULL or "-", else fs_atomic (a temporary file renamed
+ * over the target on commit; a device or FIFO written in place). Open and
+ * commit say what failed, with the path, and return -1. */
 struct fs_out {
 	FILE *f;              /* stdout, or a.f */
 	struct fs_atomic a;
@@ -59,7 +61,11 @@ struct fs_out {
 
 int fs_out_open(struct fs_out *o, const char *path);
 int fs_out_commit(struct fs_out *o);   /* 0 ok, -1 on error (message printed) */
-void fs_out_abort(struct fs_out *o);
+/* Commits when the writer succeeded, else discards the output (saying so when
+ * the write itself failed); 0, or -1. */
+int fs_out_finish(struct fs_out *o, int failed);
+/* Flushes stdout: 0, or -1 after saying which file the write failed on. */
+int fs_stdout_check(void);
 /* Reads every input path into a new scan; NULL (after saying why) when
  * out_path names one of the inputs: reports never replace their inputs. */
 struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, const char *out_path);

@@ -42,7 +42,7 @@ int fs_cmd_diff(const struct fs_command *cmd, int argc, char **argv)
 			if (fs_out_open(&out, out_path) == 0) {
 				int w = two ? fs_semdiff_files(s, &cat, 0, 1, out.f)
 					    : fs_semdiff_run(s, &cat, 0, log_path ? &log : NULL, out.f);
-				rc = (w ? (fs_out_abort(&out), -1) : fs_out_commit(&out)) ? FS_EXIT_INPUT : FS_EXIT_OK;
+				rc = fs_out_finish(&out, w) ? FS_EXIT_INPUT : FS_EXIT_OK;
 			}
 		}
 	}

@@ -57,7 +57,7 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 		if (rc == 0) {
 			rc = format == 1 ? fs_discover_json(d, out.f)
 			   : format == 2 ? fs_discover_markdown(d, out.f) : fs_discover_text(d, out.f);
-			rc = rc ? (fs_out_abort(&out), -1) : fs_out_commit(&out);
+			rc = fs_out_finish(&out, rc);
 		}
 	}
 	fs_diags_print(&s->diags, stderr);

@@ -134,7 +134,7 @@ static int read_approvals(const char *path, struct fs_strlist *ids, char **text_
 	size_t len;
 	char *text = fs_read_file(path, &len);
 	if (!text) {
-		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_strerror(errno));
 		return -1;
 	}
 	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
@@ -178,8 +178,7 @@ static int write_file(const char *dir, const char *name, const char *text, size_
 	struct fs_out o;
 	int rc = fs_out_open(&o, path);
 	if (rc == 0) {
-		fwrite(text, 1, len, o.f);
-		rc = fs_out_commit(&o);
+		rc = fs_out_finish(&o, fwrite(text, 1, len, o.f) != len);
 	}
 	free(path);
 	return rc;
@@ -195,7 +194,7 @@ static int write_diff(const char *dir, const char *base, const char *text, size_
 	struct fs_out o;
 	int rc = fs_out_open(&o, path);
 	if (rc == 0)
-		rc = fs_unified_diff(a, b, text, len, r, o.f) ? (fs_out_abort(&o), -1) : fs_out_commit(&o);
+		rc = fs_out_finish(&o, fs_unified_diff(a, b, text, len, r, o.f));
 	free(path);
 	return rc;
 }
@@ -340,7 +339,7 @@ static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint3
 	size_t len;
 	char *text = fs_read_file(f->path, &len);
 	if (!text)
-		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, strerror(errno)), -1;
+		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_strerror(errno)), -1;
 	struct fs_rewrite *rw = fs_xcalloc(pl->n + 1, sizeof(*rw));
 	for (uint32_t i = 0; i < pl->n; i++)
 		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites};

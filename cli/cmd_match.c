@@ -23,7 +23,7 @@ static int report(struct fs_match_run *r, const struct fs_patlib *lib, struct fs
 	int rc = fs_out_open(&out, out_path);
 	if (rc == 0) {
 		rc = format == 1 ? fs_match_json(r, out.f) : format == 2 ? fs_match_junit(r, out.f) : fs_match_text(r, out.f);
-		rc = rc ? (fs_out_abort(&out), -1) : fs_out_commit(&out);
+		rc = fs_out_finish(&out, rc);
 	}
 	if (r->gates.failed)
 		fprintf(stderr, "fusescan match: %u of %u gate checks failed\n", r->gates.failed, r->gates.n);

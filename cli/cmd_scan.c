@@ -35,7 +35,7 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 	int rc = fs_out_open(&out, out_path);
 	if (rc == 0) {
 		rc = format ? fs_scan_report_json(&rep, out.f) : fs_scan_report_text(&rep, out.f);
-		rc = rc ? (fs_out_abort(&out), -1) : fs_out_commit(&out);
+		rc = fs_out_finish(&out, rc);
 	}
 	fs_diags_print(&s->diags, stderr);
 	int errors = s->diags.n_errors;

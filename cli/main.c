@@ -35,7 +35,7 @@ static void usage(FILE *out)
 	fprintf(out, "\nWithout a command, discover runs on PATH... 'fusescan COMMAND --help' for options.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -58,4 +58,14 @@ int main(int argc, char **argv)
 				return fs_cmd_fuse(&commands[i], argc - 1, argv + 1);
 	}
 	return commands[0].run(&commands[0], argc - 1, argv + 1);
+}
+
+/* Every command's stdout is checked once it is done: a report cut short by
+ * a full disk or a closed pipe is a failure, never a silent success. */
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+	if (fs_stdout_check() != 0 || fclose(stdout) != 0)
+		return rc ? rc : FS_EXIT_INPUT;
+	return rc;
 }

@@ -8,9 +8,25 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* Where a failed open of path comes from, in a user's words. */
+static void open_error(const char *path, int err)
+{
+	char *dir = fs_xstrndup(path, strlen(path)), *slash = strrchr(dir, '/');
+	struct stat st;
+	if (slash)
+		*slash = '\0';
+	if (err == ENOENT && slash && slash != dir && stat(dir, &st) != 0)
+		fprintf(stderr, "fusescan: cannot write %s: directory %s does not exist\n", path, dir);
+	else
+		fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(err));
+	free(dir);
+}
 
 int fs_out_open(struct fs_out *o, const char *path)
 {
@@ -23,31 +39,50 @@ int fs_out_open(struct fs_out *o, const char *path)
 		o->f = o->a.f;
 		return 0;
 	}
-	fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(errno));
+	open_error(path, errno);
 	return -1;
 }
 
 int fs_out_commit(struct fs_out *o)
 {
-	if (!o->a.f) {
-		int r = fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
-		if (r)
-			fprintf(stderr, "fusescan: cannot write output: %s\n", strerror(errno));
-		return r;
-	}
+	if (!o->a.f)
+		return fs_stdout_check();
 	char *path = fs_xstrndup(o->a.path, strlen(o->a.path));
 	int r = fs_atomic_commit(&o->a);
 	if (r)
-		fprintf(stderr, "fusescan: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "fusescan: %s: write failed: %s\n", path, strerror(errno));
 	free(path);
 	memset(o, 0, sizeof(*o));
 	return r;
 }
 
-void fs_out_abort(struct fs_out *o)
+int fs_stdout_check(void)
 {
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	int err = errno ? errno : EIO;
+	char name[PATH_MAX];
+	ssize_t n = readlink("/proc/self/fd/1", name, sizeof(name) - 1);
+	if (n > 0 && name[0] == '/')
+		name[n] = '\0';
+	else
+		snprintf(name, sizeof(name), "standard output");
+	fprintf(stderr, "fusescan: %s: write failed: %s\n", name, strerror(err));
+	clearerr(stdout); /* said once */
+	return -1;
+}
+
+int fs_out_finish(struct fs_out *o, int failed)
+{
+	if (!failed)
+		return fs_out_commit(o);
+	if (!o->a.f) /* stdout: a failed write is said once, at the end */
+		return -1;
+	if (ferror(o->f) || fflush(o->f) != 0)
+		fprintf(stderr, "fusescan: %s: write failed: %s\n", o->a.path, strerror(errno ? errno : EIO));
 	fs_atomic_abort(&o->a);
 	memset(o, 0, sizeof(*o));
+	return -1;
 }
 
 static int is_input(const struct fs_scan *s, const char *path)

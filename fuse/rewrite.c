@@ -108,8 +108,10 @@ struct ctx {
 	uint32_t *line;        /* per node: input line, NONE if not in this module's text */
 	uint8_t *in_site;      /* per node: 1 in the current site, 2 claimed by an earlier site */
 	struct fs_rewritten *out;
-	char **names;          /* fused names made so far */
-	uint32_t n_names;
+	uint8_t *node_sym;     /* per interned string of the scan: 1 names a node of g */
+	struct fs_strtab made; /* fused names made so far */
+	uint32_t next_k;       /* fresh_name: the next suffix to try for `last_base` */
+	uint32_t last_base;    /* its base, interned in `made` */
 };
 
 static void skip(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -134,31 +136,34 @@ static void add_edit(struct fs_rewritten *r, uint32_t line, char *text)
 
 static int name_taken(const struct ctx *c, const char *name)
 {
-	uint32_t sym = fs_strtab_find(&c->s->strs, name, strlen(name));
-	if (sym != UINT32_MAX)
-		for (uint32_t i = 0; i < c->g->n_nodes; i++)
-			if (c->g->nodes[i].name == sym)
-				return 1;
-	for (uint32_t i = 0; i < c->n_names; i++)
-		if (!strcmp(c->names[i], name))
-			return 1;
-	return 0;
+	size_t n = strlen(name);
+	uint32_t sym = fs_strtab_find(&c->s->strs, name, n);
+	return (sym != UINT32_MAX && c->node_sym[sym]) || fs_strtab_find(&c->made, name, n) != UINT32_MAX;
 }
 
 /* "<base>_fused[_k]", the base made an identifier ("multi_output:add-mul"
- * gives multi_output_add_mul), unused in the graph and in this rewrite. */
-static char *fresh_name(struct ctx *c, const char *rewrite_name)
+ * gives multi_output_add_mul), unused in the graph and in this rewrite. The
+ * suffixes of one base are tried from where the last site left off. */
+static const char *fresh_name(struct ctx *c, const char *rewrite_name)
 {
 	char base[120], name[200];
 	size_t n = 0;
 	for (const char *p = rewrite_name; *p && n + 1 < sizeof(base); p++)
 		base[n++] = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
 	base[n] = '\0';
-	snprintf(name, sizeof(name), "%s_fused", base);
-	for (uint32_t k = 1; name_taken(c, name); k++)
-		snprintf(name, sizeof(name), "%s_fused_%u", base, k);
-	c->names = fs_xrealloc(c->names, (c->n_names + 1) * sizeof(char *));
-	return c->names[c->n_names++] = fs_xstrndup(name, strlen(name));
+	uint32_t b = fs_strtab_intern(&c->made, base, n);
+	uint32_t k = b == c->last_base ? c->next_k : 0;
+	for (;; k++) {
+		if (k)
+			snprintf(name, sizeof(name), "%s_fused_%u", base, k);
+		else
+			snprintf(name, sizeof(name), "%s_fused", base);
+		if (!name_taken(c, name))
+			break;
+	}
+	c->last_base = b;
+	c->next_k = k + 1;
+	return fs_strtab_str(&c->made, fs_strtab_intern(&c->made, name, strlen(name)));
 }
 
 static int real_user(const struct fs_graph *g, uint32_t u)
@@ -372,12 +377,11 @@ static void build_text(struct ctx *c)
 
 /* ---- validation ------------------------------------------------------------------------------ */
 
-static int has_extern(const struct fs_scan *s, const struct fs_graph *g, const char *name)
+/* Whether `name` (of another scan) names an external input of g. */
+static int has_extern(const struct ctx *c, const uint8_t *extern_sym, const char *name)
 {
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].kind == FS_NODE_EXTERN && !strcmp(fs_scan_str(s, g->nodes[i].name), name))
-			return 1;
-	return 0;
+	uint32_t sym = fs_strtab_find(&c->s->strs, name, strlen(name));
+	return sym != UINT32_MAX && extern_sym[sym];
 }
 
 static int validate(const struct ctx *c, uint32_t module, const struct fs_rewrite *rw, uint32_t n_rw,
@@ -396,13 +400,18 @@ static int validate(const struct ctx *c, uint32_t module, const struct fs_rewrit
 	uint32_t am = module - s->files[s->modules[module].file].first_module;
 	if (!bad && am < a->n_modules) {
 		const struct fs_graph *before = c->g, *after = a->modules[am].graph;
+		uint8_t *extern_sym = fs_xcalloc(s->strs.n + 1, 1);
+		for (uint32_t i = 0; i < before->n_nodes; i++)
+			if (before->nodes[i].kind == FS_NODE_EXTERN)
+				extern_sym[before->nodes[i].name] = 1;
 		for (uint32_t i = 0; i < after->n_nodes && !bad; i++)
 			if (after->nodes[i].kind == FS_NODE_EXTERN &&
-			    !has_extern(s, before, fs_scan_str(a, after->nodes[i].name))) {
+			    !has_extern(c, extern_sym, fs_scan_str(a, after->nodes[i].name))) {
 				fs_diag_add(d, FS_ERROR, path, after->nodes[i].line, 1, NULL, 0,
 					    "after the rewrite: %%%s is used but never defined", fs_scan_str(a, after->nodes[i].name));
 				bad = 1;
 			}
+		free(extern_sym);
 		int same = before->n_outputs == after->n_outputs;
 		for (uint32_t i = 0; same && i < before->n_outputs; i++)
 			same = !strcmp(fs_scan_str(s, before->nodes[before->outputs[i]].name),
@@ -425,9 +434,13 @@ int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text,
 {
 	memset(out, 0, sizeof(*out));
 	const struct fs_graph *g = s->modules[module].graph;
-	struct ctx c = {s, g, {0}, fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), fs_xcalloc(g->n_nodes + 1, 1),
-			out, NULL, 0};
+	struct ctx c = {.s = s, .g = g, .line = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)),
+			.in_site = fs_xcalloc(g->n_nodes + 1, 1), .out = out,
+			.node_sym = fs_xcalloc(s->strs.n + 1, 1), .last_base = UINT32_MAX};
 	memset(c.line, 0xff, (g->n_nodes + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		c.node_sym[g->nodes[i].name] = 1;
+	fs_strtab_init(&c.made);
 	split_lines(&c.L, text, len);
 	map_lines(&c, module);
 	for (uint32_t k = 0; k < n_rw; k++)
@@ -435,9 +448,8 @@ int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text,
 			apply_site(&c, &rw[k], &rw[k].sites[i]);
 	build_text(&c);
 	int rc = validate(&c, module, rw, n_rw, d);
-	for (uint32_t i = 0; i < c.n_names; i++)
-		free(c.names[i]);
-	free(c.names);
+	fs_strtab_release(&c.made);
+	free(c.node_sym);
 	free(c.line);
 	free(c.in_site);
 	free(c.L.p);

@@ -60,7 +60,7 @@ static cJSON *read_cache(const char *path, char *why, size_t n)
 	char *text = fs_read_file(path, &len);
 	if (!text) {
 		if (errno != ENOENT)
-			snprintf(why, n, "tuning cache %s: %s; ignored", path, strerror(errno));
+			snprintf(why, n, "tuning cache %s: %s; ignored", path, fs_strerror(errno));
 		return NULL;
 	}
 	cJSON *root = parse_cache(path, text, len, why, n);

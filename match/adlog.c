@@ -1,7 +1,9 @@
 /*
  * adlog.c: reads AutoDeploy's per-transform summary lines out of a log
- * (see fusescan/adlog.h). Everything else in the log is ignored; a line that
- * names a transform but whose summary cannot be read is a warning. Used by
+ * (see fusescan/adlog.h). Everything else in the log is counted and ignored
+ * (one note says how many lines); a line that names a transform but whose
+ * summary cannot be read is a warning; a log with no summary at all is an
+ * error (random bytes, the wrong file). Used by
  * discovery (transforms that exist but did not run) and the match cross-check.
  */
 #include "fusescan/adlog.h"
@@ -78,8 +80,10 @@ static void add_line(struct fs_adlog *l, const char *p, const char *e, uint32_t 
 	const char *s, *t;
 	size_t ns, nt;
 	const char *rest = stage_transform(p, e, &s, &ns, &t, &nt);
-	if (!rest)
+	if (!rest) {
+		l->n_other += e > p;
 		return;
+	}
 	struct fs_adlog_entry x;
 	memset(&x, 0, sizeof(x));
 	if (summary(rest, e, &x) < 0) {
@@ -108,6 +112,14 @@ uint32_t fs_adlog_parse(struct fs_adlog *l, const char *path, const char *text, 
 		add_line(l, p, e > p && e[-1] == '\r' ? e - 1 : e, no, d, &warnings);
 		p = nl ? nl + 1 : end;
 	}
+	if (!l->n) {
+		fs_diag_add(d, FS_ERROR, path, 1, 0, NULL, 0, "no AutoDeploy [SUMMARY] lines found "
+			    "(expected '[stage=S, transform=T] [SUMMARY] matches=N' lines)");
+		return warnings + 1;
+	}
+	if (l->n_other)
+		fs_diag_add(d, FS_NOTE, path, 0, 0, NULL, 0, "%u line%s without a transform summary ignored", l->n_other,
+			    l->n_other == 1 ? "" : "s");
 	return warnings;
 }
 
@@ -116,7 +128,7 @@ uint32_t fs_adlog_load(struct fs_adlog *l, const char *path, struct fs_diags *d)
 	size_t len;
 	char *text = fs_read_file(path, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read log: %s", strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read log: %s", fs_strerror(errno));
 		return 1;
 	}
 	uint32_t n = fs_adlog_parse(l, path, text, len, d);

@@ -266,33 +266,51 @@ static struct fs_region *add_shared_read(struct ctx *c, const uint32_t *nodes, u
 	return r;
 }
 
+/* GEMMs grouped by the value they read: (source, node) pairs sorted, so the
+ * groups come out in file order of their first GEMM at n log n cost. */
+struct src_node {
+	uint32_t src, node;
+};
+
+static int src_node_cmp(const void *a, const void *b)
+{
+	const struct src_node *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
 static void find_parallel_gemms(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
-	uint32_t n = g->n_nodes, *src = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
-	uint32_t *members = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	uint32_t n = g->n_nodes, ng = 0, *members = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	struct src_node *v = fs_xmalloc((n ? n : 1) * sizeof(*v));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[i];
-		src[i] = UINT32_MAX;
 		if (x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM && x->n_args &&
 		    g->args[x->args].kind == FS_ARG_NODE)
-			src[i] = view_root(c, g->args[x->args].node);
+			v[ng++] = (struct src_node){view_root(c, g->args[x->args].node), i};
 	}
+	if (ng)
+		qsort(v, ng, sizeof(*v), src_node_cmp);
+	/* groups in file order of their first member: (node, index in v) sorted */
+	struct src_node *first = fs_xmalloc((ng + 1) * sizeof(*first));
+	uint32_t nfirst = 0;
+	for (uint32_t i = 0; i < ng; i++)
+		if (!i || v[i].src != v[i - 1].src)
+			first[nfirst++] = (struct src_node){v[i].node, i};
+	qsort(first, nfirst, sizeof(*first), src_node_cmp);
 	int32_t entry = -1;
 	for (uint32_t e = 0; c->o->cat && e < c->o->cat->n; e++)
 		if (c->o->cat->e[e].kind == FS_KIND_HORIZONTAL_GEMM)
 			entry = (int32_t)e;
-	for (uint32_t i = 0; i < n; i++) {
-		if (src[i] == UINT32_MAX)
-			continue;
-		uint32_t k = 0, s0 = src[i];
-		uint64_t sig = hkey(c, i, 0x6e33);
-		for (uint32_t j = i; j < n; j++)
-			if (src[j] == s0) {
-				members[k++] = j;
-				sig = h64(sig, weight_class(c, &g->nodes[j]));
-				src[j] = UINT32_MAX;
-			}
+	for (uint32_t f = 0; f < nfirst; f++) {
+		uint32_t i = first[f].node, k = 0, s0 = v[i].src;
+		uint64_t sig = hkey(c, v[i].node, 0x6e33);
+		for (uint32_t j = i; j < ng && v[j].src == s0; j++) {
+			members[k++] = v[j].node;
+			sig = h64(sig, weight_class(c, &g->nodes[v[j].node]));
+		}
 		if (k < 2)
 			continue;
 		sig = h64(sig, k);
@@ -301,8 +319,9 @@ static void find_parallel_gemms(struct ctx *c)
 		r->n_kernels = k;
 		r->risks = c->s->types.shapes[g->types[g->nodes[s0].out].shape].symbolic ? FS_RISK_DYNAMIC : 0;
 	}
+	free(first);
 	free(members);
-	free(src);
+	free(v);
 }
 
 /* ---- horizontal: sibling elementwise chains sharing an input ------------------------------- */
@@ -470,22 +489,25 @@ static void name_candidate(const struct ctx *c, struct fs_candidate *k, const st
  * q and k RoPE chains of one layer reading the same cos / sin, say. */
 static uint32_t count_pairs(const struct ctx *c, const struct fs_candidate *k)
 {
+	uint8_t *holders = c->mark; /* per node, saturating at 3; zeroed again below */
+	for (uint32_t i = 0; i < k->n_instances; i++) {
+		const struct fs_region *b = &c->m->regions[k->instances[i]];
+		for (uint32_t y = 0; y < b->n_inputs; y++)
+			if (holders[b->inputs[y]] < 3)
+				holders[b->inputs[y]]++;
+	}
 	uint32_t shared = 0;
 	for (uint32_t i = 0; i < k->n_instances; i++) {
 		const struct fs_region *a = &c->m->regions[k->instances[i]];
 		int found = 0;
-		for (uint32_t x = 0; x < a->n_inputs && !found; x++) {
-			if (c->g->nodes[a->inputs[x]].kind != FS_NODE_CALL)
-				continue;
-			uint32_t holders = 0;
-			for (uint32_t j = 0; j < k->n_instances; j++) {
-				const struct fs_region *b = &c->m->regions[k->instances[j]];
-				for (uint32_t y = 0; y < b->n_inputs; y++)
-					holders += b->inputs[y] == a->inputs[x];
-			}
-			found = holders == 2;
-		}
+		for (uint32_t x = 0; x < a->n_inputs && !found; x++)
+			found = c->g->nodes[a->inputs[x]].kind == FS_NODE_CALL && holders[a->inputs[x]] == 2;
 		shared += (uint32_t)found;
+	}
+	for (uint32_t i = 0; i < k->n_instances; i++) {
+		const struct fs_region *b = &c->m->regions[k->instances[i]];
+		for (uint32_t y = 0; y < b->n_inputs; y++)
+			holders[b->inputs[y]] = 0;
 	}
 	return shared / 2;
 }

@@ -223,7 +223,7 @@ uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags
 	size_t len;
 	char *text = fs_read_file(path, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", fs_strerror(errno));
 		return 1;
 	}
 	uint32_t n = fs_catalog_parse(c, path, text, len, d);

@@ -56,6 +56,8 @@ struct st {
 	uint32_t next_out;     /* next pattern output to place */
 	int in_final;          /* running the whole-match checks */
 	int best_final;        /* the best failure came from them */
+	uint32_t *seen, stamp; /* per graph node: last search that reached it */
+	uint32_t *queue;       /* that search's frontier (one slot per graph node) */
 };
 
 /* ---- bindings ------------------------------------------------------------------ */
@@ -469,6 +471,72 @@ static int wheres(struct st *S)
 
 /* ---- driver ------------------------------------------------------------------------------ */
 
+/* How many argument edges lead from each pattern node up to pattern node pn
+ * (the longest way; -1 where none does). Nodes are defined before use, so
+ * one pass from pn down the indices sees every path. */
+static void pattern_hops(const struct fs_pattern *p, uint32_t pn, int32_t *hops)
+{
+	for (uint32_t i = 0; i < p->n_nodes; i++)
+		hops[i] = -1;
+	hops[pn] = 0;
+	for (uint32_t i = pn + 1; i-- > 0;) {
+		if (hops[i] < 0)
+			continue;
+		const struct fs_pnode *x = &p->nodes[i];
+		for (uint32_t a = 0; a < x->n_args; a++)
+			if (x->args[a].kind == FS_PA_REF && hops[x->args[a].ref] < hops[i] + 1)
+				hops[x->args[a].ref] = hops[i] + 1;
+	}
+}
+
+/* Graph nodes that could be output pn, ascending (file order). A bound
+ * pattern node that pn reads (through its arguments) pins the search: pn's
+ * graph node is reached from that node's graph node by following users, at
+ * most `hops` steps, so the candidates come from the graph's adjacency, never
+ * from a scan of every node. With nothing bound under pn (outputs that share
+ * nothing), every node is a candidate. */
+static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out)
+{
+	const struct fs_graph *g = S->g;
+	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
+	pattern_hops(S->p, pn, hops);
+	uint32_t anchor = NONE, reach = 0;
+	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
+		uint32_t gn = S->bind[q];
+		if (hops[q] <= 0 || gn == NONE)
+			continue;
+		if (anchor == NONE || (uint32_t)hops[q] < reach ||
+		    ((uint32_t)hops[q] == reach && g->nodes[gn].n_users < g->nodes[S->bind[anchor]].n_users))
+			anchor = q, reach = (uint32_t)hops[q];
+	}
+	free(hops);
+	uint32_t n = 0;
+	if (anchor == NONE) {
+		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
+			out[n++] = gn;
+		return n;
+	}
+	uint32_t head = 0, tail = 0, level_end;
+	S->stamp++;
+	S->queue[tail++] = S->bind[anchor];
+	S->seen[S->bind[anchor]] = S->stamp;
+	for (uint32_t level = 0; level < reach && head < tail; level++) {
+		for (level_end = tail; head < level_end; head++) {
+			const struct fs_node *x = &g->nodes[S->queue[head]];
+			for (uint32_t u = 0; u < x->n_users; u++) {
+				uint32_t y = g->users[x->users + u];
+				if (S->seen[y] == S->stamp)
+					continue;
+				S->seen[y] = S->stamp;
+				S->queue[tail++] = y;
+				out[n++] = y;
+			}
+		}
+	}
+	qsort(out, n, sizeof(uint32_t), fs_cmp_u32);
+	return n;
+}
+
 /* Everything placed: the next output (the first graph node, file order, that
  * works), then the whole-match checks. */
 static int finish(struct st *S)
@@ -491,17 +559,22 @@ static int finish(struct st *S)
 	int best_final = S->best_final;
 	uint32_t *best_bind = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
 	memcpy(best_bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
-	for (uint32_t gn = 0; gn < S->g->n_nodes; gn++) {
+	uint32_t *cand = fs_xmalloc((S->g->n_nodes + 1) * sizeof(uint32_t));
+	uint32_t n_cand = output_candidates(S, pn, cand);
+	for (uint32_t i = 0; i < n_cand; i++) {
+		uint32_t gn = cand[i];
 		const struct fs_node *x = &S->g->nodes[gn];
 		if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op) || taken(S, gn))
 			continue;
 		push_goal(S, pn, gn);
 		if (solve(S)) {
+			free(cand);
 			free(best_bind);
 			return 1;
 		}
 		S->n_goals--;
 	}
+	free(cand);
 	if (!S->best_final) { /* keep failures of the whole-match checks */
 		S->best = best;
 		S->best_final = best_final;
@@ -575,7 +648,9 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
 		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
 		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
-		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0};
+		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, NULL, 0, NULL};
+	S.seen = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t));
+	S.queue = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	memset(S.bind, 0xff, n * sizeof(uint32_t));
 	memset(S.opcache, -1, (size_t)n * s->n_ops + 1);
 	uint32_t root = p->outputs[0];
@@ -611,6 +686,8 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 	free(S.claimed);
 	free(S.best_bind);
 	free(S.goals);
+	free(S.seen);
+	free(S.queue);
 }
 
 void fs_matches_release(struct fs_matches *m)

@@ -761,7 +761,7 @@ uint32_t fs_patlib_load_dir(struct fs_patlib *l, const char *dir, struct fs_diag
 		snprintf(path, len, "%s/%s", dir, names[i]);
 		char *text = fs_read_file(path, &tl);
 		if (!text) {
-			fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: %s", strerror(errno));
+			fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: %s", fs_strerror(errno));
 			errors++;
 		} else
 			errors += fs_patlib_parse(l, path, text, tl, d);

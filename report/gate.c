@@ -222,7 +222,7 @@ int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_dia
 	size_t len;
 	char *text = fs_read_file(path, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read expectations: %s", strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read expectations: %s", fs_strerror(errno));
 		return -1;
 	}
 	int rc = 0;

@@ -77,9 +77,11 @@ static const char *sev_name(enum fs_severity s)
 
 void fs_diag_print(const struct fs_diag *g, FILE *out)
 {
-	if (g->line)
+	if (g->line && g->col)
 		fprintf(out, "%s:%u:%u: %s: %s\n", g->file, g->line, g->col,
 			sev_name(g->severity), g->message);
+	else if (g->line) /* a whole line (or file) is meant, no column */
+		fprintf(out, "%s:%u: %s: %s\n", g->file, g->line, sev_name(g->severity), g->message);
 	else
 		fprintf(out, "%s: %s: %s\n", g->file, sev_name(g->severity), g->message);
 	if (!g->excerpt)

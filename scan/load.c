@@ -54,6 +54,7 @@ void fs_scan_free(struct fs_scan *s)
 	free(p->bodies);
 	free(p->kept);
 	free(p->spare);
+	free(p->seen);
 	free(p);
 	free(s->ops);
 	free(s->op_of_target);
@@ -175,24 +176,38 @@ static char *read_all(struct fs_scan_priv *p, int fd, size_t size)
 	return buf;
 }
 
+/* Whether the file or directory st was read before (then skipped, saying as
+ * what); else it is recorded. Linear in the files read, not in graph size. */
+static int seen_before(struct fs_scan *s, const char *path, const struct stat *st)
+{
+	struct fs_scan_priv *p = s->priv;
+	for (uint32_t i = 0; i < p->n_seen; i++)
+		if (p->seen[i].dev == (uint64_t)st->st_dev && p->seen[i].ino == (uint64_t)st->st_ino) {
+			char why[600];
+			snprintf(why, sizeof(why), "already read as %s", fs_scan_str(s, p->seen[i].path));
+			skip(s, path, why);
+			return 1;
+		}
+	FS_GROW(p->seen, p->cap_seen, p->n_seen + 1);
+	p->seen[p->n_seen++] = (struct fs_seen){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
+						fs_strtab_intern(&s->strs, path, strlen(path))};
+	return 0;
+}
+
 static uint32_t scan_file(struct fs_scan *s, const char *path, uint32_t run)
 {
 	uint32_t before = s->diags.n_errors;
-	uint32_t fi = new_file(s, path, run);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		file_diag(s, path, "cannot open");
-		s->files[fi].n_errors++;
-		if (fd >= 0)
-			close(fd);
-		return s->diags.n_errors - before;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		fs_diag_add(&s->diags, FS_ERROR, path, 0, 0, NULL, 0, "not a regular file");
-		s->files[fi].n_errors++;
+	int fd = fs_open_regular(path, &st);
+	if (fd >= 0 && seen_before(s, path, &st)) {
 		close(fd);
+		return 0;
+	}
+	uint32_t fi = new_file(s, path, run);
+	if (fd < 0) {
+		int err = errno;
+		fs_diag_add(&s->diags, FS_ERROR, path, 0, 0, NULL, 0, "cannot open: %s", fs_strerror(err));
+		s->files[fi].n_errors++;
 		return s->diags.n_errors - before;
 	}
 	size_t size = (size_t)st.st_size;
@@ -339,8 +354,11 @@ static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, ui
 
 static void scan_dir(struct fs_scan *s, const char *dir, int depth, uint32_t *n_dumps)
 {
+	struct stat st;
 	if (depth > MAX_DIR_DEPTH)
 		return skip(s, dir, "directory nested too deep");
+	if (stat(dir, &st) == 0 && seen_before(s, dir, &st))
+		return;
 	DIR *d = opendir(dir);
 	if (!d) {
 		file_diag(s, dir, "cannot open directory");

@@ -28,11 +28,14 @@ struct fs_adlog {
 	char *path;
 	struct fs_adlog_entry *v;
 	uint32_t n, cap;
+	uint32_t n_other;     /* non-empty lines that name no transform */
 };
 
 void fs_adlog_init(struct fs_adlog *l);
-/* Parses log text; lines that are not transform summaries are ignored; a
- * summary line it cannot read is a warning (file:line:col). */
+/* Parses log text; lines that are not transform summaries are counted and
+ * ignored (one note); a summary line it cannot read is a warning
+ * (file:line:col); no summary line at all is an error at file:1. Returns the
+ * warnings and errors added. */
 uint32_t fs_adlog_parse(struct fs_adlog *l, const char *path, const char *text, size_t len,
 			struct fs_diags *d);
 uint32_t fs_adlog_load(struct fs_adlog *l, const char *path, struct fs_diags *d);

@@ -31,13 +31,30 @@ struct fs_embedded {
 	size_t len;
 };
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with errno
- * set on failure. For small inputs (catalogs, logs, sources). */
+/* ---- files (scan/files.c) ---- */
+
+/* errno of an input that is not a regular file (a FIFO, a device, a socket):
+ * refused before it is read, so nothing hangs or floods. fs_strerror names it
+ * and every other errno. */
+#define FS_ENOTREG 0x4e52
+const char *fs_strerror(int err);
+struct stat;
+/* Opens a regular file for reading: its fd (st filled), or -1 with errno set
+ * (FS_ENOTREG, EISDIR, or open's). Never blocks. */
+int fs_open_regular(const char *path, struct stat *st);
+/* Reads a whole regular file, or a pipe to its end (256 MiB at most: EFBIG),
+ * into a NUL-terminated malloc'd buffer; NULL with errno set on failure
+ * (FS_ENOTREG for a device or socket). For small inputs (catalogs, logs,
+ * expectations, sources). */
 char *fs_read_file(const char *path, size_t *len);
 
-/* A file written whole or not at all: a temporary file in the same directory
- * (mode 0666 less the umask), flushed, synced and renamed over path by
- * commit; abort removes it. A reader never sees a half-written file and a
+/* A file written whole or not at all. The path's symbolic links are followed
+ * to the file they name. A regular or new file gets a temporary file in the
+ * same directory (the old file's mode, or 0666 less the umask), flushed,
+ * synced and renamed over it by commit; abort removes it. A special file
+ * (device, FIFO) is written in place: renaming over it would destroy it.
+ * A directory, or a directory that does not exist, is an error. A reader
+ * never sees a half-written file, a failed write is never committed and a
  * failure leaves no debris. Open and commit: 0, or -1 with errno set;
  * commit and abort release a either way. */
 struct fs_atomic {
