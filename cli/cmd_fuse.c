@@ -11,7 +11,7 @@
  * Exit 2 on bad input, an unknown id, or an after-graph that fails
  * validation; 1 when a numerics verdict fails.
  */
-#include "cli.h"
+#include "plan.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
 #include "fusescan/numerics.h"
@@ -24,143 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-struct approval {
-	char name[96];
-	char target[200];
-	struct fs_site *sites;
-	uint32_t n_sites;
-	uint32_t **nodes;     /* owned node arrays of the sites */
-	uint32_t n_owned;
-};
-
-struct plan {
-	struct approval *v;
-	uint32_t n;
-};
-
-static void add_site(struct approval *a, const uint32_t *nodes, uint32_t n)
-{
-	a->sites = fs_xrealloc(a->sites, (a->n_sites + 1) * sizeof(*a->sites));
-	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
-	uint32_t *copy = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
-	memcpy(copy, nodes, n * sizeof(uint32_t));
-	a->nodes[a->n_owned++] = copy;
-	a->sites[a->n_sites++] = (struct fs_site){copy, n};
-}
-
-static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
-{
-	if (kernel) {
-		snprintf(buf, n, "%s.default", kernel);
-		return;
-	}
-	size_t k = (size_t)snprintf(buf, n, "fusescan.");
-	for (const char *p = name; *p && k + 9 < n; p++)
-		buf[k++] = (*p == ':' || *p == '-' || *p == '.') ? '_' : *p;
-	snprintf(buf + k, n - k, ".default");
-}
-
-/* A candidate id of the discovery report. */
-static int from_candidate(const struct fs_discovery *d, const struct fs_analysis *an, const char *id, struct approval *a)
-{
-	const struct fs_mine *m = an->mine;
-	for (uint32_t i = 0; i < m->n_cands; i++) {
-		const struct fs_candidate *k = &m->cands[i];
-		if (strcmp(k->id, id))
-			continue;
-		const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
-		snprintf(a->name, sizeof(a->name), "%s", k->name);
-		fused_target(a->target, sizeof(a->target), k->name,
-			     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
-		for (uint32_t j = 0; j < k->n_instances; j++) {
-			const struct fs_region *r = &m->regions[k->instances[j]];
-			add_site(a, r->nodes, r->n_nodes);
-		}
-		return 1;
-	}
-	return 0;
-}
-
-/* A pattern name: every match of every variant. */
-static int from_pattern(const struct fs_scan *s, const struct fs_graph *g, const struct fs_patlib *lib,
-			const char *name, struct approval *a)
-{
-	if (fs_patlib_find(lib, name) < 0)
-		return 0;
-	uint32_t *nodes = NULL, cap = 0;
-	for (uint32_t vi = 0; vi < lib->n; vi++) {
-		const struct fs_pattern *p = &lib->v[vi];
-		if (strcmp(p->name, name))
-			continue;
-		snprintf(a->name, sizeof(a->name), "%s", name);
-		if (p->replace)
-			snprintf(a->target, sizeof(a->target), "%s", p->replace);
-		else
-			fused_target(a->target, sizeof(a->target), name, NULL);
-		struct fs_matches m;
-		fs_match_pattern(p, s, g, &m);
-		for (uint32_t i = 0; i < m.n; i++) {
-			uint32_t n = 0;
-			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
-				if (p->nodes[pn].kind != FS_PN_INPUT && m.v[i].bind[pn] != UINT32_MAX) {
-					FS_GROW(nodes, cap, n + 1);
-					nodes[n++] = m.v[i].bind[pn];
-				}
-			add_site(a, nodes, n);
-		}
-		fs_matches_release(&m);
-	}
-	free(nodes);
-	return 1;
-}
-
-/* Only the sites that contain node `site`. */
-static void keep_site(const struct fs_scan *s, const struct fs_graph *g, struct approval *a, const char *site)
-{
-	uint32_t w = 0;
-	for (uint32_t i = 0; i < a->n_sites; i++) {
-		int hit = 0;
-		for (uint32_t k = 0; k < a->sites[i].n_nodes && !hit; k++)
-			hit = !strcmp(fs_scan_str(s, g->nodes[a->sites[i].nodes[k]].name), site);
-		if (hit)
-			a->sites[w++] = a->sites[i];
-	}
-	a->n_sites = w;
-}
-
-static int read_approvals(const char *path, struct fs_strlist *ids, char **text_out)
-{
-	size_t len;
-	char *text = fs_read_file(path, &len);
-	if (!text) {
-		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_strerror(errno));
-		return -1;
-	}
-	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		char *e = p + strcspn(p, " \t\r#");
-		if (p == e || *p == '#')
-			continue;
-		*e = '\0';
-		FS_GROW(ids->v, ids->cap, ids->n + 1);
-		ids->v[ids->n++] = p;
-	}
-	*text_out = text;
-	return 0;
-}
-
-static void release_plan(struct plan *pl)
-{
-	for (uint32_t i = 0; i < pl->n; i++) {
-		for (uint32_t k = 0; k < pl->v[i].n_owned; k++)
-			free(pl->v[i].nodes[k]);
-		free(pl->v[i].nodes);
-		free(pl->v[i].sites);
-	}
-	free(pl->v);
-}
 
 /* ---- outputs ----------------------------------------------------------------------------- */
 
@@ -200,7 +63,7 @@ static int write_diff(const char *dir, const char *base, const char *text, size_
 }
 
 /* before / after pictures of the first site */
-static int renders(const struct fs_scan *s, const struct fs_graph *g, const struct approval *a,
+static int renders(const struct fs_scan *s, const struct fs_graph *g, const struct fs_approval *a,
 		   const struct fs_rewritten *r, const char *dir, uint32_t hops, struct fs_diags *d)
 {
 	if (!a->n_sites)
@@ -252,32 +115,10 @@ static int32_t target_module(const struct fs_discovery *d)
 	return (int32_t)d->a[0].module;
 }
 
-static int plan_ids(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
-		    const char *site, struct plan *pl)
-{
-	const struct fs_scan *s = d->scan;
-	const struct fs_graph *g = s->modules[d->a[0].module].graph;
-	pl->v = fs_xcalloc(ids->n + 1, sizeof(*pl->v));
-	for (uint32_t i = 0; i < ids->n; i++) {
-		struct approval *a = &pl->v[pl->n++];
-		if (!from_candidate(d, &d->a[0], ids->v[i], a) && !from_pattern(s, g, lib, ids->v[i], a)) {
-			fprintf(stderr, "fusescan fuse: '%s' is neither a candidate id of this graph nor a pattern "
-					"(ids are in 'fusescan discover', e.g. %s)\n", ids->v[i],
-				d->a[0].mine->n_cands ? d->a[0].mine->cands[0].id : "none here");
-			return -1;
-		}
-		if (site)
-			keep_site(s, g, a, site);
-		if (!a->n_sites)
-			fprintf(stderr, "fusescan fuse: %s: no site%s%s\n", ids->v[i], site ? " contains %" : "", site ? site : "");
-	}
-	return 0;
-}
-
 /* The numerics of the first site of rewrite `which`: printed, and with a
  * dir written as numerics.txt / numerics.json / fused.cu. 0 pass, 1 fail,
  * -1 not run. */
-static int numerics(struct fs_discovery *d, const struct plan *pl, uint32_t which, const char *dir, struct fs_numerics_opts *no)
+static int numerics(struct fs_discovery *d, const struct fs_plan *pl, uint32_t which, const char *dir, struct fs_numerics_opts *no)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
@@ -331,7 +172,7 @@ static int numerics(struct fs_discovery *d, const struct plan *pl, uint32_t whic
 	return rc ? -1 : verdict == FS_VERDICT_FAIL;
 }
 
-static int apply(struct fs_discovery *d, struct plan *pl, const char *dir, uint32_t hops, int draw)
+static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, uint32_t hops, int draw)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
@@ -413,7 +254,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .cache = &cache,
 				      .retune = tune,
 				      .emit_dir = emit_dir};
-	if (r || (approvals && read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
+	if (r || (approvals && fs_plan_read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
 		free(ids.v);
@@ -429,9 +270,9 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	else
 		fs_patlib_load_builtin(&lib, &s->diags);
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
-	struct plan pl = {0};
+	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
-	if (d && target_module(d) >= 0 && plan_ids(d, &lib, &ids, site, &pl) == 0 &&
+	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, &pl) == 0 &&
 	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render) == 0)) {
 		int v = 0;
 		for (uint32_t i = 0; i < (tune ? pl.n : 1) && v >= 0; i++) {
@@ -448,7 +289,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	}
 	fs_tune_close(&cache);
 	fs_diags_print(&s->diags, stderr);
-	release_plan(&pl);
+	fs_plan_release(&pl);
 	fs_discovery_free(d);
 	fs_patlib_release(&lib);
 	fs_scan_free(s);

@@ -1,7 +1,8 @@
 /*
  * opts.c: the one option parser of every command (table-driven, GNU style:
  * --name VALUE, --name=VALUE, -x VALUE, -- ends options; list options may
- * repeat) and its usage text.
+ * repeat, any other option is given once) and its usage text. A value after a space never begins with "--":
+ * that is the next option, and the value is missing (--name=--x still works).
  */
 #include "cli.h"
 #include "fusescan/base.h"
@@ -47,8 +48,8 @@ static const struct fs_option *find(const struct fs_option *opts, const char *na
 
 static int bad(const struct fs_command *cmd, const char *what, const char *arg)
 {
-	fprintf(stderr, "fusescan %s: %s '%s'\n(see 'fusescan %s --help')\n", cmd->name, what, arg,
-		cmd->name);
+	fprintf(stderr, "fusescan %s: %s '%s'\nusage: fusescan %s %s\n(see 'fusescan %s --help')\n", cmd->name, what,
+		arg, cmd->name, cmd->synopsis, cmd->name);
 	return -1;
 }
 
@@ -82,6 +83,7 @@ int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 		  int argc, char **argv, int *npos)
 {
 	int k = 0, only_pos = 0;
+	uint64_t given = 0; /* bit per option of the table: each but a list at most once */
 	for (int i = 0; i < argc; i++) {
 		char *a = argv[i];
 		if (only_pos || a[0] != '-' || !a[1]) {
@@ -102,11 +104,16 @@ int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 			: (a[2] ? NULL : find(opts, NULL, 0, a[1]));
 		if (!o)
 			return bad(cmd, "unknown option", a);
+		uint64_t bit = 1ull << ((o - opts) & 63);
+		if (o->kind != FS_OPT_LIST && (given & bit))
+			return bad(cmd, "option given twice", a);
+		given |= bit;
 		const char *val = NULL;
 		if (o->kind != FS_OPT_FLAG) {
+			/* `--apply --approvals F`: the next option is no value */
 			if (eq)
 				val = eq + 1;
-			else if (i + 1 < argc)
+			else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				val = argv[++i];
 			else
 				return bad(cmd, "missing value for option", a);

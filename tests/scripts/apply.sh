@@ -38,10 +38,12 @@ check "no rmsnorm chain left" 0 "$exe" match --pattern rmsnorm --expect /dev/std
 
 printf '# approved for this run\nrope_rotate_half\nrepeat_kv   # the kv copies\n' > "$tmp/approvals.txt"
 check "approvals" 0 "$exe" fuse --approvals "$tmp/approvals.txt" --out "$tmp/e" "$export_dump"
-contains "approvals summary" "$tmp/out" "[SUMMARY] matches=6 | 6 fused nodes"
+# the names are candidate names of this graph (4 RoPE chains, 4 kv copies), not the patterns
+contains "approvals summary" "$tmp/out" "[SUMMARY] matches=8 | 8 fused nodes"
+contains "approvals resolve to candidates" "$tmp/err" "'rope_rotate_half' is candidate rope_rotate_half-3bc3ce9c of this graph"
 
 check "unknown id" 2 "$exe" --apply nothing-12345678 --out "$tmp/f" "$final"
-contains "unknown id message" "$tmp/err" "'nothing-12345678' is neither a candidate id of this graph nor a pattern"
+contains "unknown id message" "$tmp/err" "'nothing-12345678' is neither a candidate of this graph nor a pattern"
 check "two graphs" 2 "$exe" --apply rmsnorm --out "$tmp/g" "$export_dump" "$final"
 check "no id" 2 "$exe" fuse "$final"
 # other architectures: a catalog entry with no drop-in kernel gets a fusescan.<name> node

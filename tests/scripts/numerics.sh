@@ -89,7 +89,7 @@ assert [q["role"] for q in p] == ["input", "input", "output"] and p[2]["shape"] 
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi
 # a region with an op outside the semantics table: a clear error, exit 2
-check "no semantics" 2 "$exe" --apply swiglu --out "$tmp/s4" "$llama"
+check "no semantics" 2 "$exe" --apply parallel_gemm-23fbb5d7 --out "$tmp/s4" "$llama"
 contains "no semantics message" "$tmp/err" "no semantics for this op (fuse/sem.def)"
 
 # a dump whose shapes contradict each other: refused, no out-of-bounds read

@@ -1,0 +1,189 @@
+/*
+ * plan.c: what `fusescan --apply` (and `tune`) will rewrite: each name the
+ * user gave resolved to the sites of one graph. A name is, in this order,
+ *   1. a candidate id of this graph (`add_rmsnorm-407262a5`);
+ *   2. a candidate name (`add_rmsnorm`) that exactly one candidate of this
+ *      graph has (said on stderr); two or more is an error listing their ids;
+ *   3. a pattern name of the library (every match of every variant).
+ * A name with no site in the graph (or none containing --site) is an error:
+ * nothing runs on an empty plan. Called by cmd_fuse.c.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_site(struct fs_approval *a, const uint32_t *nodes, uint32_t n)
+{
+	a->sites = fs_xrealloc(a->sites, (a->n_sites + 1) * sizeof(*a->sites));
+	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
+	uint32_t *copy = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	memcpy(copy, nodes, n * sizeof(uint32_t));
+	a->nodes[a->n_owned++] = copy;
+	a->sites[a->n_sites++] = (struct fs_site){copy, n};
+}
+
+static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
+{
+	if (kernel) {
+		snprintf(buf, n, "%s.default", kernel);
+		return;
+	}
+	size_t k = (size_t)snprintf(buf, n, "fusescan.");
+	for (const char *p = name; *p && k + 9 < n; p++)
+		buf[k++] = (*p == ':' || *p == '-' || *p == '.') ? '_' : *p;
+	snprintf(buf + k, n - k, ".default");
+}
+
+/* Candidate k of the discovery report: every instance is a site. */
+static void from_candidate(const struct fs_discovery *d, const struct fs_candidate *k, struct fs_approval *a)
+{
+	const struct fs_mine *m = d->a[0].mine;
+	const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
+	snprintf(a->name, sizeof(a->name), "%s", k->name);
+	fused_target(a->target, sizeof(a->target), k->name,
+		     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
+	for (uint32_t j = 0; j < k->n_instances; j++) {
+		const struct fs_region *r = &m->regions[k->instances[j]];
+		add_site(a, r->nodes, r->n_nodes);
+	}
+}
+
+/* A pattern name: every match of every variant. */
+static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, const struct fs_patlib *lib,
+			 const char *name, struct fs_approval *a)
+{
+	uint32_t *nodes = NULL, cap = 0;
+	for (uint32_t vi = 0; vi < lib->n; vi++) {
+		const struct fs_pattern *p = &lib->v[vi];
+		if (strcmp(p->name, name))
+			continue;
+		snprintf(a->name, sizeof(a->name), "%s", name);
+		if (p->replace)
+			snprintf(a->target, sizeof(a->target), "%s", p->replace);
+		else
+			fused_target(a->target, sizeof(a->target), name, NULL);
+		struct fs_matches m;
+		fs_match_pattern(p, s, g, &m);
+		for (uint32_t i = 0; i < m.n; i++) {
+			uint32_t n = 0;
+			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
+				if (p->nodes[pn].kind != FS_PN_INPUT && m.v[i].bind[pn] != UINT32_MAX) {
+					FS_GROW(nodes, cap, n + 1);
+					nodes[n++] = m.v[i].bind[pn];
+				}
+			add_site(a, nodes, n);
+		}
+		fs_matches_release(&m);
+	}
+	free(nodes);
+}
+
+/* Only the sites that contain node `site`. */
+static void keep_site(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a, const char *site)
+{
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < a->n_sites; i++) {
+		int hit = 0;
+		for (uint32_t k = 0; k < a->sites[i].n_nodes && !hit; k++)
+			hit = !strcmp(fs_scan_str(s, g->nodes[a->sites[i].nodes[k]].name), site);
+		if (hit)
+			a->sites[w++] = a->sites[i];
+	}
+	a->n_sites = w;
+}
+
+/* Resolves one name (see the top of the file); 0, or -1 after saying why. */
+static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, const char *name, struct fs_approval *a)
+{
+	const struct fs_mine *m = d->a[0].mine;
+	const struct fs_candidate *named = NULL;
+	uint32_t n_named = 0;
+	for (uint32_t i = 0; i < m->n_cands; i++) {
+		if (!strcmp(m->cands[i].id, name)) {
+			from_candidate(d, &m->cands[i], a);
+			return 0;
+		}
+		if (!strcmp(m->cands[i].name, name) && n_named++ == 0)
+			named = &m->cands[i];
+	}
+	if (n_named == 1) {
+		fprintf(stderr, "fusescan fuse: '%s' is candidate %s of this graph\n", name, named->id);
+		from_candidate(d, named, a);
+		return 0;
+	}
+	if (n_named > 1) {
+		fprintf(stderr, "fusescan fuse: '%s' names %u candidates of this graph; give one id:", name, n_named);
+		for (uint32_t i = 0; i < m->n_cands; i++)
+			if (!strcmp(m->cands[i].name, name))
+				fprintf(stderr, " %s", m->cands[i].id);
+		fputc('\n', stderr);
+		return -1;
+	}
+	if (fs_patlib_find(lib, name) >= 0) {
+		from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, name, a);
+		return 0;
+	}
+	fprintf(stderr, "fusescan fuse: '%s' is neither a candidate of this graph nor a pattern "
+			"(ids and names are in 'fusescan discover', e.g. %s)\n", name,
+		m->n_cands ? m->cands[0].id : "none here");
+	return -1;
+}
+
+int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
+		 const char *site, struct fs_plan *pl)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_dumpfile *f = &s->files[s->modules[d->a[0].module].file];
+	const struct fs_graph *g = s->modules[d->a[0].module].graph;
+	pl->v = fs_xcalloc(ids->n + 1, sizeof(*pl->v));
+	for (uint32_t i = 0; i < ids->n; i++) {
+		struct fs_approval *a = &pl->v[pl->n++];
+		if (resolve(d, lib, ids->v[i], a) < 0)
+			return -1;
+		if (site)
+			keep_site(s, g, a, site);
+		if (!a->n_sites) {
+			fprintf(stderr, "fusescan fuse: '%s': no site%s%s in %s: nothing to apply\n", ids->v[i],
+				site ? " contains %" : "", site ? site : "", f->path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int fs_plan_read_approvals(const char *path, struct fs_strlist *ids, char **text_out)
+{
+	size_t len;
+	char *text = fs_read_file(path, &len);
+	if (!text) {
+		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_strerror(errno));
+		return -1;
+	}
+	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		char *e = p + strcspn(p, " \t\r#");
+		if (p == e || *p == '#')
+			continue;
+		*e = '\0';
+		FS_GROW(ids->v, ids->cap, ids->n + 1);
+		ids->v[ids->n++] = p;
+	}
+	*text_out = text;
+	return 0;
+}
+
+void fs_plan_release(struct fs_plan *pl)
+{
+	for (uint32_t i = 0; i < pl->n; i++) {
+		for (uint32_t k = 0; k < pl->v[i].n_owned; k++)
+			free(pl->v[i].nodes[k]);
+		free(pl->v[i].nodes);
+		free(pl->v[i].sites);
+	}
+	free(pl->v);
+	memset(pl, 0, sizeof(*pl));
+}

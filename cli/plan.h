@@ -1,0 +1,36 @@
+/*
+ * plan.h: private to cli/: the rewrites `fusescan --apply` and `tune` will
+ * make, each name resolved to its sites in one graph (plan.c says how).
+ */
+#ifndef FUSESCAN_CLI_PLAN_H
+#define FUSESCAN_CLI_PLAN_H
+
+#include "cli.h"
+#include "fusescan/discover.h"
+#include "fusescan/pattern.h"
+#include "fusescan/rewrite.h"
+
+struct fs_approval {
+	char name[96];
+	char target[200];      /* the op the rewrite puts in the sites' place */
+	struct fs_site *sites;
+	uint32_t n_sites;
+	uint32_t **nodes;      /* owned node arrays of the sites */
+	uint32_t n_owned;
+};
+
+struct fs_plan {
+	struct fs_approval *v;
+	uint32_t n;
+};
+
+/* Resolves every id against the one graph of d: 0, or -1 after saying why
+ * (unknown or ambiguous name, no site). */
+int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
+		 const char *site, struct fs_plan *pl);
+/* Appends the ids of an approvals file (one a line, # comments) to ids; they
+ * point into *text_out, which the caller frees. 0, or -1 after saying why. */
+int fs_plan_read_approvals(const char *path, struct fs_strlist *ids, char **text_out);
+void fs_plan_release(struct fs_plan *pl);
+
+#endif
