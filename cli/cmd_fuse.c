@@ -186,8 +186,9 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites};
 	struct fs_rewritten r;
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		rc = -1, fprintf(stderr, "fusescan fuse: cannot create %s: %s\n", dir, strerror(errno));
+	struct stat st;
+	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && (errno = ENOTDIR))))
+		rc = -1, fprintf(stderr, "fusescan fuse: cannot create --out %s: %s\n", dir, strerror(errno));
 	char summary[600];
 	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
 			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);

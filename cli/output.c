@@ -14,10 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Where a failed open of path comes from, in a user's words. */
+/* Where a failed open of path comes from, in a user's words (the directory
+ * that is missing is the one of the file a link names). */
 static void open_error(const char *path, int err)
 {
-	char *dir = fs_xstrndup(path, strlen(path)), *slash = strrchr(dir, '/');
+	char *dir = fs_resolve_links(path);
+	dir = dir ? dir : fs_xstrndup(path, strlen(path));
+	char *slash = strrchr(dir, '/');
 	struct stat st;
 	if (slash)
 		*slash = '\0';

@@ -97,9 +97,7 @@ char *fs_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-/* The file a path names: symbolic links followed (a dangling one names the
- * file it would create). NULL with errno set on a loop or a bad link. */
-static char *resolve_links(const char *path)
+char *fs_resolve_links(const char *path)
 {
 	char *p = fs_xstrndup(path, strlen(path));
 	for (int hops = 0;; hops++) {
@@ -173,7 +171,7 @@ static int open_beside(struct fs_atomic *a, const struct stat *old)
 int fs_atomic_open(struct fs_atomic *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
-	a->path = resolve_links(path);
+	a->path = fs_resolve_links(path);
 	struct stat st;
 	int exists = a->path && stat(a->path, &st) == 0, rc = -1;
 	if (!a->path)

@@ -328,9 +328,10 @@ static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, ui
 		} else if (is_dump_name(v[i].name)) {
 			if (run == UINT32_MAX)
 				run = new_run(s, dir);
+			uint32_t files = s->n_files; /* none when read before */
 			scan_file(s, full, run);
-			s->runs[run].n_files++;
-			(*n_dumps)++;
+			s->runs[run].n_files += s->n_files - files;
+			*n_dumps += s->n_files - files;
 		} else if (ends_with(v[i].name, ".log")) {
 			if (run == UINT32_MAX)
 				run = new_run(s, dir);

@@ -48,6 +48,10 @@ int fs_open_regular(const char *path, struct stat *st);
  * expectations, sources). */
 char *fs_read_file(const char *path, size_t *len);
 
+/* The file a path names, symbolic links followed (a dangling link names the
+ * file it would create): malloc'd, or NULL with errno set (ELOOP, readlink's). */
+char *fs_resolve_links(const char *path);
+
 /* A file written whole or not at all. The path's symbolic links are followed
  * to the file they name. A regular or new file gets a temporary file in the
  * same directory (the old file's mode, or 0666 less the umask), flushed,

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Misuse: every subcommand with each kind of bad argument (missing value,
+# unknown option or id, out-of-range number, option given twice, wrong file
+# kind) and every kind of output path (symbolic link, device, FIFO, missing
+# directory, read-only directory, full device). Each case asserts the exit
+# status and the first line of stderr, and that no input changed (checksums
+# of every input file before and after each case).
+# usage: misuse.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+run=$tmp/in/run
+mkdir -p "$tmp/in" && cp -r "$tests/data/adrun_tiny_llama_2l" "$run"
+dump=$run/001_export_export_to_gm.txt
+final=$run/035_compile_compile_model.txt
+sums() { find "$tmp/in" -type f -print0 | sort -z | xargs -0 md5sum | md5sum; }
+before=$(sums)
+
+# case NAME WANT_RC FIRST_LINE_TEXT CMD...: exit status, the first line of
+# stderr (when the text is not empty), and the inputs left as they were
+case_() {
+	local name=$1 want=$2 first=$3; shift 3
+	check "$name" "$want" timeout 60 "$@"
+	if [ -n "$first" ]; then
+		if head -n 1 "$tmp/err" | grep -qF -- "$first"; then pass=$((pass + 1)); else
+			fail=$((fail + 1)); echo "FAIL $name: first line of stderr is '$(head -n 1 "$tmp/err")', want '$first'"; fi
+	fi
+	if [ "$(sums)" = "$before" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL $name: an input changed"; before=$(sums); fi
+}
+
+# ---- arguments, every subcommand ----
+for cmd in scan discover match render diff fuse tune; do
+	case_ "$cmd: unknown option" 2 "fusescan $cmd: unknown option '--bogus'" "$exe" $cmd --bogus "$run"
+done
+for cmd in scan discover match diff; do
+	case_ "$cmd: missing value" 2 "fusescan $cmd: missing value for option '-o'" "$exe" $cmd "$run" -o
+	case_ "$cmd: option given twice" 2 "fusescan $cmd: option given twice '-o'" "$exe" $cmd -o "$tmp/a" -o "$tmp/b" "$run"
+done
+case_ "render: option given twice" 2 "fusescan render: option given twice '--hops'" "$exe" render --hops 1 --hops 2 -o "$tmp/r.dot" "$dump"
+case_ "fuse: option given twice" 2 "fusescan fuse: option given twice '--out'" "$exe" fuse --apply rmsnorm --out "$tmp/a" --out "$tmp/b" "$run"
+case_ "scan: bad choice" 2 "fusescan scan: invalid value 'xml' for --format" "$exe" scan --format xml "$run"
+case_ "fuse: option as the id" 2 "fusescan fuse: missing value for option '--apply'" "$exe" --apply --approvals "$tmp/none" "$run"
+contains "fuse: usage line" "$tmp/err" "usage: fusescan fuse --apply ID [options] PATH"
+case_ "discover: out-of-range top" 2 "fusescan discover: --top wants" "$exe" discover --top -1 "$run"
+case_ "discover: zero tokens" 2 "fusescan discover: --tokens wants a positive integer" "$exe" discover --tokens 0 "$run"
+case_ "discover: huge tokens" 2 "fusescan discover: --tokens wants a positive integer" "$exe" discover --tokens 99999999999999999999 "$run"
+case_ "render: out-of-range hops" 2 "fusescan render: --hops wants an integer from 0 to 64, got '999'" "$exe" render --hops 999 -o "$tmp/r.dot" "$dump"
+case_ "fuse: out-of-range reps" 2 "fusescan fuse: --reps wants an integer from 10" "$exe" fuse --apply rmsnorm --reps 5 "$run"
+case_ "fuse: not a number" 2 "fusescan fuse: --tokens wants a positive integer" "$exe" fuse --apply rmsnorm --tokens 1x "$run"
+case_ "fuse: unknown id" 2 "fusescan fuse: 'nothing-1' is neither a candidate of this graph nor a pattern" "$exe" --apply nothing-1 --out "$tmp/f" "$run"
+case_ "fuse: pattern without a site" 2 "fusescan fuse: 'rmsnorm': no site in $final: nothing to apply" "$exe" --apply rmsnorm --out "$tmp/f" "$run"
+case_ "fuse: no site contains the node" 2 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5" "$exe" --apply add_rmsnorm --site nothing --out "$tmp/f" "$run"
+contains "fuse: no site contains the node, said" "$tmp/err" "no site contains %nothing in"
+case_ "fuse: ambiguous name" 2 "fusescan fuse: 'parallel_gemm' names 2 candidates of this graph; give one id: parallel_gemm-23fbb5d7 parallel_gemm-645a9908" \
+	"$exe" --apply parallel_gemm --out "$tmp/f" "$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt"
+case_ "tune: unknown id" 2 "fusescan fuse: 'nothing-1' is neither a candidate" "$exe" tune --apply nothing-1 "$run"
+case_ "render: unknown candidate" 2 "fusescan render: no candidate nothing in this graph" "$exe" render --candidate nothing -o "$tmp/r.svg" "$run"
+case_ "render: unknown node" 2 "fusescan render: no node nothing in this graph" "$exe" render --node nothing -o "$tmp/r.svg" "$run"
+case_ "match: unknown pattern" 2 "nothing: error: unknown pattern 'nothing'" "$exe" match --pattern nothing "$run"
+case_ "match: unknown explain" 2 "nothing: error: --explain: unknown pattern 'nothing'" "$exe" match --explain nothing "$run"
+case_ "discover: missing dump" 2 "--dump 999: no such parsed dump" "$exe" discover --dump 999 "$run"
+case_ "diff: one file" 2 "fusescan diff: give two dump files, or one run directory" "$exe" diff "$dump"
+
+# names as `discover` prints them (issue: a candidate name crashed --apply)
+case_ "fuse: a candidate name" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5 of this graph" \
+	"$exe" --apply add_rmsnorm --cpu-only --no-render --out "$tmp/named" "$run"
+contains "fuse: a candidate name, applied" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes"
+
+# ---- wrong kinds of file ----
+mkfifo "$tmp/fifo"
+case_ "scan: a FIFO" 2 "$tmp/fifo: error: cannot open: not a regular file" "$exe" scan "$tmp/fifo"
+case_ "scan: a device" 2 "/dev/zero: error: cannot open: not a regular file" "$exe" scan /dev/zero
+case_ "scan: a missing file" 2 "$tmp/none.txt: error: cannot open: No such file or directory" "$exe" scan "$tmp/none.txt"
+case_ "match: log is a directory" 2 "$tmp: error: cannot read log: Is a directory" "$exe" match --log "$tmp" "$run"
+case_ "match: log is a device" 2 "/dev/zero: error: cannot read log: not a regular file" "$exe" match --log /dev/zero "$run"
+head -c 4096 /dev/urandom > "$tmp/random.log"
+case_ "match: log of random bytes" 2 "$tmp/random.log:1: error: no AutoDeploy [SUMMARY] lines found" "$exe" match --log "$tmp/random.log" "$run"
+cp "$run/ad.log" "$tmp/in/noisy.log" && printf 'a line of something else\n\nand another\n' >> "$tmp/in/noisy.log"
+before=$(sums)
+case_ "match: a log with other lines" 0 "$tmp/in/noisy.log: note: 2 lines without a transform summary ignored" "$exe" match --log "$tmp/in/noisy.log" "$run"
+count "match: other lines said once" "$tmp/err" "without a transform summary" 1
+case_ "match: expect is a directory" 2 "$tmp: error: cannot read expectations: Is a directory" "$exe" match --expect "$tmp" "$run"
+case_ "discover: catalog is a directory" 2 "$tmp: error: cannot read kernel catalog: Is a directory" "$exe" discover --catalog "$tmp" "$run"
+case_ "fuse: approvals is a device" 2 "fusescan: cannot read approvals /dev/zero: not a regular file" "$exe" fuse --approvals /dev/zero "$run"
+case_ "match: patterns is a file" 2 "$dump: error: cannot open pattern directory: Not a directory" "$exe" match --patterns "$dump" "$run"
+
+ln -s .. "$run/up" && ln -s "$dump" "$run/999_compile_again.txt"
+before=$(sums)
+case_ "scan: a link back up and a second name" 0 "" "$exe" scan "$tmp/in"
+contains "scan: each file read once" "$tmp/out" "fusescan $("$exe" --version | cut -d' ' -f2): 35 files, 35 graphs"
+rm "$run/up" "$run/999_compile_again.txt"
+before=$(sums)
+
+# ---- output paths ----
+# Devices: as root, private nodes of the same devices, so that a binary that
+# renames over its output (the defect this guards against) destroys only them;
+# an ordinary user cannot replace /dev's nodes, so they are safe to use.
+null=/dev/null full=/dev/full
+if [ "$(id -u)" -eq 0 ] && mknod "$tmp/null" c 1 3 2>/dev/null && mknod "$tmp/full" c 1 7 2>/dev/null &&
+	echo probe > "$tmp/null" 2>/dev/null; then null=$tmp/null full=$tmp/full; fi
+echo old > "$tmp/target.txt"
+ln -s target.txt "$tmp/link.txt"
+case_ "-o a symbolic link" 0 "" "$exe" scan -o "$tmp/link.txt" "$run"
+[ -L "$tmp/link.txt" ] && grep -q "fusescan" "$tmp/target.txt" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL -o a symbolic link: the link was replaced or its target not written"; }
+ln -s nowhere/x.txt "$tmp/dangling.txt"
+case_ "-o a link into a missing directory" 2 "fusescan: cannot write $tmp/dangling.txt: directory" "$exe" scan -o "$tmp/dangling.txt" "$run"
+case_ "-o a device" 0 "" "$exe" discover -o "$null" "$run"
+[ -c "$null" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $null is no longer a device"; }
+timeout 60 cat "$tmp/fifo" > "$tmp/from_fifo" &
+reader=$!
+case_ "-o a FIFO" 0 "" "$exe" scan -o "$tmp/fifo" "$run"
+wait "$reader"
+[ -p "$tmp/fifo" ] && grep -q "fusescan" "$tmp/from_fifo" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL -o a FIFO: replaced, or nothing came through"; }
+case_ "-o in a missing directory" 2 "fusescan: cannot write $tmp/no/such/r.txt: directory $tmp/no/such does not exist" "$exe" scan -o "$tmp/no/such/r.txt" "$run"
+case_ "-o a directory" 2 "fusescan: cannot write $tmp: Is a directory" "$exe" match -o "$tmp" "$run"
+if [ "$(id -u)" -ne 0 ]; then ro=$tmp/ro; mkdir "$ro"; chmod 555 "$ro"; else ro=/sys; fi # root ignores modes
+case_ "-o in a read-only directory" 2 "fusescan: cannot write $ro/r.txt: " "$exe" scan -o "$ro/r.txt" "$run"
+case_ "-o a full device" 2 "fusescan: $full: write failed: No space left on device" "$exe" scan -o "$full" "$run"
+case_ "stdout a full device" 2 "fusescan: $full: write failed: No space left on device" bash -c '"$0" discover "$1" > "$2"' "$exe" "$run" "$full"
+case_ "render to a full device" 2 "$full: error: render to .dot, .svg or .png" "$exe" render -o "$full" "$dump"
+case_ "diff to a full device" 2 "fusescan: $full: write failed: No space left on device" "$exe" diff -o "$full" "$dump" "$final"
+[ -c "$null" ] && [ -c "$full" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a device was replaced"; }
+case_ "fuse --out a file" 2 "fusescan fuse: cannot create --out $dump: Not a directory" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$dump" "$run"
+left=$(find "$tmp" -name '*.tmp.*' | head -n 1)
+[ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL temporary file left behind: $left"; }
+
+finish
