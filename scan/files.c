@@ -6,8 +6,9 @@
  * their end up to a bound. Outputs follow
  * symbolic links to the file they name and replace it atomically (a
  * temporary file beside it, renamed over it once complete); special files
- * (devices, FIFOs) are written in place, since renaming over them would
- * destroy the node. Every write is checked up to the close.
+ * (devices, FIFOs) and files named through an open descriptor (/dev/stdout)
+ * are written in place, since renaming over them would destroy the node or
+ * miss the file. Every write is checked up to the close.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "fusescan/base.h"
@@ -128,10 +129,12 @@ char *fs_resolve_links(const char *path)
 	}
 }
 
-/* A special file (device, FIFO) written where it is. */
-static int open_in_place(struct fs_atomic *a)
+/* A special file (device, FIFO), or a file named by an open descriptor
+ * (/dev/stdout, /proc/self/fd/N), written where it is: renaming over a
+ * device destroys it, and a descriptor's path names no directory entry. */
+static int open_in_place(struct fs_atomic *a, int truncate)
 {
-	int fd = open(a->path, O_WRONLY | O_CLOEXEC);
+	int fd = open(a->path, O_WRONLY | O_CLOEXEC | (truncate ? O_TRUNC : 0));
 	if (fd < 0)
 		return -1;
 	a->f = fdopen(fd, "wb");
@@ -142,6 +145,24 @@ static int open_in_place(struct fs_atomic *a)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether a path reaches its file through an open descriptor's name. */
+static int names_descriptor(const char *path)
+{
+	char *p = fs_xstrndup(path, strlen(path)), link[PATH_MAX];
+	int hit = 0;
+	for (int hops = 0; hops < 40 && !hit; hops++) {
+		hit = !strncmp(p, "/proc/", 6) || !strncmp(p, "/dev/fd/", 8);
+		ssize_t n = readlink(p, link, sizeof(link) - 1);
+		if (n <= 0 || link[0] != '/')
+			break;
+		link[n] = '\0';
+		free(p);
+		p = fs_xstrndup(link, (size_t)n);
+	}
+	free(p);
+	return hit;
 }
 
 /* A temporary file beside the target, with the mode the target has (a new
@@ -171,16 +192,14 @@ static int open_beside(struct fs_atomic *a, const struct stat *old)
 int fs_atomic_open(struct fs_atomic *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
-	a->path = fs_resolve_links(path);
 	struct stat st;
-	int exists = a->path && stat(a->path, &st) == 0, rc = -1;
-	if (!a->path)
-		rc = -1;
-	else if (exists && S_ISDIR(st.st_mode))
+	int exists = stat(path, &st) == 0, rc = -1;
+	if (exists && S_ISDIR(st.st_mode))
 		errno = EISDIR;
-	else if (exists && !S_ISREG(st.st_mode))
-		rc = open_in_place(a);
-	else
+	else if (exists && (!S_ISREG(st.st_mode) || names_descriptor(path))) {
+		a->path = fs_xstrndup(path, strlen(path));
+		rc = open_in_place(a, S_ISREG(st.st_mode));
+	} else if ((a->path = fs_resolve_links(path)))
 		rc = open_beside(a, exists ? &st : NULL);
 	if (rc == 0)
 		return 0;

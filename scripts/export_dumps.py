@@ -40,6 +40,18 @@ ARCHS = {
     "phi3": ("phi3", {}, "sdpa"),
     "gpt_neox": ("gpt_neox", {}, "eager"),
     "falcon": ("falcon", {}, "eager"),
+    # beyond the Llama family (norms, RoPE and gates written other ways)
+    "cohere": ("cohere", {}, "eager"),             # mean-centred LayerNorm without bias, interleaved RoPE
+    "gptj": ("gptj", {}, "eager"),                 # interleaved RoPE (stack + flatten), parallel residual
+    "olmo2": ("olmo2", {}, "sdpa"),                # post-norm: norm of the sublayer output, then the add
+    "gpt_oss": ("gpt_oss", {"num_local_experts": 4}, "eager"),  # attention sinks, clamped SwiGLU, MoE
+    "qwen2_moe": ("qwen2_moe", {"num_experts": 8}, "sdpa"),     # MoE with a shared expert
+    "deepseek_v3": ("deepseek_v3", {"n_routed_experts": 8, "first_k_dense_replace": 1, "n_group": 1,
+                                    "topk_group": 1}, "eager"),  # MLA, MoE with shared experts
+    "mamba2": ("mamba2", {}, "eager"),              # state-space layers, gated RMSNorm
+    "qwen3_next": ("qwen3_next", {"num_experts": 8}, "sdpa"),   # linear attention (L2-normed q, k), gated RMSNorm
+    "llama4": ("llama4_text", {"num_local_experts": 4}, "sdpa"),  # L2 norm of q and k
+    "bamba": ("bamba", {}, "sdpa"),                 # hybrid: Mamba2 layers and attention
 }
 
 

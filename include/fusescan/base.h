@@ -56,7 +56,8 @@ char *fs_resolve_links(const char *path);
  * to the file they name. A regular or new file gets a temporary file in the
  * same directory (the old file's mode, or 0666 less the umask), flushed,
  * synced and renamed over it by commit; abort removes it. A special file
- * (device, FIFO) is written in place: renaming over it would destroy it.
+ * (device, FIFO), or a file named through an open descriptor (/dev/stdout,
+ * /proc/self/fd/N), is written in place: renaming over it would destroy it.
  * A directory, or a directory that does not exist, is an error. A reader
  * never sees a half-written file, a failed write is never committed and a
  * failure leaves no debris. Open and commit: 0, or -1 with errno set;

@@ -116,6 +116,10 @@ case_ "-o a FIFO" 0 "" "$exe" scan -o "$tmp/fifo" "$run"
 wait "$reader"
 [ -p "$tmp/fifo" ] && grep -q "fusescan" "$tmp/from_fifo" && pass=$((pass + 1)) ||
 	{ fail=$((fail + 1)); echo "FAIL -o a FIFO: replaced, or nothing came through"; }
+case_ "-o /dev/stdout, a pipe" 0 "" bash -c '"$0" scan -o /dev/stdout "$1" | cat > "$2"' "$exe" "$run" "$tmp/piped"
+contains "-o /dev/stdout, a pipe: the report came through" "$tmp/piped" "fusescan"
+case_ "-o /dev/stdout, a file" 0 "" bash -c '"$0" scan -o /dev/stdout "$1" > "$2"' "$exe" "$run" "$tmp/redirected"
+contains "-o /dev/stdout, a file: the report is there" "$tmp/redirected" "fusescan"
 case_ "-o in a missing directory" 2 "fusescan: cannot write $tmp/no/such/r.txt: directory $tmp/no/such does not exist" "$exe" scan -o "$tmp/no/such/r.txt" "$run"
 case_ "-o a directory" 2 "fusescan: cannot write $tmp: Is a directory" "$exe" match -o "$tmp" "$run"
 if [ "$(id -u)" -ne 0 ]; then ro=$tmp/ro; mkdir "$ro"; chmod 555 "$ro"; else ro=/sys; fi # root ignores modes
