@@ -11,7 +11,10 @@
  * 3. Motif split: where a catalog chain sits inside a larger region (RoPE
  *    followed by the attention's cast and scale in a decomposed graph), it is
  *    carved out and the rest re-split into connected parts, so counts do not
- *    depend on the export flavour.
+ *    depend on the export flavour. A chain is never carved out of a larger
+ *    normalisation: when a reduction outside it and that reduction's input
+ *    both feed its reduction (x - mean(x) of a hand-written LayerNorm feeding
+ *    an RMSNorm-shaped tail), the region stays whole and is named whole.
  * 4. A canonical signature per region (see region_signature).
  */
 #include "mine_int.h"
@@ -419,6 +422,60 @@ static void split_rest(struct ctx *c, const uint32_t *motif, uint32_t nm, const 
 		up[rest[i]] = 0;
 }
 
+static int is_reduction(const struct ctx *c, uint32_t node)
+{
+	uint8_t cls = c->s->ops[c->g->nodes[node].op].cls;
+	return cls == FS_OPC_REDUCTION || cls == FS_OPC_NORM;
+}
+
+/* Walks back from the motif's reductions through the region's nodes, never
+ * through `avoid`: whether it meets `target` (or, with target NONE, a
+ * reduction outside the motif, left in *hit). */
+static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t avoid,
+		     uint32_t target, uint32_t *hit, uint32_t *stack)
+{
+	const struct fs_graph *g = c->g;
+	uint8_t *seen = c->mark; /* zeroed again below */
+	uint32_t n = 0, n_seen = 0, found = 0;
+	for (uint32_t i = 0; i < nm; i++)
+		if (is_reduction(c, motif[i]))
+			stack[n++] = motif[i];
+	while (n && !found) {
+		const struct fs_node *x = &g->nodes[stack[--n]];
+		for (uint32_t a = x->args; a < x->args + x->n_args && !found; a++) {
+			uint32_t p = g->args[a].node;
+			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || seen[p] || p == avoid)
+				continue;
+			seen[p] = 1;
+			stack[g->n_nodes + n_seen++] = p;
+			found = target != UINT32_MAX ? p == target : !in_set(motif, nm, p) && is_reduction(c, p);
+			*hit = p;
+			stack[n++] = p;
+		}
+	}
+	for (uint32_t i = 0; i < n_seen; i++)
+		seen[stack[g->n_nodes + i]] = 0;
+	return (int)found;
+}
+
+/* Whether the motif is the tail of a larger normalisation: a reduction R
+ * outside it (a centring mean) feeds the motif's reduction, and so does R's
+ * own input by another way (x - mean(x): a LayerNorm). Such a motif is not
+ * carved out. A reduction that merely produced the motif's input (an MoE's
+ * sum of experts before the residual add) does not count. One R is checked:
+ * the nearest such reduction. */
+static int tail_of_norm(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t *stack)
+{
+	uint32_t r;
+	if (!walk_back(c, ri, motif, nm, UINT32_MAX, UINT32_MAX, &r, stack))
+		return 0;
+	const struct fs_node *x = &c->g->nodes[r];
+	if (!x->n_args || c->g->args[x->args].kind != FS_ARG_NODE)
+		return 0;
+	uint32_t in = c->g->args[x->args].node, unused;
+	return c->region_of[in] == ri && walk_back(c, ri, motif, nm, r, in, &unused, stack);
+}
+
 /* Entries that name vertical regions: multi-output and horizontal entries are
  * for the passes that build those candidates. */
 static int vertical_entry(const struct fs_catalog_entry *e)
@@ -433,7 +490,7 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 {
 	const struct fs_catalog *cat = c->o->cat;
 	uint32_t N = c->g->n_nodes, longest = 0;
-	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N;
+	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N; /* 2 N */
 	uint32_t n = c->m->regions[ri].n_nodes, *nodes = c->m->regions[ri].nodes;
 	for (uint32_t e = 0; cat && e < cat->n; e++)
 		for (uint32_t k = 0; k < cat->e[e].n_chains; k++)
@@ -447,7 +504,7 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 				if (c->s->ops[c->g->nodes[nodes[i]].op].key != ch->root)
 					continue;
 				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);
-				if (!mn || mn == n)
+				if (!mn || mn == n || tail_of_norm(c, ri, set, mn, rest))
 					continue;
 				uint32_t nr = 0;
 				for (uint32_t j = 0; j < n; j++)
@@ -520,7 +577,7 @@ void fs_mine_regions(struct ctx *c)
 	free(count);
 	free(group);
 
-	uint32_t *scratch = fs_xmalloc((4 * n + 1) * sizeof(uint32_t));
+	uint32_t *scratch = fs_xmalloc((5 * n + 1) * sizeof(uint32_t)); /* split_motif: 3 n, then 2 n */
 	for (uint32_t ri = 0; ri < c->m->n_regions; ri++) { /* grows as regions split */
 		struct fs_region *r = &c->m->regions[ri];
 		if (r->n_nodes < 2 || r->n_kernels < 2)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral and Qwen2, 2 layers each, exported from their default
-configs by scripts/export_dumps.py (tests/data/export_*_2l).
+attention, Mixtral, Qwen2 and Cohere, 2 layers each, exported from their
+default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
+the other exported architectures (SMOKE) without an error.
 
 usage: check_archs.py FUSESCAN TESTS_DIR
 Both flavours of every dump (torch.export and decomposed) must name the same
@@ -38,6 +39,12 @@ EXPECT = {
         'add_rmsnorm': ([2 * L], 'auto_deploy.flashinfer_fused_add_rms_norm'),
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
+    # LayerNorm written out by hand (mean-centred, no bias), one per layer (attention and MLP in
+    # parallel) + the final norm: never split into a centring part and an RMSNorm-shaped tail
+    'cohere': {
+        'layernorm': ([L + 1], 'layer_norm'),
+        'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
+    },
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -47,7 +54,7 @@ EXPECT = {
     },
 }
 # names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
-ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax']}
+ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm']}
 # `fusescan match`: each pattern's own count, the same in both flavours
 MATCH = {
     'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0},
@@ -59,7 +66,11 @@ MATCH = {
     'mixtral': {'moe_router': L, 'silu_and_mul': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L},
     # biased QKV projections: addmm once decomposed
     'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
+    'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L},
 }
+# exported too, not yet held to their architecture's facts (issue: discovery beyond the
+# Llama family): every flavour must still parse, discover and match without an error
+SMOKE = ['gptj', 'olmo2', 'gpt_oss', 'qwen2_moe', 'deepseek_v3', 'mamba2', 'llama4', 'bamba']
 
 
 def analyse(exe, path):
@@ -100,6 +111,11 @@ def main():
             if arch == 'gemma2':
                 rope = [k for k in a['candidates'] if k['name'] == 'rope_rotate_half']
                 check(rope and rope[0]['pairs'] == L, f'{arch} {dump}: rope q/k pairs')
+    for arch in SMOKE:
+        for dump in ('001_export_export_to_gm.txt', '002_post_export_run_decompositions.txt'):
+            path = f'{root}/data/export_{arch}_2l/{dump}'
+            check(analyse(exe, path)['candidates'] is not None and match_counts(exe, path) is not None,
+                  f'{arch} {dump}: no report')
     return t.finish()
 
 
