@@ -6,6 +6,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "fusescan/catalog.h"
+#include "fusescan/pattern.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -432,6 +433,10 @@ int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, ui
 
 void fs_catalog_release(struct fs_catalog *c)
 {
+	if (c->confirm) {
+		fs_patlib_release(c->confirm);
+		free(c->confirm);
+	}
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct fs_catalog_entry *e = &c->e[i];
 		for (uint32_t k = 0; k < e->n_chains; k++) {

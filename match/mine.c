@@ -47,13 +47,15 @@ struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
 	uint32_t n = g->n_nodes + 1;
 	struct ctx c = {m, s, g, o, fs_xcalloc(n, 1), fs_xcalloc(n, 1), fs_xmalloc(n * sizeof(uint32_t)),
 			fs_xcalloc(n, sizeof(uint64_t)), fs_xcalloc(n, sizeof(uint32_t)),
-			fs_xcalloc(n, sizeof(uint32_t)), fs_xcalloc(n, 1)};
+			fs_xcalloc(n, sizeof(uint32_t)), fs_xcalloc(n, 1), NULL, 0};
 	memset(c.region_of, 0xff, n * sizeof(uint32_t));
 	fs_mine_roles(&c);
+	fs_mine_confirm_init(&c);
 	fs_mine_regions(&c);
 	fs_mine_candidates(&c);
 	fs_mine_cleanups(&c);
 	count_fused(&c);
+	fs_mine_confirm_release(&c);
 	free(c.role);
 	free(c.contig);
 	free(c.region_of);

@@ -28,6 +28,14 @@ struct ctx {
 	uint64_t *merkle;    /* signature scratch, per node, kept zeroed */
 	uint32_t *uses, *visit;
 	uint8_t *mark;       /* per node scratch for trimming, kept zeroed */
+	struct fs_confirm *confirm; /* confirm.c: one per pattern naming a catalog entry */
+	uint32_t n_confirm;
+};
+
+/* A pattern's matches in this graph, for confirming the entry it names. */
+struct fs_confirm {
+	int32_t entry;
+	uint32_t *match_of;  /* per node: the match covering it, or UINT32_MAX */
 };
 
 void fs_mine_roles(struct ctx *c);
@@ -37,6 +45,10 @@ int fs_mine_is_kernel(const struct ctx *c, uint32_t node);
 uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r);
 void fs_mine_candidates(struct ctx *c);
 void fs_mine_cleanups(struct ctx *c);
+/* confirm.c: whether a region of these nodes may carry entry's name (see there). */
+void fs_mine_confirm_init(struct ctx *c);
+int fs_mine_confirmed(const struct ctx *c, int32_t entry, const uint32_t *nodes, uint32_t n);
+void fs_mine_confirm_release(struct ctx *c);
 
 /* The value a node stands for, looking through index-only views that move
  * no data (a copying reshape is a kernel and stops the walk). */

@@ -504,7 +504,8 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 				if (c->s->ops[c->g->nodes[nodes[i]].op].key != ch->root)
 					continue;
 				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);
-				if (!mn || mn == n || tail_of_norm(c, ri, set, mn, rest))
+				if (!mn || mn == n || tail_of_norm(c, ri, set, mn, rest) ||
+				    !fs_mine_confirmed(c, (int32_t)e, set, mn))
 					continue;
 				uint32_t nr = 0;
 				for (uint32_t j = 0; j < n; j++)
@@ -526,7 +527,7 @@ static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint
 {
 	uint32_t nv, nk = region_keys(c, r->nodes, r->n_nodes, keys, views, &nv, c->g->n_nodes);
 	int32_t e = c->o->cat ? fs_catalog_match(c->o->cat, keys, nk, views, nv) : -1;
-	if (r->entry < 0 && e >= 0 && vertical_entry(&c->o->cat->e[e]))
+	if (r->entry < 0 && e >= 0 && vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes))
 		r->entry = e;
 }
 

@@ -2,7 +2,7 @@
 pattern rmsnorm_gemma
 description Gemma RMSNorm: x * rsqrt(mean(x^2) + eps) * (1 + w)
 replace auto_deploy.torch_rmsnorm.default
-catalog rmsnorm
+catalog gemma_rmsnorm
 
 input x
 input w weight

@@ -6,6 +6,7 @@
  * are mined once) so the report can say at which transform a chain went away.
  */
 #include "fusescan/discover.h"
+#include "fusescan/matchrun.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ void fs_catalog_load_default(struct fs_catalog *c, const char *path, struct fs_d
 	else
 		fs_catalog_parse(c, "kernels/catalog.txt (built in)", fs_builtin_catalog[0].data,
 				 fs_builtin_catalog[0].len, d);
+	c->confirm = fs_xmalloc(sizeof(*c->confirm));
+	fs_patlib_init(c->confirm);
+	fs_patlib_load_builtin(c->confirm, d);
 }
 
 static int names_dump(const struct fs_dumpfile *f, const char *dump)

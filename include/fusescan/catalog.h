@@ -64,8 +64,14 @@ struct fs_catalog_entry {
 	uint32_t line;
 };
 
+struct fs_patlib;
+
 struct fs_catalog {
 	struct fs_scan *scan;    /* whose string table keys are interned in */
+	/* Patterns that confirm names (owned; NULL: none): a region whose ops
+	 * match an entry's chain as a multiset is named by it only if a match of a
+	 * pattern declaring `catalog <entry>` covers the region (match/confirm.c). */
+	struct fs_patlib *confirm;
 	struct fs_catalog_entry *e;
 	uint32_t n, cap;
 	struct fs_evidence *found;   /* registrations found by fs_catalog_index_tree */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral, Qwen2 and Cohere, 2 layers each, exported from their
+attention, Mixtral, Qwen2, Cohere, OLMo 2, DeepSeek-V3 and Qwen2-MoE, 2 layers each, exported from their
 default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
 the other exported architectures (SMOKE) without an error.
 
@@ -45,6 +45,20 @@ EXPECT = {
         'layernorm': ([L + 1], 'layer_norm'),
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
     },
+    # post-norm: the norms of the attention and MLP outputs (then the residual add), q_norm and
+    # k_norm: 4 a layer + the final norm; the last post-norm's add into the final norm must not
+    # make them Gemma's (1 + w) norm
+    'olmo2': {
+        'rmsnorm': ([4 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+    # MLA: input, post-attention, q_a and kv_a norms, 4 a layer + the final norm
+    'deepseek_v3': {'rmsnorm': ([4 * L + 1], 'auto_deploy.torch_rmsnorm')},
+    # MoE with a shared expert: 2 norms a layer + the final norm
+    'qwen2_moe': {
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -54,7 +68,8 @@ EXPECT = {
     },
 }
 # names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
-ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm']}
+ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm'], 'olmo2': ['gemma_rmsnorm'],
+          'deepseek_v3': ['gemma_rmsnorm'], 'qwen2_moe': ['gemma_rmsnorm']}
 # `fusescan match`: each pattern's own count, the same in both flavours
 MATCH = {
     'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0},
@@ -67,10 +82,13 @@ MATCH = {
     # biased QKV projections: addmm once decomposed
     'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
     'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L},
+    'olmo2': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
+    'deepseek_v3': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0},
+    'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
 }
 # exported too, not yet held to their architecture's facts (issue: discovery beyond the
 # Llama family): every flavour must still parse, discover and match without an error
-SMOKE = ['gptj', 'olmo2', 'gpt_oss', 'qwen2_moe', 'deepseek_v3', 'mamba2', 'llama4', 'bamba']
+SMOKE = ['gptj', 'gpt_oss', 'mamba2', 'llama4', 'bamba']
 
 
 def analyse(exe, path):
