@@ -5,7 +5,7 @@ replace auto_deploy.torch_l2norm.default
 catalog l2norm
 
 input x
-optional up    aten\.(to\.dtype|_to_copy\.default)          (x, ...)
+optional up    aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (x, ...)
 node sq        aten\.mul\.Tensor                  (up, up)
 node ss        aten\.sum\.dim_IntList             (sq, [-1], True)
 node eps       aten\.add\.(Tensor|Scalar)         (ss, $eps)

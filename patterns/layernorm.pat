@@ -13,7 +13,7 @@ variant decomposed
 input x
 input w
 input b
-optional up    aten\.(to\.dtype|_to_copy\.default)          (x, ...)
+optional up    aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (x, ...)
 node vm        aten\.var_mean\.correction         (up, [-1], ...)
 node var       <built-in\sfunction\sgetitem>          (vm, 0)
 node mean      <built-in\sfunction\sgetitem>          (vm, 1)
@@ -21,7 +21,7 @@ node eps       aten\.add\.(Tensor|Scalar)         (var, $eps)
 node rs        aten\.rsqrt\.default               (eps)
 node cen       aten\.sub\.Tensor                  (up, mean)
 node norm      aten\.mul\.Tensor                  (cen, rs)     commutative
-optional down  aten\.(to\.dtype|_to_copy\.default)          (norm, ...)
+optional down  aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (norm, ...)
 node scaled    aten\.mul\.Tensor                  (down, w)     commutative
 node out       aten\.add\.Tensor                  (scaled, b)   commutative
 output out
@@ -33,7 +33,7 @@ where $eps in [1e-12, 1e-2]
 variant centred
 input x
 input w weight
-optional up    aten\.(to\.dtype|_to_copy\.default)          (x, ...)
+optional up    aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (x, ...)
 node mean      aten\.mean\.dim                    (up, [-1], True)
 node c1        aten\.sub\.Tensor                  (up, mean)
 node sq        aten\.pow\.Tensor_Scalar           (c1, 2)
@@ -42,7 +42,7 @@ node eps       aten\.add\.(Tensor|Scalar)         (var, $eps)
 node rs        aten\.rsqrt\.default               (eps)
 node c2        aten\.sub\.Tensor                  (up, mean)
 node norm      aten\.mul\.Tensor                  (c2, rs)      commutative
-optional wup   aten\.(to\.dtype|_to_copy\.default)          (w, ...)
+optional wup   aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (w, ...)
 node out       aten\.mul\.Tensor                  (wup, norm)   commutative
 output out
 where $eps in [1e-12, 1e-2]
@@ -50,7 +50,7 @@ where $eps in [1e-12, 1e-2]
 variant centred_once
 input x
 input w weight
-optional up    aten\.(to\.dtype|_to_copy\.default)          (x, ...)
+optional up    aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (x, ...)
 node mean      aten\.mean\.dim                    (up, [-1], True)
 node c1        aten\.sub\.Tensor                  (up, mean)
 node sq        aten\.pow\.Tensor_Scalar           (c1, 2)
@@ -58,7 +58,7 @@ node var       aten\.mean\.dim                    (sq, [-1], True)
 node eps       aten\.add\.(Tensor|Scalar)         (var, $eps)
 node rs        aten\.rsqrt\.default               (eps)
 node norm      aten\.mul\.Tensor                  (c1, rs)      commutative
-optional wup   aten\.(to\.dtype|_to_copy\.default)          (w, ...)
+optional wup   aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (w, ...)
 node out       aten\.mul\.Tensor                  (wup, norm)   commutative
 output out
 where $eps in [1e-12, 1e-2]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral, Qwen2, Cohere, OLMo 2, DeepSeek-V3 and Qwen2-MoE, 2 layers each, exported from their
+attention, Mixtral, Qwen2, Cohere, OLMo 2, DeepSeek-V3, Qwen2-MoE and Llama 4, 2 layers each, exported from their
 default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
 the other exported architectures (SMOKE) without an error.
 
@@ -59,6 +59,12 @@ EXPECT = {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
+    # input and post-attention RMSNorms + the final one; q and k normed without a weight
+    # (Llama4TextL2Norm: mean, not sum, so not AutoDeploy's l2norm)
+    'llama4': {
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'unweighted_rmsnorm': ([2 * L], 'auto_deploy.torch_rmsnorm'),
+    },
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -69,6 +75,7 @@ EXPECT = {
 }
 # names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
 ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm'], 'olmo2': ['gemma_rmsnorm'],
+          'llama4': ['l2norm', 'gemma_rmsnorm'],
           'deepseek_v3': ['gemma_rmsnorm'], 'qwen2_moe': ['gemma_rmsnorm']}
 # `fusescan match`: each pattern's own count, the same in both flavours
 MATCH = {
@@ -85,10 +92,11 @@ MATCH = {
     'olmo2': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'deepseek_v3': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0},
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
+    'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
 }
 # exported too, not yet held to their architecture's facts (issue: discovery beyond the
 # Llama family): every flavour must still parse, discover and match without an error
-SMOKE = ['gptj', 'gpt_oss', 'mamba2', 'llama4', 'bamba']
+SMOKE = ['gptj', 'gpt_oss', 'mamba2', 'bamba']
 
 
 def analyse(exe, path):
