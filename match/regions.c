@@ -12,9 +12,9 @@
  *    followed by the attention's cast and scale in a decomposed graph), it is
  *    carved out and the rest re-split into connected parts, so counts do not
  *    depend on the export flavour. A chain is never carved out of a larger
- *    normalisation: when a reduction outside it and that reduction's input
- *    both feed its reduction (x - mean(x) of a hand-written LayerNorm feeding
- *    an RMSNorm-shaped tail), the region stays whole and is named whole.
+ *    normalisation: when a reduction outside it is used on its own source
+ *    (x - mean(x) of a hand-written LayerNorm) and feeds the chain's
+ *    reduction, the region stays whole and is named whole.
  * 4. A canonical signature per region (see region_signature).
  */
 #include "mine_int.h"
@@ -326,6 +326,43 @@ static int peel(const struct ctx *c, const struct fs_chain *ch, uint32_t root, u
  * region, peeled at the input side until the multiset matches. Returns the
  * size of the motif in set[] (0 if it is not exactly the chain, or an
  * intermediate would be read outside it). `keys`/`views` are scratch. */
+/* The root's producers in region ri, nearest first, taking a counted op
+ * only while the chain has room for its kind (views pass), then the views
+ * left at the input side dropped: the chain where the region's input side
+ * holds ops of the chain's kinds (a state-space scan's muls before a gated
+ * norm), which peeling from the whole ancestry never gets past. */
+static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root, uint32_t *set)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t n = 0;
+	set[n++] = root;
+	for (uint32_t w = 0; w < n; w++) {
+		const struct fs_node *x = &g->nodes[set[w]];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+			uint32_t p = g->args[a].node, key, have = 0;
+			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || in_set(set, n, p))
+				continue;
+			if (counted(c, p)) {
+				key = c->s->ops[g->nodes[p].op].key;
+				for (uint32_t k = 0; k < n; k++)
+					have += counted(c, set[k]) && c->s->ops[g->nodes[set[k]].op].key == key;
+				if (have >= mcount(ch->ops, ch->n_ops, key))
+					continue;
+			}
+			set[n++] = p;
+		}
+	}
+	for (int dropped = 1; dropped;) {
+		dropped = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (set[i] != root && !counted(c, set[i]) && !has_producer_in(c, set[i], set, n)) {
+				set[i--] = set[--n];
+				dropped = 1;
+			}
+	}
+	return n;
+}
+
 static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root,
 			   uint32_t *set, uint32_t *keys, uint32_t *views)
 {
@@ -340,12 +377,15 @@ static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_cha
 				set[n++] = p;
 		}
 	}
-	for (;;) {
+	for (int within = 0;;) {
 		nk = region_keys(c, set, n, keys, views, &nv, g->n_nodes);
 		if (nk == ch->n_ops && !memcmp(keys, ch->ops, nk * sizeof(uint32_t)))
 			break;
-		if (!peel(c, ch, root, set, &n, keys, nk))
+		if (peel(c, ch, root, set, &n, keys, nk))
+			continue;
+		if (within++)
 			return 0;
+		n = grow_within(c, ri, ch, root, set);
 	}
 	for (uint32_t i = 0; i < ch->n_views; i++)
 		if (!in_set(views, nv, ch->views[i]))
@@ -428,11 +468,10 @@ static int is_reduction(const struct ctx *c, uint32_t node)
 	return cls == FS_OPC_REDUCTION || cls == FS_OPC_NORM;
 }
 
-/* Walks back from the motif's reductions through the region's nodes, never
- * through `avoid`: whether it meets `target` (or, with target NONE, a
- * reduction outside the motif, left in *hit). */
-static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t avoid,
-		     uint32_t target, uint32_t *hit, uint32_t *stack)
+/* Walks back from the motif's reductions through the region's nodes:
+ * whether it meets `target`. */
+static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t target,
+		     uint32_t *stack)
 {
 	const struct fs_graph *g = c->g;
 	uint8_t *seen = c->mark; /* zeroed again below */
@@ -444,12 +483,11 @@ static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, ui
 		const struct fs_node *x = &g->nodes[stack[--n]];
 		for (uint32_t a = x->args; a < x->args + x->n_args && !found; a++) {
 			uint32_t p = g->args[a].node;
-			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || seen[p] || p == avoid)
+			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || seen[p])
 				continue;
 			seen[p] = 1;
 			stack[g->n_nodes + n_seen++] = p;
-			found = target != UINT32_MAX ? p == target : !in_set(motif, nm, p) && is_reduction(c, p);
-			*hit = p;
+			found = p == target;
 			stack[n++] = p;
 		}
 	}
@@ -458,22 +496,39 @@ static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, ui
 	return (int)found;
 }
 
-/* Whether the motif is the tail of a larger normalisation: a reduction R
- * outside it (a centring mean) feeds the motif's reduction, and so does R's
- * own input by another way (x - mean(x): a LayerNorm). Such a motif is not
- * carved out. A reduction that merely produced the motif's input (an MoE's
- * sum of experts before the residual add) does not count. One R is checked:
- * the nearest such reduction. */
-static int tail_of_norm(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t *stack)
+/* Whether a user of reduction r, in region ri, also reads r's own input:
+ * x - mean(x), x - max(x), x / sum(x), the statistic used on its source. */
+static int centres(const struct ctx *c, uint32_t ri, uint32_t r)
 {
-	uint32_t r;
-	if (!walk_back(c, ri, motif, nm, UINT32_MAX, UINT32_MAX, &r, stack))
+	const struct fs_graph *g = c->g;
+	const struct fs_node *x = &g->nodes[r];
+	if (!x->n_args || g->args[x->args].kind != FS_ARG_NODE)
 		return 0;
-	const struct fs_node *x = &c->g->nodes[r];
-	if (!x->n_args || c->g->args[x->args].kind != FS_ARG_NODE)
-		return 0;
-	uint32_t in = c->g->args[x->args].node, unused;
-	return c->region_of[in] == ri && walk_back(c, ri, motif, nm, r, in, &unused, stack);
+	uint32_t in = g->args[x->args].node;
+	for (uint32_t u = 0; u < x->n_users; u++) {
+		uint32_t user = g->users[x->users + u];
+		const struct fs_node *y = &g->nodes[user];
+		for (uint32_t a = y->args; c->region_of[user] == ri && a < y->args + y->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && g->args[a].node == in)
+				return 1;
+	}
+	return 0;
+}
+
+/* Whether the motif is the tail of a larger normalisation: a reduction R
+ * outside it, used on its own source (x - mean(x): centring), feeds the
+ * motif's reduction (a hand-written LayerNorm around an RMSNorm-shaped tail,
+ * a softmax after a max taken with attention sinks). Such a motif is not
+ * carved out. Reductions that merely produce the motif's input (an MoE's
+ * sum of experts, a state-space scan) do not count. */
+static int tail_of_norm(const struct ctx *c, uint32_t ri, const uint32_t *nodes, uint32_t n,
+			const uint32_t *motif, uint32_t nm, uint32_t *stack)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (is_reduction(c, nodes[i]) && !in_set(motif, nm, nodes[i]) && centres(c, ri, nodes[i]) &&
+		    walk_back(c, ri, motif, nm, nodes[i], stack))
+			return 1;
+	return 0;
 }
 
 /* Entries that name vertical regions: multi-output and horizontal entries are
@@ -504,7 +559,7 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 				if (c->s->ops[c->g->nodes[nodes[i]].op].key != ch->root)
 					continue;
 				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);
-				if (!mn || mn == n || tail_of_norm(c, ri, set, mn, rest) ||
+				if (!mn || mn == n || tail_of_norm(c, ri, nodes, n, set, mn, rest) ||
 				    !fs_mine_confirmed(c, (int32_t)e, set, mn))
 					continue;
 				uint32_t nr = 0;
