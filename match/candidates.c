@@ -159,8 +159,11 @@ static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 	r->kind = FS_KIND_MULTI_OUTPUT;
 	/* named by a multi-output entry only: an add and a norm together have
 	 * the ops of other norms (Gemma's 1 + w) */
-	int32_t e = c->o->cat ? fs_catalog_match(c->o->cat, keys, nk, NULL, 0) : -1;
-	r->entry = e >= 0 && c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT ? e : -1;
+	r->entry = -1;
+	int32_t e = -1;
+	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, NULL, 0, (uint32_t)(e + 1))) >= 0)
+		if (c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT)
+			r->entry = e;
 	r->n_kernels = P.n_kernels + (has_n ? N.n_kernels : 1);
 	r->n_math = P.n_math + (has_n ? N.n_math : 1);
 	r->bytes_saved = b < 0 ? 0 : b;

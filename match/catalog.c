@@ -247,9 +247,9 @@ static int has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, 
 }
 
 int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint32_t n,
-			 const uint32_t *views, uint32_t n_views)
+			 const uint32_t *views, uint32_t n_views, uint32_t from)
 {
-	for (uint32_t i = 0; i < c->n; i++)
+	for (uint32_t i = from; i < c->n; i++)
 		for (uint32_t k = 0; k < c->e[i].n_chains; k++) {
 			const struct fs_chain *ch = &c->e[i].chains[k];
 			if (ch->n_ops == n && !memcmp(ch->ops, keys, n * sizeof(*keys)) &&

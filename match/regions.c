@@ -581,9 +581,10 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint32_t *views)
 {
 	uint32_t nv, nk = region_keys(c, r->nodes, r->n_nodes, keys, views, &nv, c->g->n_nodes);
-	int32_t e = c->o->cat ? fs_catalog_match(c->o->cat, keys, nk, views, nv) : -1;
-	if (r->entry < 0 && e >= 0 && vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes))
-		r->entry = e;
+	int32_t e = -1; /* the first entry of this multiset that the region confirms */
+	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
+		if (vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes))
+			r->entry = e;
 }
 
 /* ---- grouping -------------------------------------------------------------------------- */

@@ -91,10 +91,12 @@ uint32_t fs_catalog_index_tree(struct fs_catalog *c, const char *dir, struct fs_
 /* Registrations whose symbol is `sym` ("auto_deploy::flashinfer_rms_norm",
  * "fuse_add_rms_norm"); returns the first index >= from, or -1. */
 int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from);
-/* The entry one of whose chains is exactly this multiset (sorted keys) with
- * its required views among `views`; -1 if none. */
+/* The first entry at index `from` or later one of whose chains is exactly
+ * this multiset (sorted keys) with its required views among `views`; -1 if
+ * none. Several entries can hold one multiset (rotate-half and interleaved
+ * RoPE once decomposed): callers that confirm a name go on from the next. */
 int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint32_t n,
-			 const uint32_t *views, uint32_t n_views);
+			 const uint32_t *views, uint32_t n_views, uint32_t from);
 void fs_catalog_release(struct fs_catalog *c);
 
 #endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral, Qwen2, Cohere, OLMo 2, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2 and Bamba, 2 layers each, exported from their
+attention, Mixtral, Qwen2, Cohere, GPT-J, OLMo 2, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2 and Bamba, 2 layers each, exported from their
 default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
 the other exported architectures (SMOKE) without an error.
 
@@ -41,10 +41,15 @@ EXPECT = {
     },
     # LayerNorm written out by hand (mean-centred, no bias), one per layer (attention and MLP in
     # parallel) + the final norm: never split into a centring part and an RMSNorm-shaped tail
+    # interleaved RoPE (stack of -x[1::2], x[::2], flattened) on q and k
     'cohere': {
         'layernorm': ([L + 1], 'layer_norm'),
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
+        'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving'),
     },
+    # interleaved RoPE on the rotary part of q and k (x[:, :, :, :rotary_dim], full-range
+    # slices in front of the strided ones), the rest concatenated back
+    'gptj': {'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving')},
     # post-norm: the norms of the attention and MLP outputs (then the residual add), q_norm and
     # k_norm: 4 a layer + the final norm; the last post-norm's add into the final norm must not
     # make them Gemma's (1 + w) norm
@@ -85,7 +90,8 @@ EXPECT = {
     },
 }
 # names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
-ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm'], 'olmo2': ['gemma_rmsnorm'],
+ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm', 'rope_rotate_half'],
+          'gptj': ['rope_rotate_half'], 'olmo2': ['gemma_rmsnorm', 'rope_interleaved'],
           'llama4': ['l2norm', 'gemma_rmsnorm'],
           'deepseek_v3': ['gemma_rmsnorm'], 'qwen2_moe': ['gemma_rmsnorm']}
 # `fusescan match`: each pattern's own count, the same in both flavours
@@ -99,8 +105,9 @@ MATCH = {
     'mixtral': {'moe_router': L, 'silu_and_mul': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L},
     # biased QKV projections: addmm once decomposed
     'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
-    'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L},
-    'olmo2': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
+    'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
+    'gptj': {'layernorm': L + 1, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
+    'olmo2': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L, 'rope_interleaved': 0},
     'deepseek_v3': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0},
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
@@ -110,7 +117,7 @@ MATCH = {
 }
 # exported too, not yet held to their architecture's facts (issue: discovery beyond the
 # Llama family): every flavour must still parse, discover and match without an error
-SMOKE = ['gptj', 'gpt_oss']
+SMOKE = ['gpt_oss']
 
 
 def analyse(exe, path):
