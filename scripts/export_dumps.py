@@ -49,9 +49,13 @@ ARCHS = {
     "deepseek_v3": ("deepseek_v3", {"n_routed_experts": 8, "first_k_dense_replace": 1, "n_group": 1,
                                     "topk_group": 1}, "eager"),  # MLA, MoE with shared experts
     "mamba2": ("mamba2", {}, "eager"),              # state-space layers, gated RMSNorm
-    "qwen3_next": ("qwen3_next", {"num_experts": 8}, "sdpa"),   # linear attention (L2-normed q, k), gated RMSNorm
+    "qwen3_next": ("qwen3_next", {"num_experts": 16}, "sdpa"),  # linear attention (L2-normed q, k), gated RMSNorm
     "llama4": ("llama4_text", {"num_local_experts": 4}, "sdpa"),  # L2 norm of q and k
     "bamba": ("bamba", {}, "sdpa"),                 # hybrid: Mamba2 layers and attention
+    "minimax": ("minimax", {"num_local_experts": 4}, "sdpa"),   # lightning (linear) attention layers
+    "nemotron": ("nemotron", {}, "sdpa"),            # LayerNorm1P: (1 + w) LayerNorm, squared ReLU
+    "qwen3": ("qwen3", {}, "sdpa"),                  # q_norm / k_norm RMSNorms per head
+    "stablelm": ("stablelm", {}, "sdpa"),            # LayerNorm, partial rotary
 }
 
 
