@@ -53,7 +53,6 @@ ARCHS = {
     "llama4": ("llama4_text", {"num_local_experts": 4}, "sdpa"),  # L2 norm of q and k
     "bamba": ("bamba", {}, "sdpa"),                 # hybrid: Mamba2 layers and attention
     "minimax": ("minimax", {"num_local_experts": 4}, "sdpa"),   # lightning (linear) attention layers
-    "nemotron": ("nemotron", {}, "sdpa"),            # LayerNorm1P: (1 + w) LayerNorm, squared ReLU
     "qwen3": ("qwen3", {}, "sdpa"),                  # q_norm / k_norm RMSNorms per head
     "stablelm": ("stablelm", {}, "sdpa"),            # LayerNorm, partial rotary
 }

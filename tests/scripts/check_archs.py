@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral, Qwen2, Cohere, GPT-J, OLMo 2, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2 and Bamba, 2 layers each, exported from their
+attention, Mixtral, Qwen2, Cohere, GPT-J, OLMo 2, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2, Bamba, Phi-3,
+Qwen3, StableLM and GPT-NeoX, 2 layers each, exported from their
 default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
 the other exported architectures (SMOKE) without an error.
 
@@ -81,6 +82,19 @@ EXPECT = {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
         'gated_rmsnorm': ([L], 'auto_deploy.triton_rmsnorm_gated'),
     },
+    # fused QKV and gate/up projections: 2 norms a layer + 1, RoPE on q and k
+    'phi3': {
+        'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+    # q_norm and k_norm per head (2 a layer) beside the 2 a layer + 1 of the residual stream
+    'qwen3': {
+        'rmsnorm': ([2 * L, 2 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+    },
+    # partial rotary (the rotary part of the head, the rest concatenated back)
+    'stablelm': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin')},
+    'gpt_neox': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin')},
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -111,13 +125,17 @@ MATCH = {
     'deepseek_v3': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0},
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
+    'phi3': {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L},
+    'qwen3': {'rmsnorm': 4 * L + 1, 'rope_rotate_half': L},
+    'stablelm': {'rope_rotate_half': L},
+    'gpt_neox': {'rope_rotate_half': L},
     # AutoDeploy's RMSNorm pattern also matches the tail of each gated norm (as AD would)
     'mamba2': {'gated_rmsnorm': L, 'rmsnorm': 2 * L + 1},
     'bamba': {'gated_rmsnorm': L, 'rmsnorm': 3 * L + 1},
 }
 # exported too, not yet held to their architecture's facts (issue: discovery beyond the
 # Llama family): every flavour must still parse, discover and match without an error
-SMOKE = ['gpt_oss']
+SMOKE = ['gpt_oss', 'falcon', 'minimax', 'qwen3_next']
 
 
 def analyse(exe, path):
