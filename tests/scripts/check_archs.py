@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Discovery on architectures beyond Llama: GPT-2, Gemma 2, Llama with eager
-attention, Mixtral, Qwen2, Cohere, GPT-J, OLMo 2, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2, Bamba, Phi-3,
-Qwen3, StableLM and GPT-NeoX, 2 layers each, exported from their
+attention, Mixtral, Qwen2, Cohere, GPT-J, OLMo 2, gpt-oss, DeepSeek-V3, Qwen2-MoE, Llama 4, Mamba 2, Bamba,
+Phi-3, Qwen3, StableLM and GPT-NeoX, 2 layers each, exported from their
 default configs by scripts/export_dumps.py (tests/data/export_*_2l); and
 the other exported architectures (SMOKE) without an error.
 
@@ -82,6 +82,12 @@ EXPECT = {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
         'gated_rmsnorm': ([L], 'auto_deploy.triton_rmsnorm_gated'),
     },
+    # MoE experts' clamped SwiGLU, one a layer (experts batched); 2 norms a layer + the final
+    # one, whose casts join the experts' sum and residual add before it (a signature of its own)
+    'gpt_oss': {
+        'clamped_swiglu': ([L], None),
+        'rmsnorm': ([1, 2 * L], 'auto_deploy.torch_rmsnorm'),
+    },
     # fused QKV and gate/up projections: 2 norms a layer + 1, RoPE on q and k
     'phi3': {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -126,6 +132,7 @@ MATCH = {
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
     'phi3': {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L},
+    'gpt_oss': {'clamped_swiglu': L, 'rmsnorm': 2 * L + 1, 'swiglu': 0},
     'qwen3': {'rmsnorm': 4 * L + 1, 'rope_rotate_half': L},
     'stablelm': {'rope_rotate_half': L},
     'gpt_neox': {'rope_rotate_half': L},
@@ -135,7 +142,7 @@ MATCH = {
 }
 # exported too, not yet held to their architecture's facts (issue: discovery beyond the
 # Llama family): every flavour must still parse, discover and match without an error
-SMOKE = ['gpt_oss', 'falcon', 'minimax', 'qwen3_next']
+SMOKE = ['falcon', 'minimax', 'qwen3_next']
 
 
 def analyse(exe, path):
