@@ -82,9 +82,10 @@ EXPECT = {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
         'gated_rmsnorm': ([L], 'auto_deploy.triton_rmsnorm_gated'),
     },
-    # MoE experts' clamped SwiGLU, one a layer (experts batched); 2 norms a layer + the final
+    # attention sinks (a softmax a layer); MoE experts' clamped SwiGLU, one a layer (experts batched); 2 norms a layer + the final
     # one, whose casts join the experts' sum and residual add before it (a signature of its own)
     'gpt_oss': {
+        'softmax_sinks': ([L], 'auto_deploy.torch_attention'),
         'clamped_swiglu': ([L], None),
         'rmsnorm': ([1, 2 * L], 'auto_deploy.torch_rmsnorm'),
     },
@@ -132,7 +133,7 @@ MATCH = {
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
     'phi3': {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L},
-    'gpt_oss': {'clamped_swiglu': L, 'rmsnorm': 2 * L + 1, 'swiglu': 0},
+    'gpt_oss': {'softmax_sinks': L, 'clamped_swiglu': L, 'rmsnorm': 2 * L + 1, 'swiglu': 0},
     'qwen3': {'rmsnorm': 4 * L + 1, 'rope_rotate_half': L},
     'stablelm': {'rope_rotate_half': L},
     'gpt_neox': {'rope_rotate_half': L},
