@@ -51,11 +51,12 @@ EXPECT = {
     # interleaved RoPE on the rotary part of q and k (x[:, :, :, :rotary_dim], full-range
     # slices in front of the strided ones), the rest concatenated back
     'gptj': {'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving')},
-    # post-norm: the norms of the attention and MLP outputs (then the residual add), q_norm and
-    # k_norm: 4 a layer + the final norm; the last post-norm's add into the final norm must not
-    # make them Gemma's (1 + w) norm
+    # post-norm: the norms of the attention and MLP outputs, each followed by the residual add
+    # (2 a layer, named with their add); q_norm and k_norm (2 a layer) and the final norm; the
+    # last post-norm's add into the final norm must not make them Gemma's (1 + w) norm
     'olmo2': {
-        'rmsnorm': ([4 * L + 1], 'auto_deploy.torch_rmsnorm'),
+        'rmsnorm_add': ([2 * L], None),
+        'rmsnorm': ([1, 2 * L], 'auto_deploy.torch_rmsnorm'),
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
     # MLA: input, post-attention, q_a and kv_a norms, 4 a layer + the final norm
@@ -120,7 +121,7 @@ MATCH = {
     'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0},
     'gemma2': {'rmsnorm_gemma': 4 * L + 1, 'rmsnorm': 0, 'add_rmsnorm': 0, 'geglu_tanh': L,
                'rope_rotate_half': L, 'eager_attention': 0},  # soft-capped: not AD's eager pattern
-    'llama_eager': {'eager_attention': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L,
+    'llama_eager': {'eager_attention': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L, 'rmsnorm_add': 0,
                     'rope_rotate_half': L, 'rmsnorm_gemma': 0, 'swiglu': L},
     # MoE: the router (its division exported in place, div_) and the experts' fused gate/up
     'mixtral': {'moe_router': L, 'silu_and_mul': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L},
@@ -128,7 +129,9 @@ MATCH = {
     'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
     'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
     'gptj': {'layernorm': L + 1, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
-    'olmo2': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L, 'rope_interleaved': 0},
+    # the RMSNorm pattern also matches inside each post-norm (as AutoDeploy's would)
+    'olmo2': {'rmsnorm_add': 2 * L, 'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L,
+              'rope_interleaved': 0},
     'deepseek_v3': {'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0},
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
