@@ -322,10 +322,6 @@ static int peel(const struct ctx *c, const struct fs_chain *ch, uint32_t root, u
 	return 0;
 }
 
-/* The chain ending at `root` inside region ri: the root's ancestors in the
- * region, peeled at the input side until the multiset matches. Returns the
- * size of the motif in set[] (0 if it is not exactly the chain, or an
- * intermediate would be read outside it). `keys`/`views` are scratch. */
 /* The root's producers in region ri, nearest first, taking a counted op
  * only while the chain has room for its kind (views pass), then the views
  * left at the input side dropped: the chain where the region's input side
@@ -363,6 +359,11 @@ static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_ch
 	return n;
 }
 
+/* The chain ending at `root` inside region ri: the root's ancestors in the
+ * region, peeled at the input side until the multiset matches (where that
+ * gets stuck, grown again by grow_within). Returns the
+ * size of the motif in set[] (0 if it is not exactly the chain, or an
+ * intermediate would be read outside it). `keys`/`views` are scratch. */
 static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root,
 			   uint32_t *set, uint32_t *keys, uint32_t *views)
 {
