@@ -334,7 +334,11 @@ static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_ch
 	set[n++] = root;
 	for (uint32_t w = 0; w < n; w++) {
 		const struct fs_node *x = &g->nodes[set[w]];
-		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+		/* a cast reads data from its first argument only (type_as(x, other):
+		 * other lends its dtype) */
+		uint32_t end = c->s->ops[x->op].cls == FS_OPC_CAST && x->n_args ? x->args + g->args[x->args].span
+										  : x->args + x->n_args;
+		for (uint32_t a = x->args; a < end; a++) {
 			uint32_t p = g->args[a].node, key, have = 0;
 			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || in_set(set, n, p))
 				continue;
@@ -384,6 +388,7 @@ static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_cha
 			break;
 		if (peel(c, ch, root, set, &n, keys, nk))
 			continue;
+
 		if (within++)
 			return 0;
 		n = grow_within(c, ri, ch, root, set);
