@@ -47,6 +47,8 @@ EXPECT = {
         'layernorm': ([L + 1], 'layer_norm'),
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving'),
+        # each layer's residual sum (x + attention + MLP) into the next LayerNorm, kept
+        'add_layernorm': ([L], None),
     },
     # interleaved RoPE on the rotary part of q and k (x[:, :, :, :rotary_dim], full-range
     # slices in front of the strided ones), the rest concatenated back
