@@ -322,45 +322,72 @@ static int peel(const struct ctx *c, const struct fs_chain *ch, uint32_t root, u
 	return 0;
 }
 
-/* The root's producers in region ri, nearest first, taking a counted op
- * only while the chain has room for its kind (views pass), then the views
- * left at the input side dropped: the chain where the region's input side
- * holds ops of the chain's kinds (a state-space scan's muls before a gated
- * norm), which peeling from the whole ancestry never gets past. */
-static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root, uint32_t *set)
+/* The end of node x's data arguments: a cast reads data from its first
+ * argument only (type_as(x, other): other lends its dtype). */
+static uint32_t data_args_end(const struct ctx *c, const struct fs_node *x)
 {
 	const struct fs_graph *g = c->g;
-	uint32_t n = 0;
+	return c->s->ops[x->op].cls == FS_OPC_CAST && x->n_args ? x->args + g->args[x->args].span
+								 : x->args + x->n_args;
+}
+
+static int by_dist(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b; /* {dist, node} */
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1] ? -1 : x[1] < y[1]);
+}
+
+/* The chain as the ops nearest the root: the root's ancestors in region ri
+ * ranked by their longest distance from it (an op that an interior op also
+ * reads by a longer way, as the residual sum under a norm's statistics, is
+ * further upstream), a counted op taken only while the chain has room for
+ * its kind (views pass), then the views left at the input side dropped. For
+ * regions whose input side holds ops of the chain's kinds (a state-space
+ * scan's muls before a gated norm), where peeling from the input side never
+ * gets past them. `rank` is scratch for 2 x the region's size. */
+static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root, uint32_t *set,
+			    uint32_t *rank)
+{
+	const struct fs_graph *g = c->g;
+	uint32_t n = 0, m = 0;
 	set[n++] = root;
 	for (uint32_t w = 0; w < n; w++) {
 		const struct fs_node *x = &g->nodes[set[w]];
-		/* a cast reads data from its first argument only (type_as(x, other):
-		 * other lends its dtype) */
-		uint32_t end = c->s->ops[x->op].cls == FS_OPC_CAST && x->n_args ? x->args + g->args[x->args].span
-										  : x->args + x->n_args;
-		for (uint32_t a = x->args; a < end; a++) {
-			uint32_t p = g->args[a].node, key, have = 0;
-			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || in_set(set, n, p))
+		for (uint32_t a = x->args; a < data_args_end(c, x); a++)
+			if (g->args[a].kind == FS_ARG_NODE && c->region_of[g->args[a].node] == ri && !in_set(set, n, g->args[a].node))
+				set[n++] = g->args[a].node;
+	}
+	qsort(set, n, sizeof(uint32_t), fs_cmp_u32); /* file order is topological: the root last */
+	for (uint32_t i = 0; i < n; i++)
+		rank[2 * i] = i + 1 == n ? 0 : UINT32_MAX, rank[2 * i + 1] = set[i];
+	for (uint32_t i = n; i-- > 0;) { /* longest distance from the root, users first */
+		const struct fs_node *x = &g->nodes[set[i]];
+		for (uint32_t a = x->args; rank[2 * i] != UINT32_MAX && a < data_args_end(c, x); a++)
+			for (uint32_t k = 0; g->args[a].kind == FS_ARG_NODE && k < i; k++)
+				if (set[k] == g->args[a].node && (rank[2 * k] == UINT32_MAX || rank[2 * k] < rank[2 * i] + 1))
+					rank[2 * k] = rank[2 * i] + 1;
+	}
+	qsort(rank, n, 2 * sizeof(uint32_t), by_dist);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = rank[2 * i + 1], have = 0;
+		if (counted(c, p)) {
+			uint32_t key = c->s->ops[g->nodes[p].op].key;
+			for (uint32_t k = 0; k < m; k++)
+				have += counted(c, set[k]) && c->s->ops[g->nodes[set[k]].op].key == key;
+			if (have >= mcount(ch->ops, ch->n_ops, key))
 				continue;
-			if (counted(c, p)) {
-				key = c->s->ops[g->nodes[p].op].key;
-				for (uint32_t k = 0; k < n; k++)
-					have += counted(c, set[k]) && c->s->ops[g->nodes[set[k]].op].key == key;
-				if (have >= mcount(ch->ops, ch->n_ops, key))
-					continue;
-			}
-			set[n++] = p;
 		}
+		set[m++] = p;
 	}
 	for (int dropped = 1; dropped;) {
 		dropped = 0;
-		for (uint32_t i = 0; i < n; i++)
-			if (set[i] != root && !counted(c, set[i]) && !has_producer_in(c, set[i], set, n)) {
-				set[i--] = set[--n];
+		for (uint32_t i = 0; i < m; i++)
+			if (set[i] != root && !counted(c, set[i]) && !has_producer_in(c, set[i], set, m)) {
+				set[i--] = set[--m];
 				dropped = 1;
 			}
 	}
-	return n;
+	return m;
 }
 
 /* The chain ending at `root` inside region ri: the root's ancestors in the
@@ -391,7 +418,7 @@ static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_cha
 
 		if (within++)
 			return 0;
-		n = grow_within(c, ri, ch, root, set);
+		n = grow_within(c, ri, ch, root, set, keys);
 	}
 	for (uint32_t i = 0; i < ch->n_views; i++)
 		if (!in_set(views, nv, ch->views[i]))
@@ -551,7 +578,8 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 {
 	const struct fs_catalog *cat = c->o->cat;
 	uint32_t N = c->g->n_nodes, longest = 0;
-	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N; /* 2 N */
+	/* keys and views: N each (grow_within takes both as its 2 N of scratch); rest: 2 N */
+	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N;
 	uint32_t n = c->m->regions[ri].n_nodes, *nodes = c->m->regions[ri].nodes;
 	for (uint32_t e = 0; cat && e < cat->n; e++)
 		for (uint32_t k = 0; k < cat->e[e].n_chains; k++)

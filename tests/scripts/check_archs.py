@@ -98,6 +98,9 @@ EXPECT = {
     'qwen3_next': {
         'l2norm': ([2 * L], 'auto_deploy.torch_l2norm'),
         'gated_rmsnorm': ([L], 'auto_deploy.triton_rmsnorm_gated'),
+        # zero-centred (1 + w) RMSNorms: input and post-attention, 2 a layer, + the final one
+        # (which must not stay with the experts' sum before it)
+        'gemma_rmsnorm': ([2 * L + 1], None),
     },
     # MiniMax: input and post-attention norms (2 a layer), the lightning-attention layer's
     # output norm (layer 1 of the default layer types) and the final one; RoPE on q and k of
@@ -131,7 +134,7 @@ EXPECT = {
     },
 }
 # names that must not appear: Gemma's (1 + w) norm is not AD's RMSNorm
-ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'cohere': ['rmsnorm', 'rope_rotate_half'],
+ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'qwen3_next': ['rmsnorm'], 'cohere': ['rmsnorm', 'rope_rotate_half'],
           'gptj': ['rope_rotate_half'], 'olmo2': ['gemma_rmsnorm', 'rope_interleaved'],
           'llama4': ['l2norm', 'gemma_rmsnorm'],
           'deepseek_v3': ['gemma_rmsnorm'], 'qwen2_moe': ['gemma_rmsnorm']}
@@ -155,7 +158,7 @@ MATCH = {
     'qwen2_moe': {'rmsnorm': 2 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L},
     'llama4': {'rmsnorm': 2 * L + 1, 'l2norm': 0},
     'phi3': {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L},
-    'qwen3_next': {'l2norm': 2 * L, 'gated_rmsnorm': L},
+    'qwen3_next': {'l2norm': 2 * L, 'gated_rmsnorm': L, 'rmsnorm_gemma': 2 * L + 1},
     'minimax': {'rmsnorm': 2 * L + 2, 'rope_rotate_half': 1},
     'falcon': {'layernorm': L + 1, 'rope_rotate_half': L},
     'gpt_oss': {'softmax_sinks': L, 'clamped_swiglu': L, 'rmsnorm': 2 * L + 1, 'swiglu': 0},
