@@ -1,10 +1,11 @@
 # silu(x[..., :n]) * x[..., n:] after the gate/up GEMMs were fused: the halves come
 # from a narrow, a split or a chunk of one value whose last dim is 2n; after
 # run_decompositions() silu is x * sigmoid(x) in fp32 between casts.
+# No `catalog swiglu` line: this pattern needs the gate and up halves split from one tensor,
+# while discovery's swiglu regions also come from two GEMMs; they are named by their ops.
 pattern silu_and_mul
 description silu of one half times the other half of a fused gate/up output
 replace auto_deploy.flashinfer_silu_and_mul.default
-catalog swiglu
 
 variant narrow
 input x

@@ -1,10 +1,11 @@
 # The SwiGLU MLP: down(silu(gate(x)) * up(x)), as match_swiglu_pattern sees it; after
 # run_decompositions() each linear is mm(view(x), permute(w)) and silu is x * sigmoid(x)
 # in fp32 between casts.
+# No `catalog swiglu` line: this pattern spans the three GEMMs, while discovery's swiglu
+# regions are the gate alone (silu(g) * u between the GEMMs), named by their ops.
 pattern swiglu
 description SwiGLU MLP: two GEMMs on one input, silu, mul, the down GEMM
 replace auto_deploy.torch_swiglu_mlp.default
-catalog swiglu
 
 variant export
 input x
