@@ -48,6 +48,11 @@ void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, F
  * NULL). 0, or -1 after saying what it wants. */
 int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
 	       long long *out);
+/* A comma-separated list of increasing integers in lo..hi, at most max of
+ * them, into out[0..*n) (left alone when text is NULL). 0, or -1 after
+ * saying what it wants. */
+int fs_opt_int_list(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
+		    int64_t *out, uint32_t max, uint32_t *n);
 /* No path given: says so with the usage; 1 then, else 0. */
 int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos);
 

@@ -211,7 +211,7 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
-	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL;
+	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	int plant = 0, triage = 0, cpu_only = 0, no_render = 0;
 	struct fs_strlist ids = {0};
@@ -232,15 +232,19 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
-		{"emit", 0, FS_OPT_STRING, "DIR", "write the chosen fused kernel: source, PTX and a JSON descriptor", &emit_dir, NULL},
+		{"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL},
+		{"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL},
 		{"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
 	long long hops = 2, tokens = 16, seed = 0, reps = 50;
+	int64_t buckets[FS_MAX_BUCKETS];
+	uint32_t n_buckets = 0;
 	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &tokens) ||
-		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &reps)))
+		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &reps) ||
+		   fs_opt_int_list(cmd, "buckets", buckets_s, 1, 1 << 20, buckets, FS_MAX_BUCKETS, &n_buckets)))
 		r = -1;
 	struct fs_tune_cache cache;
 	fs_tune_open(&cache, cache_path);
@@ -254,7 +258,9 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .reps = (uint32_t)reps,
 				      .cache = &cache,
 				      .retune = tune,
-				      .emit_dir = emit_dir};
+				      .emit_dir = emit_dir,
+				      .buckets = buckets,
+				      .n_buckets = n_buckets};
 	if (r || (approvals && fs_plan_read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);

@@ -145,6 +145,31 @@ int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text,
 	return -1;
 }
 
+int fs_opt_int_list(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
+		    int64_t *out, uint32_t max, uint32_t *n)
+{
+	if (!text)
+		return 0;
+	const char *p = text;
+	uint32_t k = 0;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(p, &end, 10);
+		if (end == p || errno || v < lo || v > hi || k == max || (k && v <= out[k - 1]) || (*end && *end != ','))
+			break;
+		out[k++] = v;
+		if (!*end) {
+			*n = k;
+			return 0;
+		}
+		p = end + 1;
+	}
+	fprintf(stderr, "fusescan %s: --%s wants up to %u increasing integers from %lld to %lld, comma-separated, got '%s'\n",
+		cmd->name, name, max, lo, hi, text);
+	return -1;
+}
+
 int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos)
 {
 	if (npos)

@@ -23,6 +23,7 @@
  * before the lane loop; any other read stays element by element.
  */
 #include "codegen.h"
+#include "dims.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static void put(struct buf *b, const char *fmt, ...)
 
 /* ---- the generator's state ------------------------------------------------------------ */
 
-enum { MAX_RED = 16, IDX_LEN = 1024, MAX_SITES = 32 };
+enum { MAX_RED = 16, IDX_LEN = 1024, MAX_SITES = 32, DIM_LEN = 256 };
 
 /* an index per dim of a value's shape: C text, and how it moves with the lane u */
 struct ix {
@@ -75,6 +76,7 @@ struct site {
 
 struct gen {
 	const struct prog *p;
+	struct fs_kernel *k;  /* the kernel generated: its run-time requirements */
 	int fused;            /* 1: the fused kernel; 0: the unfused kernel of op `only` */
 	int32_t only;
 	int emulate;          /* round every op like eager (triage) */
@@ -152,6 +154,36 @@ static void fail(struct gen *G, const char *why)
 	G->failed = 1;
 }
 
+/* dims [from, to) of t multiplied, as C over the symbol parameters */
+static const char *dims(struct gen *G, const struct ten *t, int from, int to, char out[DIM_LEN])
+{
+	if (fs_dims_text(G->p, t, from, to, FS_LANG_C, out, DIM_LEN)) {
+		fail(G, "a symbolic dim the generator cannot write");
+		snprintf(out, DIM_LEN, "1");
+	}
+	return out;
+}
+
+/* Dim k of t is a multiple of V: a static dim by its value; a symbolic one
+ * where its bound value is, which becomes a requirement of the kernel (the
+ * launcher checks it at run time, and takes the fallback where it fails). */
+static int divisible(struct gen *G, const struct ten *t, int k, int V)
+{
+	if (V <= 1 || !fs_dim_symbolic(t, k))
+		return t->shape[k] % (V > 1 ? V : 1) == 0;
+	if (t->shape[k] % V)
+		return 0;
+	struct fs_kernel *K = G->k;
+	for (uint32_t i = 0; i < K->n_req; i++)
+		if (K->req_dim[i] == t->sym[k] && K->req_div[i] % V == 0)
+			return 1;
+	if (K->n_req == FS_KERNEL_MAX_REQS)
+		return 0;
+	K->req_dim[K->n_req] = t->sym[k];
+	K->req_div[K->n_req++] = (uint16_t)V;
+	return 1;
+}
+
 static int64_t dim_of(int64_t d, uint8_t r)
 {
 	return d < 0 ? d + r : d;
@@ -200,16 +232,13 @@ static int moves(const struct ix *x, int k)
 }
 
 /* Contiguous offset of x in shape t; `base`: lane 0's. */
-static void offset(const struct ten *t, const struct ix *x, int base, struct buf *b)
+static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, struct buf *b)
 {
-	char tmp[IDX_LEN + 16];
+	char tmp[IDX_LEN + 16], stride[DIM_LEN];
 	put(b, "(0");
-	int64_t stride = 1;
-	for (int k = t->rank - 1; k >= 0; k--) {
-		if (t->shape[k] != 1)
-			put(b, " + (fs_ix)(%s) * %lld", base ? x->t[k] : flat(x, k, tmp), (long long)stride);
-		stride *= t->shape[k];
-	}
+	for (int k = t->rank - 1; k >= 0; k--)
+		if (!fs_dim_one(t, k))
+			put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank, stride));
 	put(b, ")");
 }
 
@@ -220,7 +249,7 @@ static void bcast_idx(const struct ten *src, const struct ten *out, const struct
 {
 	for (uint8_t k = 0; k < src->rank; k++) {
 		int o = out->rank - src->rank + k;
-		if (src->shape[k] == 1)
+		if (fs_dim_one(src, k))
 			set_dim(to, k, "0", 0, 0);
 		else
 			set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
@@ -301,7 +330,7 @@ static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const cha
 static int broadcast(const struct ten *t, const struct ten *out)
 {
 	for (int k = 1; k <= out->rank; k++)
-		if ((k <= t->rank ? t->shape[t->rank - k] : 1) == 1 && out->shape[out->rank - k] > 1)
+		if ((k > t->rank || fs_dim_one(t, t->rank - k)) && !fs_dim_one(out, out->rank - k))
 			return 1;
 	return 0;
 }
@@ -309,27 +338,27 @@ static int broadcast(const struct ten *t, const struct ten *out)
 static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 {
 	const struct ten *t = shape_of(G->p, v);
-	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && t->shape[r - 1] % G->vec == 0;
+	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
-	int same = G->lin && vector && t->rank == G->lin->rank && !memcmp(t->shape, G->lin->shape, r * sizeof(int64_t));
+	int same = G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r);
 	for (int k = 0; same && k < r; k++) { /* the output's own index: its element index */
 		char name[16];
 		snprintf(name, sizeof(name), "d%d", k);
-		same = !strcmp(x->t[k], name) || (t->shape[k] == 1 && !strcmp(x->t[k], "0"));
+		same = !strcmp(x->t[k], name) || (fs_dim_one(t, k) && !strcmp(x->t[k], "0"));
 	}
 	if (vector) {
 		struct buf off = {0};
 		if (same)
 			put(&off, "e0");
 		else
-			offset(t, x, 1, &off);
+			offset(G, t, x, 1, &off);
 		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, (uint8_t)broadcast(t, G->out), off.s));
 		free(off.s);
 		return;
 	}
 	put(b, "ld_%s(p%d, ", fs_dt_suffix(t->dtype), G->param[v]);
-	offset(t, x, 0, b);
+	offset(G, t, x, 0, b);
 	put(b, ")");
 }
 
@@ -383,8 +412,8 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		break;
 	case VIEW: { /* same linear index, another shape */
 		const struct ten *src = shape_of(p, op->src[0]);
-		int r = out->rank, keep = r && src->rank && x->lane[r - 1] && out->shape[r - 1] % V == 0 &&
-					   src->shape[src->rank - 1] % V == 0;
+		int r = out->rank, keep = r && src->rank && x->lane[r - 1] && divisible(G, out, r - 1, V) &&
+					   divisible(G, src, src->rank - 1, V);
 		int any = 0;
 		for (int k = 0; k < r; k++) {
 			keep &= k == r - 1 || !moves(x, k);
@@ -393,12 +422,11 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		/* lane 0's linear index is a multiple of V; with V | both last dims
 		 * the lane stays inside one row of the source */
 		struct buf lin = {0};
-		offset(out, x, keep, &lin);
-		int64_t stride = 1;
+		offset(G, out, x, keep, &lin);
+		char stride[DIM_LEN], len[DIM_LEN];
 		for (int k = src->rank - 1; k >= 0; k--) {
-			fmt_idx(G, to->t[k], "((%s / %lld) %% %lld)", lin.s, (long long)stride, (long long)src->shape[k]);
+			fmt_idx(G, to->t[k], "((%s / %s) %% %s)", lin.s, dims(G, src, k + 1, src->rank, stride), dims(G, src, k, k + 1, len));
 			to->lane[k] = (uint8_t)(keep && k == src->rank - 1), to->dep[k] = (uint8_t)(!keep && any);
-			stride *= src->shape[k];
 		}
 		free(lin.s);
 		expr(G, op->src[0], to, b);
@@ -424,40 +452,46 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		int64_t d = dim_of(op->ints[0], out->rank), len = src->shape[d];
 		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
 		start = start < 0 ? 0 : start > len ? len : start;
+		/* from the end of a symbolic dim: the start moves with the symbols */
+		int moving = fs_dim_symbolic(src, (int)d) && op->ints[1] < 0;
+		char from[DIM_LEN + 32], lent[DIM_LEN];
+		if (moving)
+			snprintf(from, sizeof(from), "(%s - %lld)", dims(G, src, (int)d, (int)d + 1, lent), (long long)-op->ints[1]);
+		else
+			snprintf(from, sizeof(from), "%lld", (long long)start);
 		memcpy(to, x, sizeof(*to));
-		if (x->lane[d] && op->ints[3] == 1 && start % V == 0) {
-			fmt_idx(G, to->t[d], "(%lld + (fs_ix)(%s))", (long long)start, x->t[d]);
+		if (x->lane[d] && op->ints[3] == 1 && !moving && start % V == 0) {
+			fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s))", from, x->t[d]);
 			to->lane[d] = 1, to->dep[d] = 0;
 		} else {
-			fmt_idx(G, to->t[d], "(%lld + (fs_ix)(%s) * %lld)", (long long)start, flat(x, (int)d, tmp),
-				(long long)op->ints[3]);
+			fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s) * %lld)", from, flat(x, (int)d, tmp), (long long)op->ints[3]);
 			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
 		}
 		expr(G, op->src[0], to, b);
 		break;
 	}
 	case CAT: { /* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
-		int64_t d = dim_of(op->ints[0], out->rank), at = 0;
+		int64_t d = dim_of(op->ints[0], out->rank);
 		int uniform = x->lane[d];
 		for (uint32_t k = 0; k < op->n_src; k++)
-			uniform &= shape_of(p, op->src[k])->shape[d] % V == 0;
+			uniform &= divisible(G, shape_of(p, op->src[k]), (int)d, V);
 		const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
-		char saved[IDX_LEN];
+		char saved[IDX_LEN], at[IDX_LEN] = "0", end[IDX_LEN], part[DIM_LEN];
 		memcpy(saved, G->guard, sizeof(saved));
-		for (uint32_t k = 0; k < op->n_src; k++) {
+		for (uint32_t k = 0; k < op->n_src; k++) { /* this part is [at, end) of the cat dim */
 			const struct ten *t = shape_of(p, op->src[k]);
+			fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
 			memcpy(to, x, sizeof(*to));
-			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %lld)", at_d, (long long)at);
+			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
 			to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
 			if (k + 1 < op->n_src)
-				put(b, "((fs_ix)(%s) < %lld ? ", at_d, (long long)(at + t->shape[d]));
+				put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
 			if (uniform) /* this part's vector loads happen only where it is selected */
-				fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %lld && (fs_ix)(%s) < %lld", saved, at_d,
-					(long long)at, at_d, (long long)(at + t->shape[d]));
+				fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
 			expr(G, op->src[k], to, b);
 			if (k + 1 < op->n_src)
 				put(b, " : ");
-			at += t->shape[d];
+			memcpy(at, end, sizeof(at));
 		}
 		memcpy(G->guard, saved, sizeof(saved));
 		for (uint32_t k = 0; k + 1 < op->n_src; k++)
@@ -480,7 +514,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		char name[16];
 		for (int k = 0; kept && k < r; k++) { /* at the row's own index: the sum pass kept exp(x - max) */
 			snprintf(name, sizeof(name), k + 1 < r ? "i%d" : "j0", k);
-			kept = (!strcmp(x->t[k], name) || (out->shape[k] == 1 && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == r) &&
+			kept = (!strcmp(x->t[k], name) || (fs_dim_one(out, k) && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == r) &&
 			       !x->dep[k];
 		}
 		if (kept) {
@@ -538,7 +572,8 @@ int fs_codegen_buffered(const struct prog *p, int32_t v)
 /* kernels/fused.cuh, after the arithmetic type */
 static void template(struct buf *b, const char *real, const char *ix, int fast, int l2)
 {
-	put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, fast, l2);
+	put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\ntypedef unsigned %s fs_uix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, ix,
+	    fast, l2);
 	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
 		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
 			put(b, "%s\n", fs_builtin_kernels[i].data);
@@ -555,6 +590,17 @@ static void release_gen(struct gen *G)
 	free_sites(G);
 	free(G->buffered);
 	free(G->param);
+}
+
+uint64_t fs_div_magic(int64_t d)
+{
+	if (d < 1 || d >= ((int64_t)1 << 31))
+		return 0; /* no symbol takes it: the 32-bit kernels need d < 2^31 */
+	uint32_t l = 0;
+	while (((int64_t)1 << l) < d)
+		l++;
+	uint64_t m = (((uint64_t)1 << 32) * (((uint64_t)1 << l) - (uint64_t)d)) / (uint64_t)d + 1;
+	return m | (uint64_t)l << 32;
 }
 
 void fs_kernel_release(struct fs_kernel *k)
@@ -613,6 +659,30 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
+/* The index of dim d of t (named c<d>, c: 'i' or 'd') split off x: x % ext,
+ * and x becomes x / ext. By a dim that is one symbol, in a 32-bit kernel,
+ * a multiply and a shift with the launcher's magic numbers for that symbol
+ * (DM<i>, DL<i>: division by an invariant integer, Granlund and Montgomery)
+ * instead of a division's ~30 dependent instructions before the loads;
+ * indices are never negative: unsigned arithmetic, no sign fix-ups. */
+static void split(struct gen *G, struct buf *b, const char *ind, char c, int d, const char *x, const struct ten *t, const char *ext)
+{
+	int32_t s = -1;
+	if (fs_dim_symbolic(t, d) && !G->k->index64) {
+		const struct fs_dim *dim = &G->p->s->types.dims[t->sym[d] - 1];
+		const struct fs_expr *e = dim->expr >= 0 ? &G->p->s->types.exprs[dim->expr] : NULL;
+		for (uint32_t i = 0; e && e->op == FS_EX_SYM && i < G->p->n_bind; i++)
+			if (G->p->bind[i].sym == e->sym)
+				s = (int32_t)i;
+	}
+	if (s < 0)
+		put(b, "%sfs_ix %c%d = (fs_ix)((fs_uix)%s %% (fs_uix)%s); %s = (fs_ix)((fs_uix)%s / (fs_uix)%s);\n", ind, c, d, x, ext, x, x,
+		    ext);
+	else
+		put(b, "%sfs_ix %c%d; { const fs_ix q = (fs_ix)fs_udiv((unsigned)%s, DM%d, DL%d); %c%d = %s - q * S%d; %s = q; }\n", ind, c,
+		    d, x, s, s, c, d, x, s, x);
+}
+
 /* the row's reductions, in program order; the reduced shape, or NULL */
 static const struct ten *plan_rows(struct gen *G)
 {
@@ -629,7 +699,7 @@ static const struct ten *plan_rows(struct gen *G)
 			fail(G, "a softmax over another dim than the last");
 		if (op->sem->kind == LAYERNORM && op->n_ints != 1)
 			fail(G, "a layer norm over several dims");
-		if (rowsh && (in->rank != rowsh->rank || memcmp(in->shape, rowsh->shape, in->rank * sizeof(int64_t))))
+		if (rowsh && (in->rank != rowsh->rank || !fs_same_dims(p, in, rowsh, in->rank)))
 			fail(G, "reductions over rows of different shapes");
 		rowsh = in;
 		uint8_t what[2] = {0, 0}, nw = 1;
@@ -676,17 +746,16 @@ static int row_order(const struct prog *p, const struct ten *rowsh, int order[MA
 }
 
 /* a pass's loop over this thread's vectors of the row */
-static void row_loop(struct gen *G, int64_t H, int T, int narrow, struct buf *b, const char *ind)
+static void row_loop(struct gen *G, const char *H, int T, int narrow, struct buf *b, const char *ind)
 {
 	int V = G->vec;
 	if (narrow)
-		put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %lld; j0 < %lld; j0 += %d) {\n", ind, (long long)H, (long long)H, V);
+		put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %s; j0 < %s; j0 += %d) {\n", ind, H, H, V);
 	else if (G->cache) /* dead rows read row 0 (in bounds) and store nothing */
 		put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
 		    G->cache, ind, V, (long long)T * V);
 	else
-		put(b, "%sfor (fs_ix j0 = live ? t * %d : %lld; j0 < %lld; j0 += %lld) {\n", ind, V, (long long)H,
-		    (long long)H, (long long)T * V);
+		put(b, "%sfor (fs_ix j0 = live ? t * %d : %s; j0 < %s; j0 += %lld) {\n", ind, V, H, H, (long long)T * V);
 }
 
 /* the row kernel's body: each reduction a pass over the row, then the outputs */
@@ -694,8 +763,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		     struct buf *b)
 {
 	const struct prog *p = G->p;
-	int64_t H = k->cols, rows = k->work;
-	int V = G->vec, T = k->tactic.threads;
+	int64_t H = k->cols;
+	int V = G->vec, T = k->tactic.threads, last = rowsh->rank - 1;
+	char Ht[DIM_LEN], rows[DIM_LEN], ext[DIM_LEN];
+	dims(G, rowsh, last, last + 1, Ht);
+	dims(G, rowsh, 0, last, rows);
 	struct ix *x = fs_xmalloc(sizeof(*x));
 	/* a row part of at most 8 vectors per thread stays in registers between
 	 * passes (not with the planted narrow accumulation, which reads alone) */
@@ -703,16 +775,20 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	for (uint32_t r = 0; r < G->n_red; r++)
 		narrow_any |= G->plants && p->narrow && p->narrow[G->red_op[r]];
 	int64_t per_thread = (int64_t)T * V;
-	G->cache = !narrow_any && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
+	G->cache = !narrow_any && !fs_dim_symbolic(rowsh, last) && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
 	put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
 	put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
-	put(b, "\tconst bool live = row < %lld;\n\trow = live ? row : 0;\n", (long long)rows);
+	put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
 	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
-	for (int o = 0; o < n_order; o++)
-		put(b, "\tfs_ix i%d = row %% %lld; row /= %lld;\n", order[o], (long long)rowsh->shape[order[o]],
-		    (long long)rowsh->shape[order[o]]);
+	for (int o = 0; o < n_order; o++) { /* the last is all that is left */
+		dims(G, rowsh, order[o], order[o] + 1, ext);
+		if (o + 1 < n_order)
+			split(G, b, "\t", 'i', order[o], "row", rowsh, ext);
+		else
+			put(b, "\tfs_ix i%d = row;\n", order[o]);
+	}
 	put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
 	for (uint32_t r = 0; r < G->n_red; r++) {
 		const struct op *op = &p->ops[G->red_op[r]];
@@ -724,7 +800,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
 		struct buf pass = {0}, e = {0};
 		put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
-		row_loop(G, H, T, narrow_acc, &pass, "\t\t");
+		row_loop(G, Ht, T, narrow_acc, &pass, "\t\t");
 		row_idx(rowsh, "j0", x);
 		expr(G, op->src[0], x, &e);
 		emit_sites(G, b, &pass, "\t\t\t");
@@ -750,20 +826,21 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
 		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
 		if (mean)
-			put(&pass, "\tred[%u] /= (fs_real)%lld;\n", r, (long long)H);
+			put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);
 		put(b, "%s", pass.s);
 		free(pass.s);
 		free(e.s);
 	}
 	struct buf pass = {0}, lanes = {0}, after = {0};
-	row_loop(G, H, T, 0, &pass, "\t");
+	row_loop(G, Ht, T, 0, &pass, "\t");
 	for (uint32_t o = 0; o < n_out; o++) {
 		const struct ten *t = shape_of(p, outs[o]);
-		int one = t->rank && t->shape[t->rank - 1] == 1 && H != 1; /* a keepdim reduction: once per row */
+		/* a keepdim reduction: once per row */
+		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
 		row_idx(t, one ? "0" : "j0", x);
 		struct buf e = {0}, off = {0};
 		expr(G, outs[o], x, &e);
-		offset(t, x, 1, &off);
+		offset(G, t, x, 1, &off);
 		if (one)
 			put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", G->ref ? "cmp" : "st", out_sfx(G, t),
 			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", G->ref ? ", err" : "");
@@ -796,20 +873,30 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		if (done[o])
 			continue;
 		const struct ten *sh = shape_of(p, outs[o]);
-		put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %lld;"
-		       " g += (fs_ix)gridDim.x * blockDim.x) {\n\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n",
-		    (long long)(sh->n / V), V);
+		char n[DIM_LEN], ext[DIM_LEN];
+		/* a group per thread (the grid covers them: 32-bit sizes never reach
+		 * its limit): one guard; else a grid-stride loop */
+		if (G->k->tactic.per == 1 && !G->k->index64)
+			put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d) {\n", dims(G, sh, 0, sh->rank, n), V);
+		else
+			put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d; g += (fs_ix)gridDim.x * blockDim.x) {\n",
+			    dims(G, sh, 0, sh->rank, n), V);
+		put(b, "\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n", V);
 		G->lin = sh;
 		for (int d = sh->rank - 1; d >= 0; d--) {
 			char name[16];
-			put(b, "\t\tfs_ix d%d = rest %% %lld; rest /= %lld;\n", d, (long long)sh->shape[d], (long long)sh->shape[d]);
+			dims(G, sh, d, d + 1, ext);
+			if (d) /* d0 is all that is left */
+				split(G, b, "\t\t", 'd', d, "rest", sh, ext);
+			else
+				put(b, "\t\tfs_ix d0 = rest;\n");
 			snprintf(name, sizeof(name), "d%d", d);
 			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 		}
 		struct buf lanes = {0}, after = {0};
 		for (uint32_t q = o; q < n_out; q++) {
 			const struct ten *t = shape_of(p, outs[q]);
-			if (done[q] || t->rank != sh->rank || memcmp(t->shape, sh->shape, t->rank * sizeof(int64_t)))
+			if (done[q] || t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
 				continue;
 			done[q] = 1;
 			struct buf e = {0};
@@ -863,6 +950,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	G.buffered = fs_xcalloc(nv + 1, 1);
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
 	memset(k, 0, sizeof(*k));
+	G.k = k;
 	k->tactic = tac ? *tac : fallback;
 	for (uint32_t v = 0; v < nv; v++) {
 		G.param[v] = -1;
@@ -894,7 +982,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	k->cols = k->row ? H : 0;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
 		const struct ten *t = shape_of(p, outs[o]);
-		if (k->row && (t->rank != rowsh->rank || memcmp(t->shape, rowsh->shape, (t->rank ? t->rank - 1 : 0) * sizeof(int64_t)) ||
+		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0) ||
 			       (t->rank && t->shape[t->rank - 1] != H && t->shape[t->rank - 1] != 1)))
 			fail(&G, "outputs that are not rows of the reduced value");
 		if (!k->row) {
@@ -917,14 +1005,24 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
 			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 1))
 		fail(&G, "a tactic these shapes do not allow");
+	/* vectors along a symbolic last dim: the kernel requires it a multiple of vec */
+	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
+		const struct ten *t = k->row ? rowsh : shape_of(p, outs[o]);
+		if (t->rank && !divisible(&G, t, t->rank - 1, tc->vec))
+			fail(&G, "a tactic these shapes do not allow");
+	}
 	struct buf b = {0};
 	/* index arithmetic in 32 bits where every value fits in 2^30 elements
 	 * (fewer registers: more threads resident); literals take the type
-	 * their value needs */
-	int64_t most = 0;
+	 * their value needs. With symbolic dims the launcher checks the largest
+	 * value's size (most_py) before it takes a 32-bit kernel. */
+	const struct ten *most = NULL;
 	for (uint32_t v = 0; v < nv; v++)
-		most = shape_of(p, (int32_t)v)->n > most ? shape_of(p, (int32_t)v)->n : most;
-	template(&b, G.ref ? "double" : "float", most <= (1 << 30) ? "int" : "long long", tc->fast, tc->l2);
+		if (!most || shape_of(p, (int32_t)v)->n > most->n)
+			most = shape_of(p, (int32_t)v);
+	k->index64 = p->index64 || most->n > (1 << 30);
+	fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, k->most_py, sizeof(k->most_py));
+	template(&b, G.ref ? "double" : "float", k->index64 ? "long long" : "int", tc->fast, tc->l2);
 	size_t body = b.n;
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
@@ -944,19 +1042,39 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = shape_of(p, k->value[i]);
 		const char *ct = G.ref == 2 && k->write[i] ? "double" : ctype(t->dtype);
-		put(&b, "%s%s%s *__restrict__ p%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", i);
+		/* a row kernel reads its inputs through the read-only path (restrict:
+		 * ld.global.nc, better for its passes over a row); an elementwise one
+		 * reads each element once, where the plain path has the shorter latency */
+		int plain = !k->row && !k->write[i];
+		put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
+		    i);
 	}
+	/* the symbols' values and their divisors' magic numbers, then (a
+	 * reference) the statistics it adds to */
+	for (uint32_t i = 0; i < p->n_bind; i++) {
+		put(&b, ", long long S%u_", i);
+		k->sym_value[k->n_syms++] = p->bind[i].value;
+	}
+	for (uint32_t i = 0; i < p->n_bind; i++)
+		put(&b, ", unsigned long long F%u_", i);
 	k->check = G.ref != 0;
 	put(&b, "%s)\n{\n%s", G.ref ? ", fs_stats *__restrict__ st" : "", G.ref ? "\tfs_acc err = {};\n" : "");
+	for (uint32_t i = 0; i < p->n_bind; i++)
+		put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
+		    i, i, i);
 	if (G.failed)
 		;
 	else if (k->row) {
 		row_body(&G, k, rowsh, outs, n_out, &b);
 		k->grid = (k->work + tc->per - 1) / tc->per;
+		k->grid_per = tc->per;
+		fs_dims_text(p, rowsh, 0, rowsh->rank - 1, FS_LANG_PY, k->grid_work_py, sizeof(k->grid_work_py));
 	} else {
 		elementwise_body(&G, outs, n_out, &b);
 		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
 		k->grid = (groups + per_block - 1) / per_block;
+		k->grid_per = per_block * tc->vec;
+		fs_dims_text(p, G.out, 0, G.out->rank, FS_LANG_PY, k->grid_work_py, sizeof(k->grid_work_py));
 	}
 	put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;

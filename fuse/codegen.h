@@ -8,7 +8,7 @@
 #include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96 };
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
 
 struct fs_kernel {
 	char *source;                 /* a complete NVRTC translation unit; kernel fs_k */
@@ -23,6 +23,20 @@ struct fs_kernel {
 	int64_t bytes;                /* buffers read and written: the kernel's minimum traffic */
 	uint8_t check;                /* a reference kernel: one more parameter, the fs_stats * it adds to */
 	uint8_t transcendental;       /* computes exp or tanh: fast-math tactics differ */
+	/* The dump's symbolic dims are run-time parameters: after the pointers
+	 * come the symbols' values (long long, the program's bindings in order),
+	 * then each one's magic numbers for division (unsigned long long,
+	 * fs_div_magic), then (a reference kernel) the fs_stats pointer. What a
+	 * launcher at other symbol values needs: */
+	uint32_t n_syms;
+	int64_t sym_value[FS_KERNEL_MAX_SYMS]; /* the values this kernel was generated at */
+	uint32_t n_req;                       /* requirements: dim req_dim (scan dims + 1) % req_div == 0 */
+	uint32_t req_dim[FS_KERNEL_MAX_REQS];
+	uint16_t req_div[FS_KERNEL_MAX_REQS];
+	uint8_t index64;                      /* 64-bit indices; else the largest value must hold <= 2^30 elements */
+	char most_py[256];                    /* that value's elements, Python over the symbols */
+	char grid_work_py[256];               /* grid = ceil(work / grid_per), clamped to [1, 2^31 - 1] */
+	int64_t grid_per;
 };
 
 /* What fs_codegen generates: the kernel (fp32 inside), the kernel rounding
@@ -45,6 +59,11 @@ int fs_codegen_buffered(const struct prog *p, int32_t v);
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *t, struct fs_kernel *k,
 	       char *why, size_t n);
 void fs_kernel_release(struct fs_kernel *k);
+/* The magic numbers of division by d (1 <= d < 2^31) a kernel takes for
+ * each symbol: m | l << 32, with l = ceil(log2 d) and
+ * m = floor(2^32 (2^l - d) / d) + 1; then n / d = (umulhi(n, m) + n) >> l
+ * for every n < 2^31 (kernels/fused.cuh, fs_udiv). */
+uint64_t fs_div_magic(int64_t d);
 
 /* A module drawing random inputs on the device (fuse/rand.h): one kernel
  * fs_fill_<f64|f32|bf16|f16|i64|i32|u8>(p, n, stream, kind) per storage

@@ -62,10 +62,15 @@ static int load_driver(struct fs_cuda *c)
 		      SYM(l, cuModuleGetFunction, "cuModuleGetFunction") + SYM(l, cuLaunchKernel, "cuLaunchKernel") +
 		      SYM(l, cuMemAlloc, "cuMemAlloc_v2") + SYM(l, cuMemFree, "cuMemFree_v2") +
 		      SYM(l, cuMemcpyHtoD, "cuMemcpyHtoD_v2") + SYM(l, cuMemcpyDtoH, "cuMemcpyDtoH_v2") +
-		      SYM(l, cuMemcpyDtoD, "cuMemcpyDtoD_v2") + SYM(l, cuMemsetD8, "cuMemsetD8_v2") +
+		      SYM(l, cuMemcpyDtoD, "cuMemcpyDtoD_v2") + SYM(l, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") + SYM(l, cuMemsetD8, "cuMemsetD8_v2") +
 		      SYM(l, cuEventCreate, "cuEventCreate") + SYM(l, cuEventRecord, "cuEventRecord") +
 		      SYM(l, cuEventSynchronize, "cuEventSynchronize") + SYM(l, cuEventElapsedTime, "cuEventElapsedTime_v2") +
-		      SYM(l, cuEventDestroy, "cuEventDestroy_v2") + SYM(l, cuGetErrorName, "cuGetErrorName");
+		      SYM(l, cuEventDestroy, "cuEventDestroy_v2") + SYM(l, cuGetErrorName, "cuGetErrorName") +
+		      SYM(l, cuStreamCreate, "cuStreamCreate") + SYM(l, cuStreamDestroy, "cuStreamDestroy_v2") +
+		      SYM(l, cuStreamSynchronize, "cuStreamSynchronize") +
+		      SYM(l, cuStreamBeginCapture, "cuStreamBeginCapture_v2") + SYM(l, cuStreamEndCapture, "cuStreamEndCapture") +
+		      SYM(l, cuGraphInstantiate, "cuGraphInstantiateWithFlags") + SYM(l, cuGraphLaunch, "cuGraphLaunch") +
+		      SYM(l, cuGraphExecDestroy, "cuGraphExecDestroy") + SYM(l, cuGraphDestroy, "cuGraphDestroy");
 	if (missing) {
 		snprintf(c->why_not, sizeof(c->why_not), "the CUDA driver lacks a function fusescan needs (too old?)");
 		return -1;

@@ -58,6 +58,7 @@ struct fs_cuda {
 	int (*cuMemcpyHtoD)(fs_devptr, const void *, size_t);
 	int (*cuMemcpyDtoH)(void *, fs_devptr, size_t);
 	int (*cuMemcpyDtoD)(fs_devptr, fs_devptr, size_t);
+	int (*cuMemcpyDtoDAsync)(fs_devptr, fs_devptr, size_t, void *);
 	int (*cuMemsetD8)(fs_devptr, unsigned char, size_t);
 	int (*cuEventCreate)(void **, unsigned);
 	int (*cuEventRecord)(void *, void *);
@@ -65,6 +66,16 @@ struct fs_cuda {
 	int (*cuEventElapsedTime)(float *, void *, void *);
 	int (*cuEventDestroy)(void *);
 	int (*cuGetErrorName)(int, const char **);
+	/* streams and graphs: small kernels are timed as graph replays */
+	int (*cuStreamCreate)(void **, unsigned);
+	int (*cuStreamDestroy)(void *);
+	int (*cuStreamSynchronize)(void *);
+	int (*cuStreamBeginCapture)(void *, int);
+	int (*cuStreamEndCapture)(void *, void **);
+	int (*cuGraphInstantiate)(void **, void *, unsigned long long);
+	int (*cuGraphLaunch)(void *, void *);
+	int (*cuGraphExecDestroy)(void *);
+	int (*cuGraphDestroy)(void *);
 };
 
 /* Loads what it can; 0 always (see nvrtc / driver and why_not). */

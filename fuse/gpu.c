@@ -8,12 +8,10 @@
 #include "rand.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 enum { CU_ATTR_L2 = 38 };
 
@@ -37,6 +35,7 @@ struct run {
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
 	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
+	void *stream;              /* every launch and timing event */
 	uint32_t rotate;
 	struct fs_gpu_result *g;
 };
@@ -59,7 +58,7 @@ static const struct ten *val(const struct prog *p, int32_t v)
 
 static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
-	void *args[FS_KERNEL_MAX_PARAMS + 1];
+	void *args[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
 	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
@@ -70,9 +69,19 @@ static int launch(struct run *R, const struct launch *L, uint32_t copy, enum whe
 			ptr[i] = w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
 		args[i] = &ptr[i];
 	}
+	long long sym[FS_KERNEL_MAX_SYMS];
+	unsigned long long magic[FS_KERNEL_MAX_SYMS];
+	for (uint32_t j = 0; j < L->k.n_syms; j++) {
+		sym[j] = L->k.sym_value[j];
+		args[i++] = &sym[j];
+	}
+	for (uint32_t j = 0; j < L->k.n_syms; j++) {
+		magic[j] = fs_div_magic(L->k.sym_value[j]);
+		args[i++] = &magic[j];
+	}
 	if (L->k.check)
 		args[i] = &R->stats;
-	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, NULL, args, NULL));
+	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, args, NULL));
 	return 0;
 }
 
@@ -133,7 +142,7 @@ struct copies {
 static int run_copy(struct run *R, const void *what, uint32_t r)
 {
 	const struct copies *c = what;
-	CK(R->c.cuMemcpyDtoD(c->dst[r % c->pairs], c->src[r % c->pairs], c->n));
+	CK(R->c.cuMemcpyDtoDAsync(c->dst[r % c->pairs], c->src[r % c->pairs], c->n, R->stream));
 	return 0;
 }
 
@@ -142,26 +151,66 @@ struct timing {
 	double ms, spread, ci;
 };
 
+/* Each of what[0..k-1] captured in a CUDA graph of `calls` runs (input
+ * copies rotated within it), for timing as serving replays small kernels;
+ * NULL where a capture fails (g->error says why). */
+static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t calls)
+{
+	void **exec = fs_xcalloc(k, sizeof(void *));
+	int rc = 0;
+	for (uint32_t j = 0; j < k && !rc; j++) {
+		void *graph = NULL;
+		rc = fs_cuda_check(&R->c, R->c.cuStreamBeginCapture(R->stream, 2 /* relaxed */), "cuStreamBeginCapture", R->g->error,
+				   sizeof(R->g->error));
+		for (uint32_t c = 0; c < calls && !rc; c++)
+			rc = one(R, what[j], c);
+		if (fs_cuda_check(&R->c, R->c.cuStreamEndCapture(R->stream, &graph), "cuStreamEndCapture", rc ? NULL : R->g->error,
+				  rc ? 0 : sizeof(R->g->error)))
+			rc = -1;
+		if (!rc)
+			rc = fs_cuda_check(&R->c, R->c.cuGraphInstantiate(&exec[j], graph, 0), "cuGraphInstantiate", R->g->error,
+					   sizeof(R->g->error));
+		if (graph)
+			R->c.cuGraphDestroy(graph);
+	}
+	for (uint32_t j = 0; j < k && rc; j++)
+		if (exec[j])
+			R->c.cuGraphExecDestroy(exec[j]);
+	if (rc) {
+		free(exec);
+		return NULL;
+	}
+	return exec;
+}
+
 /* Times k things, what[0..k-1], interleaved: each of `reps` rounds (after 5
  * warm-up rounds) runs every one once, in order, on the round's input copy
  * (rotated), so a drift of the device's clocks or temperature falls on all
  * of them alike. Every run sits between two events, all enqueued back to
  * back and read after the last: the GPU never waits for the host between
- * runs, so a run's time is the device's, without the host's launch latency. */
+ * runs, so a run's time is the device's, without the host's launch latency.
+ * With o->graph_calls (small shapes, where launching is the cost) a run is
+ * the replay of a CUDA graph of that many calls, and a time is per call. */
 static int time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
-	uint32_t n = (reps + 5) * k;
+	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;
+	void **exec = calls > 1 ? capture(R, one, what, k, calls) : NULL;
+	if (calls > 1 && !exec)
+		return -1;
 	void **ev = fs_xcalloc(2 * (size_t)n, sizeof(void *));
 	float *t = fs_xmalloc(reps * sizeof(float));
 	int rc = 0;
 	for (uint32_t i = 0; i < 2 * n && !rc; i++)
 		rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&ev[i], 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
 	for (uint32_t i = 0; i < n && !rc; i++) {
-		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i], NULL), "cuEventRecord", R->g->error, sizeof(R->g->error));
-		if (!rc)
+		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
+		if (!rc && exec)
+			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(exec[i % k], R->stream), "cuGraphLaunch", R->g->error,
+					   sizeof(R->g->error));
+		else if (!rc)
 			rc = one(R, what[i % k], i / k);
 		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i + 1], NULL), "cuEventRecord", R->g->error,
+			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i + 1], R->stream), "cuEventRecord", R->g->error,
 					   sizeof(R->g->error));
 	}
 	if (!rc)
@@ -171,6 +220,7 @@ static int time_set(struct run *R, run_fn one, const void *const *what, uint32_t
 			uint32_t i = (r + 5) * k + j;
 			rc = fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&t[r], ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime",
 					   R->g->error, sizeof(R->g->error));
+			t[r] /= (float)calls;
 		}
 		if (rc)
 			break;
@@ -186,6 +236,9 @@ static int time_set(struct run *R, run_fn one, const void *const *what, uint32_t
 	for (uint32_t i = 0; i < 2 * n; i++)
 		if (ev[i])
 			R->c.cuEventDestroy(ev[i]);
+	for (uint32_t j = 0; exec && j < k; j++)
+		R->c.cuGraphExecDestroy(exec[j]);
+	free(exec);
 	free(ev);
 	free(t);
 	return rc ? -1 : 0;
@@ -277,8 +330,10 @@ static void cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
 	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved",
-		 R->o->reps, FS_FINALISTS, 4 * R->o->reps);
+	int at = snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved",
+			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
+	if (R->o->graph_calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
+		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls", R->o->graph_calls);
 }
 
 /* The finalists: the eligible tactics whose median is not told apart from
@@ -489,6 +544,7 @@ static int execute(struct run *R)
 	size_t in_bytes = 0;
 	int l2 = 0;
 	CK(R->c.cuDeviceGetAttribute(&l2, CU_ATTR_L2, R->c.device));
+	CK(R->c.cuStreamCreate(&R->stream, 0));
 	/* the copy bandwidth first, while the memory is free: of 1 GiB, and of the
 	 * fused kernel's own traffic (a small kernel's ramp and tail cost a copy too) */
 	if (copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
@@ -549,26 +605,7 @@ static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 	return rc ? -1 : 0;
 }
 
-/* ---- ahead-of-time kernels (--emit) ------------------------------------------------------- */
-
-static cJSON *shape_json(const struct ten *t)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (uint8_t d = 0; d < t->rank; d++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)t->shape[d]));
-	return a;
-}
-
-static int emit_file(struct run *R, const char *dir, const char *name, const char *ext, const char *data)
-{
-	char path[1000];
-	snprintf(path, sizeof(path), "%.900s/%s.%s", dir, name, ext);
-	if (fs_write_file_atomic(path, data, strlen(data)) == 0)
-		return 0;
-	snprintf(R->g->emitted, sizeof(R->g->emitted), "cannot write %s: %s", path, strerror(errno));
-	R->g->emit_failed = 1;
-	return -1;
-}
+/* ---- reports ---------------------------------------------------------------------------- */
 
 void *fs_tactic_json(const struct fs_numerics_tactic *t)
 {
@@ -581,87 +618,6 @@ void *fs_tactic_json(const struct fs_numerics_tactic *t)
 	if (t->failed[0])
 		cJSON_AddStringToObject(q, "failed", t->failed);
 	return q;
-}
-
-/* NAME.cu, NAME.ptx and NAME.json for the chosen kernel; NAME from a hash of
- * the region's kernel and the tactic */
-static void emit(struct run *R)
-{
-	const struct prog *p = R->p;
-	struct fs_gpu_result *g = R->g;
-	const struct fs_kernel *k = &R->l[0].k;
-	const char *dir = R->o->emit_dir;
-	char varch[24], why[1024], *ptx = NULL, tname[32], name[40];
-	size_t len;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		snprintf(g->emitted, sizeof(g->emitted), "cannot create %s: %s", dir, strerror(errno));
-		g->emit_failed = 1;
-		return;
-	}
-	snprintf(varch, sizeof(varch), "compute_%s", g->arch + 3);
-	if (fs_cuda_compile(&R->c, k->source, varch, 1, &ptx, &len, why, sizeof(why))) {
-		snprintf(g->emitted, sizeof(g->emitted), "no PTX: %.1000s", why);
-		g->emit_failed = 1;
-		return;
-	}
-	tactic_name(R, &k->tactic, tname, sizeof(tname));
-	uint64_t h = fs_hash_bytes(tname, strlen(tname), fs_hash_bytes(k->source, strlen(k->source), 0x656d6974ull));
-	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
-	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "format", "fusescan.kernel/1");
-	cJSON_AddStringToObject(j, "name", name);
-	cJSON_AddStringToObject(j, "entry", "fs_k");
-	char file[64];
-	snprintf(file, sizeof(file), "%s.cu", name);
-	cJSON_AddStringToObject(j, "source", file);
-	snprintf(file, sizeof(file), "%s.ptx", name);
-	cJSON_AddStringToObject(j, "ptx", file);
-	cJSON_AddStringToObject(j, "ptx_arch", varch);
-	cJSON_AddStringToObject(j, "nvrtc", g->nvrtc);
-	cJSON_AddStringToObject(j, "tuned_on", g->ran ? g->device : "");
-	cJSON *t = cJSON_AddObjectToObject(j, "tactic");
-	cJSON_AddStringToObject(t, "name", tname);
-	cJSON_AddStringToObject(t, "kind", k->row ? "row" : "elementwise");
-	cJSON_AddNumberToObject(t, "vec", k->tactic.vec);
-	cJSON_AddNumberToObject(t, "threads", k->tactic.threads);
-	cJSON_AddNumberToObject(t, k->row ? "rows_per_block" : "groups_per_thread", k->tactic.per);
-	cJSON_AddBoolToObject(t, "fast_math", k->tactic.fast);
-	cJSON_AddBoolToObject(t, "l2_hints", k->tactic.l2);
-	cJSON *l = cJSON_AddObjectToObject(j, "launch");
-	cJSON *grid = cJSON_AddArrayToObject(l, "grid"), *block = cJSON_AddArrayToObject(l, "block");
-	int64_t gb[2][3] = {{k->grid, 1, 1}, {k->block, 1, 1}};
-	for (int d = 0; d < 3; d++) {
-		cJSON_AddItemToArray(grid, cJSON_CreateNumber((double)gb[0][d]));
-		cJSON_AddItemToArray(block, cJSON_CreateNumber((double)gb[1][d]));
-	}
-	cJSON_AddNumberToObject(l, "shared_bytes", 0);
-	cJSON *params = cJSON_AddArrayToObject(j, "params");
-	for (uint32_t i = 0; i < k->n_params; i++) {
-		int32_t v = k->value[i];
-		uint32_t node = v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
-		const struct ten *tv = val(p, v);
-		cJSON *q = cJSON_CreateObject();
-		cJSON_AddStringToObject(q, "role", k->write[i] ? "output" : "input");
-		cJSON_AddStringToObject(q, "node", fs_scan_str(p->s, p->g->nodes[node].name));
-		cJSON_AddItemToObject(q, "shape", shape_json(tv));
-		cJSON_AddStringToObject(q, "dtype", fs_dtype_name((enum fs_dtype)tv->dtype));
-		cJSON_AddItemToArray(params, q);
-	}
-	cJSON *tab = cJSON_AddArrayToObject(j, "tactics");
-	for (uint32_t i = 0; i < g->n_tactics; i++) {
-		cJSON *q = fs_tactic_json(&g->tactics[i].rec);
-		cJSON_AddBoolToObject(q, "chosen", (int32_t)i == g->chosen);
-		cJSON_AddItemToArray(tab, q);
-	}
-	char *json = cJSON_Print(j);
-	size_t jl = strlen(json);
-	json = fs_xrealloc(json, jl + 2);
-	json[jl] = '\n', json[jl + 1] = '\0';
-	if (!emit_file(R, dir, name, "cu", k->source) && !emit_file(R, dir, name, "ptx", ptx) && !emit_file(R, dir, name, "json", json))
-		snprintf(g->emitted, sizeof(g->emitted), "%s/%s.cu, .ptx, .json", dir, name);
-	free(json);
-	cJSON_Delete(j);
-	free(ptx);
 }
 
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
@@ -719,12 +675,6 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		rc = triage_run(&R, FS_GEN_KERNEL, &g->no_fma) || triage_run(&R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
 		g->triaged = !rc;
 	}
-	if (!rc && o->emit_dir && local.compile)
-		emit(&R);
-	else if (!rc && o->emit_dir) {
-		snprintf(g->emitted, sizeof(g->emitted), "nothing compiled (NVRTC not found)");
-		g->emit_failed = 1;
-	}
 	if (R.c.driver) {
 		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
@@ -737,6 +687,8 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		}
 		if (R.stats)
 			R.c.cuMemFree(R.stats);
+		if (R.stream)
+			R.c.cuStreamDestroy(R.stream);
 	}
 	if (R.n) /* the fused kernel's source goes to the report */
 		g->fused_source = R.l[0].k.source, R.l[0].k.source = NULL;

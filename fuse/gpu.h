@@ -25,6 +25,7 @@
 struct fs_gpu_opts {
 	int execute, compile, triage;
 	uint32_t reps;                /* timed runs per kernel */
+	uint32_t graph_calls;         /* > 1: a timed run replays a CUDA graph of this many calls (small shapes) */
 	struct fs_tune_cache *cache;  /* NULL: tune every run */
 	int retune;                   /* profile even on a cache hit (fusescan tune) */
 	const char *kernel_key, *bucket; /* the cache key's kernel hash and shape bucket */
@@ -33,7 +34,6 @@ struct fs_gpu_opts {
 	void *ctx;
 	uint64_t seed;                /* the random inputs (fuse/rand.h), as the CPU draws them */
 	const struct ten *cpu_ref;    /* per value: the CPU's float64 reference outputs, or NULL */
-	const char *emit_dir;         /* write the chosen kernel for ahead-of-time use, or NULL */
 };
 
 /* A tactic and what tuning recorded of it (its name, times, failure), as
@@ -73,8 +73,6 @@ struct fs_gpu_result {
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
 	int cache_hit;                /* the tactic came from the tuning cache */
-	char emitted[1100];           /* what --emit wrote, or why it could not */
-	int emit_failed;
 };
 
 /* Generates every kernel; compiles them when `compile` (every tactic of the

@@ -8,6 +8,7 @@
 
 #include "fusescan/mine.h"
 #include "codegen.h"
+#include "buckets.h"
 #include "gpu.h"
 #include "half.h"
 #include "prog.h"
@@ -21,6 +22,7 @@
 #define FS_SQRT1_2 0.70710678118654752440
 #define fs_exp exp
 #define fs_tanh tanh
+#define fs_quot(a, b) ((a) / (b))
 #define FS_SEM(id, key, kind, nt, expr)                     \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
@@ -112,10 +114,12 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 	if (sh->kind != FS_SHAPE_DIMS || sh->rank > MAX_RANK)
 		return -1;
 	out->rank = (uint8_t)sh->rank;
-	for (uint32_t i = 0; i < sh->rank; i++)
-		if (fs_dim_eval(&p->s->types, &p->s->types.dims[sh->dims + i], p->bind, p->n_bind, &out->shape[i]) ||
-		    out->shape[i] < 0)
+	for (uint32_t i = 0; i < sh->rank; i++) {
+		const struct fs_dim *dim = &p->s->types.dims[sh->dims + i];
+		if (fs_dim_eval(&p->s->types, dim, p->bind, p->n_bind, &out->shape[i]) || out->shape[i] < 0)
 			return -1;
+		out->sym[i] = dim->expr >= 0 ? sh->dims + i + 1 : 0;
+	}
 	out->n = numel(out->shape, out->rank, (int64_t)1 << 40); /* beyond any GPU's memory */
 	return out->n < 0 ? -1 : 0;
 }
@@ -788,7 +792,7 @@ static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
 _Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_numerics_tactic) == FS_MAX_TACTICS,
 	       "one tactic table size");
 
-static int check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
+int fs_numerics_check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
 {
 	const struct fs_numerics *r = ctx;
 	double bound = r->k * u->max_abs + r->tol;
@@ -810,8 +814,9 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
 	struct fs_gpu_opts go = {.execute = o->gpu, .compile = !o->generate_only, .triage = o->triage,
 				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
-				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = check_tactic, .ctx = r,
-				 .seed = seed, .cpu_ref = ref, .emit_dir = o->emit_dir};
+				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = fs_numerics_check_tactic, .ctx = r,
+				 .seed = seed, .cpu_ref = ref,
+				 .graph_calls = o->tokens <= FS_GRAPH_MAX_TOKENS ? FS_GRAPH_CALLS : 0};
 	fs_gpu_run(p, &go, g);
 	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels;
 	snprintf(r->arch, sizeof(r->arch), "%s", g->arch);
@@ -819,13 +824,13 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
 	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
 	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
-	snprintf(r->emitted, sizeof(r->emitted), "%s", g->emitted);
-	r->emit_failed = g->emit_failed;
 	r->fused_source = g->fused_source, g->fused_source = NULL;
 	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
 	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit;
 	for (uint32_t i = 0; i < g->n_tactics; i++)
 		r->tactics[i] = g->tactics[i].rec;
+	if (g->chosen >= 0)
+		r->chosen_tactic = g->tactics[g->chosen].t;
 	if (g->ran) {
 		r->gpu_ran = 1;
 		r->gpu_unfused = g->unfused, r->gpu_fused = g->fused;
@@ -865,11 +870,16 @@ static void release(struct prog *p, struct ten *vals[4])
 	free(p->is_output);
 }
 
-/* The region as a program on shapes bound at `tokens`, without data. 0, or
- * -1 with the reason in d. */
-static int build(struct prog *p, const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
-		 int64_t tokens, struct fs_diags *d)
+void fs_prog_free(struct prog *p)
 {
+	struct ten *none[4] = {NULL, NULL, NULL, NULL};
+	release(p, none);
+}
+
+int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
+{
+	const struct fs_scan *s = p->s;
+	const struct fs_graph *g = p->g;
 	char why[256];
 	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
 	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
@@ -915,14 +925,11 @@ static int build(struct prog *p, const struct fs_scan *s, const struct fs_graph 
 }
 
 /* The tuning cache's kernel key: a hash of the fallback fused kernel
- * generated at the bucket (tokens rounded up to a power of two), so every
- * sequence length of a bucket shares one entry. */
-static void tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, char *key, size_t kn,
-		       char *bucket, size_t bn)
+ * generated at the bucket b, so every token count of a bucket shares one
+ * entry. */
+void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
+			char *bucket, size_t bn)
 {
-	int64_t b = 1;
-	while (b < tokens)
-		b *= 2;
 	snprintf(bucket, bn, "tokens<=%lld", (long long)b);
 	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
 	struct fs_diags d;
@@ -930,12 +937,11 @@ static void tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, 
 	char why[256];
 	fs_diags_init(&d);
 	key[0] = '\0';
-	if (build(&q, p->s, p->g, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
+	if (fs_prog_build(&q, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
 		snprintf(key, kn, "%016llx", (unsigned long long)fs_hash_bytes(k.source, strlen(k.source), 0x74756e65ull));
 		fs_kernel_release(&k);
 	}
-	struct ten *none[4] = {NULL, NULL, NULL, NULL};
-	release(&q, none);
+	fs_prog_free(&q);
 	fs_diags_release(&d);
 }
 
@@ -945,7 +951,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	struct prog p = {.s = s, .g = g, .gelu_tanh = o->gelu_tanh};
 	struct ten *vals[4] = {NULL, NULL, NULL, NULL};
 	memset(r, 0, sizeof(*r));
-	if (build(&p, s, g, nodes, n, o->tokens, d)) {
+	if (fs_prog_build(&p, nodes, n, o->tokens, d)) {
 		release(&p, vals);
 		return -1;
 	}
@@ -1015,8 +1021,13 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	}
 	describe(&p, r);
 	char key[20];
-	tuning_key(&p, nodes, n, o->tokens, key, sizeof(key), r->bucket, sizeof(r->bucket));
+	int64_t b = 1; /* the main run's bucket: tokens rounded up to a power of two */
+	while (b < o->tokens)
+		b *= 2;
+	fs_prog_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
 	gpu(&p, o, seed, vals[REF], key, r);
+	if (!o->generate_only && (r->gpu_ran || o->emit_dir))
+		fs_buckets_run(&p, nodes, n, o, seed, r);
 	free(narrow);
 	release(&p, vals);
 	if (!r->cpu_ran && !r->gpu_ran) {
@@ -1116,6 +1127,7 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		     " (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
 		r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs,
 		r->copy_same_gbs, r->unfused_ms, r->unfused_launches, ug, r->unfused_ms / r->fused_ms);
+	fs_buckets_print(r, out);
 }
 
 static cJSON *errors_json(const struct fs_errors *e)
@@ -1184,6 +1196,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
 		cJSON *t = cJSON_AddObjectToObject(gp, "tuning");
 		cJSON_AddStringToObject(t, "bucket", r->bucket);
+		fs_buckets_json(r, t);
 		cJSON_AddBoolToObject(t, "cache_hit", r->cache_hit);
 		cJSON_AddStringToObject(t, "chosen", r->tactics[r->chosen].name);
 		cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");

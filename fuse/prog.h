@@ -8,6 +8,7 @@
 #define FUSESCAN_PROG_H
 
 #include "fusescan/graph.h"
+#include "fusescan/diag.h"
 #include "fusescan/scan.h"
 
 enum { MAX_RANK = 8, MAX_ARGS = 8 };
@@ -23,7 +24,8 @@ struct sem {
 
 struct ten {
 	uint8_t rank, dtype;
-	int64_t shape[MAX_RANK];
+	int64_t shape[MAX_RANK];    /* bound to the program's symbol values */
+	uint32_t sym[MAX_RANK];     /* a symbolic dim: its index in the scan's dims + 1; 0 static */
 	int64_t n;
 	double *d;
 };
@@ -59,9 +61,20 @@ struct prog {
 	uint32_t n_ops;
 	uint8_t *is_output;  /* per op */
 	int gelu_tanh;       /* gelu is the tanh approximation */
+	uint8_t index64;     /* generate 64-bit index arithmetic whatever the sizes (a kernel for any size) */
 	/* planted bugs (debug), applied to the fused side only */
 	double plant_eps;    /* eps-like add literals and norm eps become this; 0 = off */
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */
 };
+
+/* numerics.c: the region's nodes (file order) as a program bound at
+ * `tokens` (p->s, p->g and p->gelu_tanh set by the caller), without data.
+ * 0, or -1 with the reason in d. */
+int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d);
+void fs_prog_free(struct prog *p);
+/* The tuning cache's kernel key (a hash of the fallback kernel generated at
+ * bucket b) and bucket ("tokens<=b"). */
+void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
+			char *bucket, size_t bn);
 
 #endif

@@ -7,6 +7,12 @@
 
 #define FS_SQRT1_2 ((fs_real)0.70710678118654752440)
 
+// n / d for n < 2^31 by the launcher's magic numbers of d (fuse/codegen.h, fs_div_magic)
+__device__ __forceinline__ unsigned fs_udiv(unsigned n, unsigned m, unsigned l)
+{
+	return (unsigned)(((unsigned long long)__umulhi(n, m) + n) >> l);
+}
+
 __device__ __forceinline__ float ld_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ double ld_f64(const double *p, long long i) { return p[i]; }
 __device__ __forceinline__ float ld_bf16(const unsigned short *p, long long i)
@@ -64,6 +70,11 @@ __device__ __forceinline__ float rnd_u8(float v) { return v != 0.0f; }
 // results against the float64 reference like any other's.
 __device__ __forceinline__ double fs_exp(double a) { return exp(a); }
 __device__ __forceinline__ float fs_exp(float a) { return FS_FAST ? __expf(a) : expf(a); }
+// a / b where b >= 1 or infinite (sigmoid's 1 + exp(-a)): fp32 division by
+// reciprocal (div.full, 2 ulp) as Triton divides, instead of IEEE division's
+// slow-path branch around every element
+__device__ __forceinline__ double fs_quot(double a, double b) { return a / b; }
+__device__ __forceinline__ float fs_quot(float a, float b) { return __fdividef(a, b); }
 __device__ __forceinline__ double fs_tanh(double a) { return tanh(a); }
 __device__ __forceinline__ float fs_tanh(float a)
 {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The GPU side of fusescan --apply on the GPU machine: the GPU-labelled tests,
-# then the generated kernels of the chains the GPU issues name, tuned, run
-# against their unfused baselines and against PyTorch eager and
-# torch.compile, with the numerics verdict and timing, as one table; then a
-# second run that hits the tuning cache, and the planted bugs.
+# The GPU side of fusescan --apply on the GPU machine: the GPU-labelled tests
+# (tests/scripts/gpu.sh, then the emitted PyTorch ops at every token count,
+# tests/scripts/check_torch_op.py), then the chains the GPU issues name,
+# tuned per bucket, emitted as PyTorch ops and timed at every size against
+# PyTorch eager and torch.compile, as one table; then the planted bugs.
 #
 #   scripts/gpu_check.sh prepare   # here: Release build + its shared libraries
 #                                  # + the dumps into gpu-carry/ (git-ignored)
@@ -11,9 +11,8 @@
 #                                  # tests, then the tables; each chain's
 #                                  # numerics.json / fused.cu and bench.json
 #                                  # under OUT/bench
-# Environment: TOKENS (default 16384), PARTS (default "tests bench plants": what to run), ONLY (the chains to
-# bench, default all), AGAIN (the chains the cache-hit run repeats, default
-# rmsnorm,swiglu).
+# Environment: TOKENS (the sizes, default 1,2,4,...,16384), PARTS (default "tests bench plants": what to
+# run), ONLY (the chains to bench, default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
@@ -35,43 +34,39 @@ prepare() {
 }
 
 run() {
-	local out=${1:-${OUT:-/tmp/fusescan-gpu}} tokens=${TOKENS:-16384}
+	local out=${1:-${OUT:-/tmp/fusescan-gpu}} tokens=${TOKENS:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384}
 	mkdir -p "$out"
-	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE="$out/cache"
+	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE=${FUSESCAN_CACHE:-/tmp/fusescan-cache}
 	local status=0
 	local parts=" ${PARTS:-tests bench plants} "
 	if [[ $parts == *" tests "* ]]; then
 		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
+		python3 -u tests/scripts/check_torch_op.py "$PWD/$carry/fusescan" tests "$out/torch_op" | sed 's/^/torch op: /' || status=1
 	fi
 	if [[ $parts == *" bench "* ]]; then
 		bench "$out" "$tokens" || status=1
 	fi
 	if [[ $parts == *" plants "* ]]; then
-		plants "$out" "$tokens" || status=1
+		plants "$out" || status=1
 	fi
 	return $status
 }
 
 bench() {
 	local out=$1 tokens=$2 status=0
-	# the chains at Llama-3-8B sizes: numerics, tuning, and timing against
-	# PyTorch eager and torch.compile in the same run (scripts/bench_torch.py)
+	# the chains at Llama-3-8B widths, tuned per bucket and emitted as PyTorch ops, timed at
+	# every size against PyTorch eager and torch.compile (scripts/bench_torch.py)
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
 		--out "$out/bench" ${ONLY:+--only "$ONLY"} 2>&1 | grep -v Warning || status=1
-	# the same chains again: every one hits the tuning cache
-	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
-		--out "$out/bench2" --cache "$out/bench/tuning.json" --only "${AGAIN:-rmsnorm,swiglu}" \
-		2>&1 | grep -v Warning || status=1
-	grep -h "^  GPU " "$out"/bench/*/numerics.txt | head -1
 	return $status
 }
 
 plants() {
-	local out=$1 tokens=$2 status=0
+	local out=$1 status=0
 	# a planted bug must fail (exit 1), and triage must call it a bug
 	for bug in eps cast; do
 		rc=0
-		"$carry/fusescan" --apply rmsnorm-3feecfe3 --tokens "$tokens" --no-render --triage --plant-bug "$bug" \
+		"$carry/fusescan" --apply rmsnorm-3feecfe3 --tokens 16384 --buckets 16384 --no-render --triage --plant-bug "$bug" \
 			--out "$out/plant_$bug" "$carry/dumps/llama3_8b_001.txt" >"$out/plant_$bug.log" 2>&1 || rc=$?
 		echo "planted $bug: exit $rc; $(grep -hE 'GPU verdict|triage' "$out/plant_$bug.log" | tr -s ' ' | tr '\n' ';')"
 		[ "$rc" -eq 1 ] || status=1

@@ -47,8 +47,11 @@ struct fs_numerics_opts {
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
 	struct fs_tune_cache *cache; /* tuned tactics, or NULL: tune every run */
 	int retune;          /* profile every tactic even on a cache hit */
-	const char *emit_dir; /* write the chosen kernel's source, PTX and descriptor here, or NULL */
+	const char *emit_dir; /* write the kernel for deployment here (fuse/emit.h), or NULL */
+	const int64_t *buckets; /* token counts the fused kernel is tuned at (0 of them: powers of two up to tokens) */
+	uint32_t n_buckets;
 };
+
 
 /* One tactic of the fused kernel, as the tuner saw it. */
 struct fs_numerics_tactic {
@@ -64,6 +67,24 @@ struct fs_errors {
 	double max_abs, max_rel, nrmse;
 	uint64_t nonfinite;      /* NaN / Inf elements */
 	uint64_t unwritten;      /* elements still holding the poison value */
+};
+
+enum { FS_MAX_BUCKETS = 24 };
+
+/* The fused kernel at one bucket (a token count), tuned on the GPU or,
+ * without one, the heuristic tactic. */
+struct fs_bucket_run {
+	int64_t tokens;
+	int tuned;               /* tuned on the GPU */
+	int graphed;             /* timed as replays of CUDA graphs of several calls (a small bucket) */
+	int cache_hit;
+	struct fs_tactic t;
+	char tactic[32], runner_up[32];
+	double ms, ci, runner_up_ms, unfused_ms; /* per call */
+	uint32_t timed, failed;  /* tactics timed; not eligible */
+	struct fs_errors fused, unfused; /* the chosen tactic's and the unfused kernels' errors, on the device */
+	int passed;              /* the chosen tactic passes the verdict's bound */
+	char error[256];         /* why the bucket could not be tuned */
 };
 
 enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL };
@@ -107,7 +128,10 @@ struct fs_numerics {
 	struct fs_numerics_tactic tactics[96];
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
+	struct fs_tactic chosen_tactic;
 	int cache_hit;
+	struct fs_bucket_run buckets[FS_MAX_BUCKETS]; /* tuned per bucket (fuse/buckets.c) */
+	uint32_t n_buckets;
 	char emitted[1100];      /* what --emit wrote, or why not */
 	int emit_failed;
 };

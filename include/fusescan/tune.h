@@ -37,7 +37,7 @@ struct fs_tactic {
 };
 
 struct fs_tune_key {
-	char kernel[20], bucket[64], device[160], nvrtc[32], policy[96];
+	char kernel[20], bucket[64], device[160], nvrtc[32], policy[160];
 };
 
 struct fs_tune_entry {

@@ -1,25 +1,61 @@
 #!/usr/bin/env python3
-"""What --emit DIR wrote: one descriptor (fusescan.kernel/1) naming its source
-and PTX, a PTX with the kernel's entry point, one output parameter
-and a launch shape. --tuned: chosen on a GPU (one chosen tactic in its table,
-a finalist);
-else the fallback tactic, untuned.
-usage: check_emit.py DIR [--tuned]"""
+"""What --emit DIR wrote (format fusescan.kernel/2): the descriptor names its
+PTX, source and module; the PTX holds every kernel's entry point (one per
+distinct bucket tactic, and the fallback `fs_any`, 64-bit indices, no
+requirements); every bucket names a kernel; each symbol is read from an
+input dim whose shape is that symbol; the launch formulas read only the
+symbols; the module compiles (py_compile) and registers fusescan::NAME.
+--tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
+--buckets LIST: the buckets expected.
+usage: check_emit.py DIR [--tuned] [--buckets 1,2,4]"""
 import glob
 import json
 import os
+import py_compile
+import re
 import sys
 
 d = sys.argv[1]
 (path,) = glob.glob(os.path.join(d, "*.json"))
 j = json.load(open(path))
-assert j["format"] == "fusescan.kernel/1" and j["name"].startswith("fs_") and j["entry"] == "fs_k", j
+name = j["name"]
+assert j["format"] == "fusescan.kernel/2" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
+for f in ("ptx", "source", "module"):
+    assert os.path.isfile(os.path.join(d, j[f])) and j[f].startswith(name), (f, j[f])
 ptx = open(os.path.join(d, j["ptx"])).read()
-assert ".entry fs_k" in ptx and ".target sm_" in ptx, ptx[:300]
-assert "fs_k(" in open(os.path.join(d, j["source"])).read()
-assert [p["role"] for p in j["params"]].count("output") == 1 and j["launch"]["block"][0] > 0, j
+assert ".target sm_" in ptx, ptx[:300]
+entries = [k["entry"] for k in j["kernels"]]
+assert len(set(entries)) == len(entries), entries
+for e in entries:
+    assert re.search(r"\.entry %s\(" % re.escape(e), ptx), f"no .entry {e} in the PTX"
+fb = j["kernels"][j["fallback"]]
+assert fb["entry"] == "fs_any" and fb["index_bits"] == 64 and not fb["requires"] and fb["tactic"].startswith("v1 "), fb
+syms = [s["name"] for s in j["symbols"]]
+assert j["tokens"] == " * ".join(syms) or (not syms and j["tokens"] == "1"), j["tokens"]
+for s in j["symbols"]:
+    t = j["inputs"][s["from"]["input"]]
+    assert t["shape"][s["from"]["dim"]] == s["name"], (s, t)
+formula = re.compile(r"^[0-9A-Za-z_ ()+*/-]*$")
+for k in j["kernels"]:
+    texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [e for e, _ in k["requires"]]
+    for t in texts:
+        assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms), (t, syms)
+    assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
+for t in j["inputs"] + j["outputs"]:
+    assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
+    for dim in t["shape"]:
+        assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms)), t
+assert j["outputs"], j
+buckets = [b["tokens"] for b in j["buckets"]]
+assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
+if "--buckets" in sys.argv:
+    want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
+    assert buckets == want, (buckets, want)
 if "--tuned" in sys.argv:
-    assert j["tuned_on"] and sum(t["chosen"] for t in j["tactics"]) == 1, j
-    assert all(t["final"] for t in j["tactics"] if t["chosen"]), j
+    assert j["tuned_on"] and all(b["tuned"] and b["median_ms"] > 0 for b in j["buckets"]), j["buckets"]
 else:
-    assert j["tactic"]["name"] == "v1 t256 r1" and not j["tuned_on"] and not j["tactics"], j
+    assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
+src = open(os.path.join(d, j["module"])).read()
+assert f'@torch.library.custom_op("fusescan::{name}"' in src and f"@{name}.register_fake" in src and "@" + "NAME@" not in src
+py_compile.compile(os.path.join(d, j["module"]), cfile=os.path.join(d, "__check.pyc"), doraise=True)
+os.remove(os.path.join(d, "__check.pyc"))

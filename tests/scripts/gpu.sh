@@ -15,17 +15,17 @@ exe=$1 tests=$2
 . "$(dirname "$0")/lib.sh"
 llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
 export FUSESCAN_CACHE=$tmp/cache
-"$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --cache "$tmp/probe.json" --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
+"$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --cache "$tmp/probe.json" --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
 if ! grep -q "GPU verdict" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU' "$tmp/probe.out" | head -1 | sed 's/^  //')"
 	exit 77
 fi
 for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu-b5058ea8; do
-	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id" "$llama"
+	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --buckets 512 --no-render --out "$tmp/$id" "$llama"
 	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
 	contains "$id timed" "$tmp/out" "time (median of 50"
 	contains "$id tuned, no tactic failing" "$tmp/out" "tactics timed, 0 failed, "
-	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --no-render --out "$tmp/$id.2" "$llama"
+	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --buckets 512 --no-render --out "$tmp/$id.2" "$llama"
 	contains "$id cache hit" "$tmp/out" "tuning: cache hit"
 	contains "$id cache stats" "$tmp/out" "1 hit, 0 misses"
 	# the device reference against the CPU's: float64 rounding apart
@@ -36,24 +36,25 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 		fail=$((fail + 1)); echo "FAIL $id: GPU and CPU references disagree: '$agree'"
 	fi
 done
-check "tune re-times" 0 "$exe" tune --apply rmsnorm-3feecfe3 --apply swiglu-b5058ea8 --tokens 512 "$llama"
+check "tune re-times" 0 "$exe" tune --apply rmsnorm-3feecfe3 --apply swiglu-b5058ea8 --tokens 512 --buckets 512 "$llama"
 count "tune: two kernels timed" "$tmp/out" "tactics timed, 0 failed, " 2
 contains "tune: cache stats" "$tmp/out" "0 hits, 2 misses, 2 recorded"
-check "another bucket misses" 0 "$exe" --apply rmsnorm-3feecfe3 --tokens 600 --no-render --out "$tmp/b" "$llama"
+check "another bucket misses" 0 "$exe" --apply rmsnorm-3feecfe3 --tokens 600 --buckets 600 --no-render --out "$tmp/b" "$llama"
 contains "tokens 600: bucket 1024" "$tmp/out" "0 hits, 1 miss, 1 recorded"
-check "emit" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
+check "emit" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --buckets 16,512 --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
 contains "emit: written" "$tmp/out" "emitted: $tmp/emit/fs_"
-if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit" --tuned; then pass=$((pass + 1)); else
+contains "emit: bucket 16 tuned in CUDA graphs" "$tmp/out" "timed as CUDA graphs of 20 calls"
+if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit" --tuned --buckets 16,512; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "FAIL emit: descriptor"; fi
-check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --no-render --plant-bug eps --triage \
+check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --plant-bug eps --triage \
 	--out "$tmp/plant" "$llama"
 contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"
 contains "triage on the kernel: a bug" "$tmp/out" "triage (GPU): bug"
-check "triage of a passing kernel" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --no-render --triage --out "$tmp/t" "$llama"
+check "triage of a passing kernel" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --buckets 512 --no-render --triage --out "$tmp/t" "$llama"
 contains "FMA-off run" "$tmp/out" "fused, FMA contraction off"
 # 32 x 8192 x 8192 scores: beyond the CPU executions, checked on the GPU alone
 eager=$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt
-check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 8192 --no-render --out "$tmp/sm" "$eager"
+check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 8192 --buckets 8192 --no-render --out "$tmp/sm" "$eager"
 contains "softmax: CPU skipped" "$tmp/out" "CPU executions skipped: the region holds"
 contains "softmax: GPU reference alone" "$tmp/out" "(no CPU reference at these sizes)"
 contains "softmax: GPU verdict" "$tmp/out" "GPU verdict: pass"

@@ -77,14 +77,30 @@ if [ -e /usr/local/cuda/lib64/libnvrtc.so ] && ! grep -q "GPU verdict" "$tmp/s1/
 	else
 		fail=$((fail + 1)) && echo "FAIL tune without a GPU touched the cache"
 	fi
-	# --emit without a GPU: the fallback tactic's source, PTX and descriptor
-	check "emit on the CPU" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/emit" --out "$tmp/e" "$llama"
-	contains "emit reported" "$tmp/out" "emitted: $tmp/emit/fs_"
-	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)) && echo "FAIL emit descriptor"; fi
-	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); p = json.load(open(j))["params"]
-assert [q["role"] for q in p] == ["input", "input", "output"] and p[2]["shape"] == [1, 16, 256] and p[2]["dtype"] == "torch.bfloat16", p' "$tmp/emit" &&
-		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit parameters"; }
+	# --emit without a GPU, for every chain of the benchmark (scripts/bench_torch.py):
+	# every bucket's kernel and the fallback in one PTX (NVRTC), the descriptor, the module
+	data=$(dirname "$llama")/..
+	for chain in rmsnorm-3feecfe3:export_tiny_llama_2l add_rmsnorm-aeb77c08:export_tiny_llama_2l \
+		swiglu-b5058ea8:export_tiny_llama_2l rope_rotate_half-3bc3ce9c:export_tiny_llama_2l \
+		geglu_tanh-38faf084:export_gemma2_l3w_2l layernorm:export_gpt2_l3w_2l gelu_tanh-82011eea:export_gpt2_l3w_2l \
+		eager_attention_softmax-661b75dd:export_llama_eager_2l; do
+		id=${chain%%:*}
+		check "emit $id on the CPU" 0 "$exe" --apply "$id" --cpu-only --no-render --tokens 64 --emit "$tmp/emit_$id" \
+			--out "$tmp/e_$id" "$data/${chain#*:}/001_export_export_to_gm.txt"
+		contains "emit $id reported" "$tmp/out" "emitted: $tmp/emit_$id/fs_"
+		if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit_$id" --buckets 1,2,4,8,16,32,64; then pass=$((pass + 1)); else
+			fail=$((fail + 1)) && echo "FAIL emit $id: descriptor, PTX or module"; fi
+	done
+	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); j = json.load(open(j))
+ins, outs = [(t["shape"], t["dtype"]) for t in j["inputs"]], [(t["shape"], t["dtype"]) for t in j["outputs"]]
+assert ins == [([256], "torch.bfloat16"), (["s72", "s70", 256], "torch.bfloat16")] and outs == [(["s72", "s70", 256], "torch.bfloat16")], j
+assert [s["name"] for s in j["symbols"]] == ["s72", "s70"] and j["kernels"][1]["launch"]["grid"]["work"] == "(s72 * s70)", j' \
+		"$tmp/emit_rmsnorm-3feecfe3" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit parameters"; }
+	check "buckets given" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --buckets 3,17,100 --emit "$tmp/emit3" --out "$tmp/e3" "$llama"
+	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit3" --buckets 3,17,100; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL emit --buckets 3,17,100"; fi
+	check "buckets out of order" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --buckets 4,2 --out "$tmp/e4" "$llama"
+	contains "buckets error" "$tmp/err" "--buckets wants up to 24 increasing integers"
 	check "emit into a file" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/corrupt.json" --out "$tmp/e2" "$llama"
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi

@@ -1,0 +1,189 @@
+/*
+ * buckets.c: the fused kernel tuned at every bucket (buckets.h).
+ */
+#include "buckets.h"
+
+#include "codegen.h"
+#include "emit.h"
+#include "gpu.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* o's buckets, or powers of two from 1 up to the first at least `tokens` */
+static uint32_t bucket_list(const struct fs_numerics_opts *o, int64_t *out)
+{
+	uint32_t n = 0;
+	if (o->n_buckets) {
+		for (uint32_t i = 0; i < o->n_buckets && n < FS_MAX_BUCKETS; i++)
+			out[n++] = o->buckets[i];
+		return n;
+	}
+	for (int64_t b = 1; n < FS_MAX_BUCKETS; b *= 2) {
+		out[n++] = b;
+		if (b >= o->tokens)
+			break;
+	}
+	return n;
+}
+
+/* One bucket: its kernels run and checked, the fused one tuned. */
+static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
+		 struct fs_numerics *r, struct fs_bucket_run *b)
+{
+	char key[20], bucket[64];
+	fs_prog_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
+	b->graphed = b->tokens <= FS_GRAPH_MAX_TOKENS;
+	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
+				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
+				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
+				 .graph_calls = b->graphed ? FS_GRAPH_CALLS : 0};
+	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
+	fs_gpu_run(q, &go, g);
+	if (!g->ran || g->chosen < 0) {
+		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);
+	} else {
+		const struct fs_tactic_run *w = &g->tactics[g->chosen];
+		b->tuned = 1;
+		b->t = w->t;
+		snprintf(b->tactic, sizeof(b->tactic), "%s", w->rec.name);
+		b->ms = w->rec.ms, b->ci = w->rec.ci, b->unfused_ms = g->unfused_ms;
+		if (g->runner_up >= 0) {
+			snprintf(b->runner_up, sizeof(b->runner_up), "%s", g->tactics[g->runner_up].rec.name);
+			b->runner_up_ms = g->tactics[g->runner_up].rec.ms;
+		}
+		b->cache_hit = g->cache_hit, b->timed = g->n_tactics, b->failed = g->n_failed;
+		b->fused = g->fused, b->unfused = g->unfused;
+		char why[200];
+		b->passed = fs_numerics_check_tactic(r, &g->unfused, &g->fused, why, sizeof(why)) == 0;
+		if (!b->passed)
+			snprintf(b->error, sizeof(b->error), "%s", why);
+	}
+	fs_gpu_release(g);
+	free(g);
+}
+
+/* The bucket of the run's own token count: what the run tuned. */
+static void from_main(const struct fs_numerics *r, struct fs_bucket_run *b)
+{
+	const struct fs_numerics_tactic *w = &r->tactics[r->chosen];
+	b->tuned = 1;
+	b->graphed = b->tokens <= FS_GRAPH_MAX_TOKENS;
+	b->t = r->chosen_tactic;
+	memcpy(b->tactic, w->name, sizeof(b->tactic));
+	b->ms = w->ms, b->ci = w->ci, b->unfused_ms = r->unfused_ms;
+	if (r->runner_up >= 0) {
+		memcpy(b->runner_up, r->tactics[r->runner_up].name, sizeof(b->runner_up));
+		b->runner_up_ms = r->tactics[r->runner_up].ms;
+	}
+	b->cache_hit = r->cache_hit, b->timed = r->n_tactics, b->failed = r->n_failed;
+	b->fused = r->gpu_fused, b->unfused = r->gpu_unfused;
+	b->passed = !w->failed[0] && r->verdict == FS_VERDICT_PASS;
+	if (!b->passed)
+		snprintf(b->error, sizeof(b->error), "%s", w->failed[0] ? w->failed : r->why);
+}
+
+void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
+		    struct fs_numerics *r)
+{
+	int64_t list[FS_MAX_BUCKETS];
+	uint32_t nb = bucket_list(o, list);
+	struct prog *q = fs_xcalloc(nb, sizeof(*q));
+	struct fs_emit_bucket eb[FS_MAX_BUCKETS];
+	uint32_t ne = 0;
+	for (uint32_t i = 0; i < nb; i++) {
+		struct fs_bucket_run *b = &r->buckets[r->n_buckets++];
+		struct fs_diags d;
+		memset(b, 0, sizeof(*b));
+		b->tokens = list[i];
+		q[i] = (struct prog){.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
+		fs_diags_init(&d);
+		if (fs_prog_build(&q[i], nodes, n, list[i], &d)) {
+			snprintf(b->error, sizeof(b->error), "%.250s", d.n ? d.v[0].message : "cannot bind the region");
+			fs_diags_release(&d);
+			continue;
+		}
+		fs_diags_release(&d);
+		if (r->gpu_ran && b->tokens == o->tokens && r->chosen >= 0)
+			from_main(r, b);
+		else if (r->gpu_ran)
+			tune(&q[i], nodes, n, o, seed, r, b);
+		if (!b->tuned) { /* the heuristic tactic (vectors as eager's kernels) */
+			struct fs_kernel k;
+			char why[256];
+			if (fs_codegen(&q[i], -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
+				b->t = k.tactic;
+				fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
+				fs_kernel_release(&k);
+			} else if (!b->error[0])
+				snprintf(b->error, sizeof(b->error), "%.250s", why);
+		}
+		if (b->tuned ? b->passed : !b->error[0]) /* else the token counts go to the next bucket */
+			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms};
+	}
+	if (o->emit_dir && ne)
+		fs_emit(p, eb, ne, o->emit_dir, r);
+	else if (o->emit_dir) {
+		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel");
+		r->emit_failed = 1;
+	}
+	for (uint32_t i = 0; i < nb; i++)
+		fs_prog_free(&q[i]);
+	free(q);
+}
+
+void fs_buckets_print(const struct fs_numerics *r, FILE *out)
+{
+	uint32_t tuned = 0;
+	for (uint32_t i = 0; i < r->n_buckets; i++)
+		tuned += r->buckets[i].tuned;
+	if (!tuned)
+		return;
+	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; <= %d tokens timed as "
+		     "CUDA graphs of %d calls):\n",
+		FS_GRAPH_MAX_TOKENS, FS_GRAPH_CALLS);
+	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup", "");
+	for (uint32_t i = 0; i < r->n_buckets; i++) {
+		const struct fs_bucket_run *b = &r->buckets[i];
+		if (!b->tuned) {
+			fprintf(out, "    %8lld  not tuned: %s\n", (long long)b->tokens, b->error);
+			continue;
+		}
+		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
+			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->cache_hit ? "cache hit" : "",
+			b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
+	}
+}
+
+void fs_buckets_json(const struct fs_numerics *r, void *parent)
+{
+	cJSON *a = cJSON_AddArrayToObject(parent, "buckets");
+	for (uint32_t i = 0; i < r->n_buckets; i++) {
+		const struct fs_bucket_run *b = &r->buckets[i];
+		cJSON *q = cJSON_CreateObject();
+		cJSON_AddNumberToObject(q, "tokens", (double)b->tokens);
+		cJSON_AddStringToObject(q, "tactic", b->tactic);
+		cJSON_AddBoolToObject(q, "tuned", b->tuned);
+		if (b->tuned) {
+			cJSON_AddBoolToObject(q, "graphed", b->graphed);
+			cJSON_AddBoolToObject(q, "cache_hit", b->cache_hit);
+			cJSON_AddBoolToObject(q, "passed", b->passed);
+			cJSON_AddNumberToObject(q, "median_ms", b->ms);
+			cJSON_AddNumberToObject(q, "ci95_ms", b->ci);
+			cJSON_AddNumberToObject(q, "unfused_ms", b->unfused_ms);
+			cJSON_AddNumberToObject(q, "tactics_timed", b->timed);
+			cJSON_AddNumberToObject(q, "tactics_failed", b->failed);
+			if (b->runner_up[0]) {
+				cJSON_AddStringToObject(q, "runner_up", b->runner_up);
+				cJSON_AddNumberToObject(q, "runner_up_ms", b->runner_up_ms);
+			}
+			cJSON_AddNumberToObject(q, "fused_max_abs", b->fused.max_abs);
+			cJSON_AddNumberToObject(q, "unfused_max_abs", b->unfused.max_abs);
+		}
+		if (b->error[0])
+			cJSON_AddStringToObject(q, "error", b->error);
+		cJSON_AddItemToArray(a, q);
+	}
+}

@@ -1,0 +1,122 @@
+/*
+ * dims.c: symbolic dims as C or Python text (dims.h).
+ */
+#include "dims.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct out {
+	char *s;
+	size_t n, at;
+	int bad;
+};
+
+static void add(struct out *o, const char *text)
+{
+	size_t k = strlen(text);
+	if (o->at + k >= o->n) {
+		o->bad = 1;
+		return;
+	}
+	memcpy(o->s + o->at, text, k + 1);
+	o->at += k;
+}
+
+static void expr_text(const struct prog *p, int32_t e, enum fs_lang lang, struct out *o)
+{
+	const struct fs_expr *x = &p->s->types.exprs[e];
+	char tmp[64];
+	switch (x->op) {
+	case FS_EX_INT:
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)x->value);
+		add(o, tmp);
+		return;
+	case FS_EX_SYM: {
+		uint32_t i = 0;
+		while (i < p->n_bind && p->bind[i].sym != x->sym)
+			i++;
+		if (i == p->n_bind) {
+			o->bad = 1;
+			return;
+		}
+		if (lang == FS_LANG_C)
+			snprintf(tmp, sizeof(tmp), "S%u", i);
+		else
+			snprintf(tmp, sizeof(tmp), "%.60s", fs_scan_str(p->s, x->sym));
+		add(o, tmp);
+		return;
+	}
+	case FS_EX_NEG:
+		add(o, "(-");
+		expr_text(p, x->lhs, lang, o);
+		add(o, ")");
+		return;
+	default: {
+		static const char *const c_ops[] = {[FS_EX_ADD] = " + ", [FS_EX_SUB] = " - ", [FS_EX_MUL] = " * ",
+						    [FS_EX_FLOORDIV] = " / "};
+		add(o, "(");
+		expr_text(p, x->lhs, lang, o);
+		/* sizes are not negative: C's division truncates as Python's floors */
+		add(o, x->op == FS_EX_FLOORDIV && lang == FS_LANG_PY ? " // " : c_ops[x->op]);
+		expr_text(p, x->rhs, lang, o);
+		add(o, ")");
+	}
+	}
+}
+
+int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, char *out, size_t n)
+{
+	struct out o = {out, n, 0, 0};
+	int64_t k = 1;
+	int any = 0;
+	out[0] = '\0';
+	int factors = 0, wrap;
+	for (int d = from; d < to; d++) {
+		factors += t->sym[d] != 0;
+		k *= t->sym[d] ? 1 : t->shape[d];
+	}
+	wrap = factors > 1 || k != 1;
+	for (int d = from; d < to; d++) {
+		if (!t->sym[d])
+			continue;
+		const struct fs_dim *dim = &p->s->types.dims[t->sym[d] - 1];
+		if (dim->expr < 0)
+			return -1;
+		add(&o, any ? " * " : wrap ? "(" : "");
+		expr_text(p, dim->expr, lang, &o);
+		any = 1;
+	}
+	char tmp[40];
+	if (!any) {
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)k);
+		add(&o, tmp);
+	} else {
+		if (k != 1) {
+			snprintf(tmp, sizeof(tmp), " * %lld", (long long)k);
+			add(&o, tmp);
+		}
+		if (wrap)
+			add(&o, ")");
+	}
+	return o.bad ? -1 : 0;
+}
+
+int fs_ten_symbolic(const struct ten *t)
+{
+	for (uint8_t d = 0; d < t->rank; d++)
+		if (t->sym[d])
+			return 1;
+	return 0;
+}
+
+int fs_same_dims(const struct prog *p, const struct ten *a, const struct ten *b, int rank)
+{
+	for (int d = 0; d < rank; d++) {
+		if (a->shape[d] != b->shape[d] || !a->sym[d] != !b->sym[d])
+			return 0;
+		if (a->sym[d] && p->s->types.dims[a->sym[d] - 1].text != p->s->types.dims[b->sym[d] - 1].text)
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,39 @@
+/*
+ * dims.h (private to fuse/): a bound shape's dims as text, for the kernels
+ * that take the dump's symbolic dims at run time. A static dim prints as its
+ * value; a symbolic one as its expression over the symbols: in generated
+ * CUDA C the kernel's symbol parameters S<i> (i: the symbol's index in the
+ * program's bindings), in Python the symbols' own names (s70).
+ *
+ *   char t[256];
+ *   fs_dims_text(p, &x, 0, x.rank - 1, FS_LANG_C, t, sizeof(t)); // "(2048 * S1)"
+ */
+#ifndef FUSESCAN_DIMS_H
+#define FUSESCAN_DIMS_H
+
+#include "prog.h"
+
+#include <stddef.h>
+
+enum fs_lang { FS_LANG_C, FS_LANG_PY };
+
+/* dim k of t is an expression of the symbols (not a value) */
+static inline int fs_dim_symbolic(const struct ten *t, int k)
+{
+	return t->sym[k] != 0;
+}
+/* dim k of t is 1 whatever the symbols hold */
+static inline int fs_dim_one(const struct ten *t, int k)
+{
+	return !t->sym[k] && t->shape[k] == 1;
+}
+/* The product of dims [from, to) of t as one expression (constants folded,
+ * "1" when empty). 0, or -1: too long, or a symbol the program does not bind. */
+int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, char *out, size_t n);
+/* dims [0, rank) of a and b are the same: equal values, or the same
+ * expression of the symbols */
+int fs_same_dims(const struct prog *p, const struct ten *a, const struct ten *b, int rank);
+/* any dim of t is symbolic */
+int fs_ten_symbolic(const struct ten *t);
+
+#endif

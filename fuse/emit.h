@@ -1,0 +1,33 @@
+/*
+ * emit.h (private to fuse/): `--emit DIR`, the fused kernel for deployment.
+ * One translation unit holds the chosen tactic of every bucket (kernels
+ * that come out the same are written once) and the fallback, valid for any
+ * size; it is compiled to one PTX. Beside it the descriptor (format
+ * fusescan.kernel/2: the symbols and the input dim each is read from, the
+ * inputs and outputs with symbolic shapes, per kernel its entry point,
+ * requirements and launch shape as formulas of the symbols, per bucket its
+ * kernel) and NAME.py, a module registering the kernel as the PyTorch
+ * custom op fusescan::NAME (kernels/torch_op.py).
+ *
+ *   struct fs_emit_bucket b[] = {{&p1, 1, tactic1, 1, 0.002}, ...};
+ *   fs_emit(&base, b, n, "out/kernels", r);   // r->emitted, r->emit_failed
+ */
+#ifndef FUSESCAN_EMIT_H
+#define FUSESCAN_EMIT_H
+
+#include "fusescan/numerics.h"
+#include "prog.h"
+
+struct fs_emit_bucket {
+	const struct prog *p;   /* the region bound at this bucket */
+	int64_t tokens;
+	struct fs_tactic t;     /* its tactic (tuned, or the heuristic one) */
+	int tuned;
+	double ms;
+};
+
+/* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why
+ * not (r->emit_failed). base: the region at the run's own sizes. */
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const char *dir, struct fs_numerics *r);
+
+#endif

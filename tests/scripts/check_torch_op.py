@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The PyTorch op --emit writes, on the GPU, for every chain of the benchmark
+(scripts/torch_chains.py; the test fixtures' dumps): fusescan tunes it at
+buckets 1, 16, 256 and 4096 and emits it; then, at token counts 1, 3, 17,
+100, 1000, 5000 and 16384 (the last two past the largest bucket), the op's
+outputs, written into outputs poisoned with NaN, must be finite and within
+the verdict's bound of a float64 reference (at most 3x eager's error + 1e-5,
+eager and the reference computed chunk by chunk along the rows); the op
+path equals the launch path; a wrong dtype, a CPU tensor and a wrong static
+dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
+a captured CUDA graph, replayed on new inputs.
+Exit 77 (skipped) without PyTorch or a GPU.
+usage: check_torch_op.py FUSESCAN TESTS_DIR WORK_DIR"""
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("skipped: PyTorch is not installed")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("skipped: no CUDA device for PyTorch")
+    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import torch_chains as tc  # noqa: E402
+
+exe, tests, work = sys.argv[1:4]
+COUNTS = [1, 3, 17, 100, 1000, 5000, 16384]
+BUCKETS = "1,16,256,4096"
+CHUNK = 1 << 28  # float64 bytes of the reference per chunk of rows
+passed = failed = 0
+
+
+def ok(what, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what} {detail}", flush=True)
+
+
+def listify(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def row_chunks(args, rows):
+    """slices of `rows` rows along dim -2 of every tensor of at least 2 dims"""
+    n = max((a.shape[-2] for a in args if a.dim() >= 2), default=1)
+    for at in range(0, n, rows):
+        yield [a[..., at:at + rows, :] if a.dim() >= 2 and a.shape[-2] == n else a for a in args], slice(at, at + rows)
+
+
+def errors(fn, args, outs):
+    """max abs error of outs and of eager against the float64 reference, chunked"""
+    per_row = max(1, sum(a[..., :1, :].numel() if a.dim() >= 2 else 0 for a in args) * 8)
+    rows = max(1, CHUNK // per_row)
+    e_op = e_eager = 0.0
+    with torch.no_grad():
+        for part, sl in row_chunks(args, rows):
+            ref = listify(fn(*[a.double() for a in part], acc=torch.float64))
+            eager = listify(fn(*part))
+            for o, r, e in zip(outs, ref, eager):
+                o = o[..., sl, :] if o.dim() >= 2 else o
+                e_op = max(e_op, (o.double() - r).abs().max().item())
+                e_eager = max(e_eager, (e.double() - r).abs().max().item())
+            del ref, eager
+    return e_op, e_eager
+
+
+def main():
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    os.makedirs(work, exist_ok=True)
+    for name, cand, _, fixture, fn in tc.CHAINS:
+        out = os.path.join(work, name)
+        dump = os.path.join(tests, "data", fixture, "001_export_export_to_gm.txt")
+        r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", BUCKETS, "--no-render", "--out", out,
+                            "--emit", os.path.join(out, "emit"), dump], capture_output=True, text=True)
+        ok(f"{name}: fusescan --emit", r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:])
+        if r.returncode:
+            continue
+        j = json.load(open(os.path.join(out, "numerics.json")))
+        names = tc.input_names(j)
+        op = tc.load_op(j)
+        desc = op.DESC
+        ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
+        for t in COUNTS:
+            args, ins = tc.draw_inputs(op, names, t, gen)
+            s = tc.symbols_at(op, t)
+            outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
+                               dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in desc["outputs"]]
+            op.launch(*ins, out=tuple(outs))
+            torch.cuda.synchronize()
+            finite = all(torch.isfinite(o).all().item() for o in outs)
+            ok(f"{name} at {t} tokens: every output written, finite", finite)
+            # the region's outputs in the function's order: match by shape, in order
+            e_op, e_eager = errors(fn, args, outs)
+            bound = 3 * e_eager + 1e-5
+            kernel = op.pick(s).entry
+            ok(f"{name} at {t} tokens ({kernel}): error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= bound,
+               f"(kernel {kernel})")
+            print(f"{name:12s} {t:6d} tokens  kernel {kernel:8s} max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
+            if t == 17:
+                y = listify(getattr(torch.ops.fusescan, desc["name"])(*ins))
+                ok(f"{name}: the op equals the launch", all(torch.equal(a, b) for a, b in zip(y, outs)))
+                check_errors(name, op, ins)
+                check_compile_and_graph(name, op, ins, names, gen)
+            del args, ins, outs
+            torch.cuda.empty_cache()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def raises(what, f):
+    try:
+        f()
+    except ValueError as e:
+        ok(what, "fusescan::" in str(e), str(e))
+        return
+    ok(what, False, "(no ValueError)")
+
+
+def check_errors(name, op, ins):
+    o = getattr(torch.ops.fusescan, op.DESC["name"])
+    raises(f"{name}: wrong dtype", lambda: o(*[ins[0].float()] + ins[1:]))
+    raises(f"{name}: CPU tensor", lambda: o(*[ins[0].cpu()] + ins[1:]))
+    # a static dim changed: the first input with one
+    for i, t in enumerate(op.DESC["inputs"]):
+        d = next((k for k, x in enumerate(t["shape"]) if isinstance(x, int) and x > 1), None)
+        if d is not None:
+            shape = list(ins[i].shape)
+            shape[d] += 1
+            bad = torch.ones(shape, dtype=ins[i].dtype, device="cuda")
+            raises(f"{name}: wrong static dim", lambda: o(*ins[:i] + [bad] + ins[i + 1:]))
+            break
+
+
+def check_compile_and_graph(name, op, ins, names, gen):
+    o = getattr(torch.ops.fusescan, op.DESC["name"])
+    want = listify(o(*ins))
+    compiled = torch.compile(lambda *a: o(*a), fullgraph=True, dynamic=False)
+    got = listify(compiled(*ins))
+    ok(f"{name}: under torch.compile", all(torch.equal(a, b) for a, b in zip(got, want)))
+    static = [x.clone() for x in ins]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        o(*static)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        captured = listify(o(*static))
+    for x in static:
+        x.uniform_(-2, 2, generator=gen)
+    g.replay()
+    torch.cuda.synchronize()
+    want = listify(o(*static))
+    ok(f"{name}: inside a CUDA graph", all(torch.equal(a, b) for a, b in zip(captured, want)))
+
+
+if __name__ == "__main__":
+    main()
