@@ -758,6 +758,27 @@ static void row_loop(struct gen *G, const char *H, int T, int narrow, struct buf
 		put(b, "%sfor (fs_ix j0 = live ? t * %d : %s; j0 < %s; j0 += %lld) {\n", ind, V, H, H, (long long)T * V);
 }
 
+/* v's expression reaches no reduction */
+static int reduction_free(const struct gen *G, int32_t v)
+{
+	if (G->buffered[v] || v < (int32_t)G->p->n_in)
+		return 1;
+	const struct op *op = &G->p->ops[v - G->p->n_in];
+	if (reduces(op))
+		return 0;
+	for (uint32_t i = 0; i < op->n_src; i++)
+		if (!reduction_free(G, op->src[i]))
+			return 0;
+	return 1;
+}
+
+/* an output of whole rows whose values need no reduction: stored in the first pass */
+static int early_out(const struct gen *G, int32_t v, const struct ten *rowsh)
+{
+	const struct ten *t = shape_of(G->p, v);
+	return t->rank == rowsh->rank && !fs_dim_one(t, t->rank - 1) && reduction_free(G, v);
+}
+
 /* the row kernel's body: each reduction a pass over the row, then the outputs */
 static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, const int32_t *outs, uint32_t n_out,
 		     struct buf *b)
@@ -790,6 +811,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			put(b, "\tfs_ix i%d = row;\n", order[o]);
 	}
 	put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
+	size_t before_passes = b->n; /* where the output pass's own loads go when the row is cached */
 	for (uint32_t r = 0; r < G->n_red; r++) {
 		const struct op *op = &p->ops[G->red_op[r]];
 		const char *key = op->sem->key;
@@ -798,11 +820,28 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* planted dropped cast: the group's first thread sums the row alone, at
 		 * the narrow dtype, as a kernel that forgot to widen would */
 		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
-		struct buf pass = {0}, e = {0};
+		struct buf pass = {0}, e = {0}, early = {0}, early_lanes = {0}, early_after = {0};
 		put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
 		row_loop(G, Ht, T, narrow_acc, &pass, "\t\t");
 		row_idx(rowsh, "j0", x);
 		expr(G, op->src[0], x, &e);
+		/* outputs that need no reduction (add + RMSNorm's sum) are stored in
+		 * the first pass: their writes drain while the row is reduced */
+		for (uint32_t o = 0; o < n_out && r == 0 && !narrow_acc; o++) {
+			const struct ten *t = shape_of(p, outs[o]);
+			if (!early_out(G, outs[o], rowsh))
+				continue;
+			struct buf eo = {0}, off = {0};
+			row_idx(t, "j0", x);
+			expr(G, outs[o], x, &eo);
+			offset(G, t, x, 1, &off);
+			put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
+			put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
+			put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->cache ? "if (live) " : "", G->ref ? "cmpv" : "stv",
+			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, G->ref ? ", err" : "");
+			free(eo.s);
+			free(off.s);
+		}
 		emit_sites(G, b, &pass, "\t\t\t");
 		/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
 		char step[96];
@@ -821,8 +860,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", fs_dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
 		else
 			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
-		put(&pass, "\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n\t\t\t}\n\t\t}\n",
-		    V, e.s ? e.s : "0.0f", step);
+		put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n%s\t\t\t}\n%s\t\t}\n",
+		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", step, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+		free(early.s);
+		free(early_lanes.s);
+		free(early_after.s);
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
 		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
 		if (mean)
@@ -833,8 +875,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	}
 	struct buf pass = {0}, lanes = {0}, after = {0};
 	row_loop(G, Ht, T, 0, &pass, "\t");
+	int narrow0 = G->n_red && G->plants && p->narrow && p->narrow[G->red_op[0]];
 	for (uint32_t o = 0; o < n_out; o++) {
 		const struct ten *t = shape_of(p, outs[o]);
+		if (G->n_red && !narrow0 && early_out(G, outs[o], rowsh))
+			continue; /* stored in the first pass */
 		/* a keepdim reduction: once per row */
 		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
 		row_idx(t, one ? "0" : "j0", x);
@@ -853,7 +898,24 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		free(e.s);
 		free(off.s);
 	}
-	emit_sites(G, b, &pass, "\t\t");
+	if (G->cache) {
+		/* the loads only the output pass needs (a norm's weight) are issued
+		 * before the reductions: their latency hides behind the row's */
+		struct buf decl = {0}, loads = {0}, hoist = {0};
+		emit_sites(G, &decl, &loads, "\t\t");
+		if (loads.s)
+			put(&hoist, "%s\t#pragma unroll\n\tfor (int it = 0; it < %d; it++) {\n\t\tfs_ix j0 = t * %d + it * %lld;\n%s\t}\n", decl.s,
+			    G->cache, V, (long long)T * V, loads.s);
+		if (hoist.s) {
+			put(b, "%s", hoist.s); /* room for it, then moved into place */
+			memmove(b->s + before_passes + hoist.n, b->s + before_passes, b->n - hoist.n - before_passes);
+			memcpy(b->s + before_passes, hoist.s, hoist.n);
+		}
+		free(decl.s);
+		free(loads.s);
+		free(hoist.s);
+	} else
+		emit_sites(G, b, &pass, "\t\t");
 	put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
 	    G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
