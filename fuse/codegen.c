@@ -1191,6 +1191,18 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 		}
 	}
+	/* short rows (a softmax over few keys): groups of fewer than a warp,
+	 * many rows a block */
+	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
+		if (k->cols % vec)
+			continue;
+		for (uint16_t t = 1; t < 32; t *= 2) {
+			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
+				continue;
+			for (uint16_t per = 256 / t; per <= 1024 / t && n < FS_MAX_TACTICS; per *= 4) /* blocks of 256 and 1024 */
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
+		}
+	}
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
 	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_MAX_TACTICS; i++) {
 		out[n] = out[i];
