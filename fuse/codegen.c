@@ -1199,7 +1199,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		for (uint16_t t = 1; t < 32; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
-			for (uint16_t per = 256 / t; per <= 1024 / t && n < FS_MAX_TACTICS; per *= 4) /* blocks of 256 and 1024 */
+			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_MAX_TACTICS; per = (uint16_t)(per * 4)) /* blocks of 256 and 1024 */
 				out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 		}
 	}

@@ -68,7 +68,7 @@ static int failed(struct fs_numerics *r, const char *fmt, ...)
 }
 
 /* A Python identifier for a node name: itself where it is one (and no
- * keyword), else with a prefix; `taken` names already given. */
+ * keyword), else with a prefix. */
 static void py_name(const char *node, char *out, size_t n)
 {
 	static const char *const kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",

@@ -7,7 +7,6 @@
 #include "cuda.h"
 #include "rand.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -603,21 +602,6 @@ static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || run_once(R, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
-}
-
-/* ---- reports ---------------------------------------------------------------------------- */
-
-void *fs_tactic_json(const struct fs_numerics_tactic *t)
-{
-	cJSON *q = cJSON_CreateObject();
-	cJSON_AddStringToObject(q, "name", t->name);
-	cJSON_AddNumberToObject(q, "median_ms", t->ms);
-	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
-	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
-	cJSON_AddBoolToObject(q, "final", t->final);
-	if (t->failed[0])
-		cJSON_AddStringToObject(q, "failed", t->failed);
-	return q;
 }
 
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)

@@ -45,8 +45,6 @@ struct fs_tactic_run {
 
 enum { FS_FINALISTS = 8 };
 
-/* One row of a tactic table (numerics.json, an --emit descriptor). */
-void *fs_tactic_json(const struct fs_numerics_tactic *t);
 
 struct fs_gpu_result {
 	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */

@@ -1130,6 +1130,20 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	fs_buckets_print(r, out);
 }
 
+/* one row of numerics.json's tactic table */
+static cJSON *tactic_json(const struct fs_numerics_tactic *t)
+{
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "name", t->name);
+	cJSON_AddNumberToObject(q, "median_ms", t->ms);
+	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
+	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
+	cJSON_AddBoolToObject(q, "final", t->final);
+	if (t->failed[0])
+		cJSON_AddStringToObject(q, "failed", t->failed);
+	return q;
+}
+
 static cJSON *errors_json(const struct fs_errors *e)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1203,7 +1217,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(t, "failed", r->n_failed);
 		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
 		for (uint32_t i = 0; i < r->n_tactics; i++)
-			cJSON_AddItemToArray(tab, fs_tactic_json(&r->tactics[i]));
+			cJSON_AddItemToArray(tab, tactic_json(&r->tactics[i]));
 		if (r->gpu_triaged) {
 			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
 			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));
