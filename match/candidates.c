@@ -245,11 +245,28 @@ static uint32_t view_root(const struct ctx *c, uint32_t i)
 	return i;
 }
 
+/* The k-th top-level argument of n (lists count as one), or UINT32_MAX. */
+static uint32_t top_arg(const struct fs_graph *g, const struct fs_node *n, uint32_t k)
+{
+	uint32_t a = n->args;
+	for (; k && a < n->args + n->n_args; k--)
+		a += g->args[a].span ? g->args[a].span : 1;
+	return a < n->args + n->n_args ? a : UINT32_MAX;
+}
+
+/* A GEMM's activation operand: the first, but the second of the forms that
+ * take the bias first (addmm / baddbmm / addmv, as linear decomposes). */
+static uint32_t gemm_input(const struct ctx *c, const struct fs_node *n)
+{
+	const char *k = fs_scan_str(c->s, c->s->ops[n->op].key);
+	return top_arg(c->g, n, !strcmp(k, "addmm") || !strcmp(k, "baddbmm") || !strcmp(k, "addmv"));
+}
+
 static uint64_t weight_class(const struct ctx *c, const struct fs_node *n)
 {
 	const struct fs_graph *g = c->g;
-	uint32_t a = n->args + g->args[n->args].span;
-	if (a >= n->args + n->n_args || g->args[a].kind != FS_ARG_NODE)
+	uint32_t in = gemm_input(c, n), a = in == UINT32_MAX ? UINT32_MAX : top_arg(g, n, (in - n->args) ? 2 : 1);
+	if (a == UINT32_MAX || g->args[a].kind != FS_ARG_NODE)
 		return 0;
 	const struct fs_type *t = &g->types[g->nodes[view_root(c, g->args[a].node)].out];
 	return h64(t->dtype, c->s->types.shapes[t->shape].rank);
@@ -293,9 +310,9 @@ static void find_parallel_gemms(struct ctx *c)
 	struct src_node *v = fs_xmalloc((n ? n : 1) * sizeof(*v));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[i];
-		if (x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM && x->n_args &&
-		    g->args[x->args].kind == FS_ARG_NODE)
-			v[ng++] = (struct src_node){view_root(c, g->args[x->args].node), i};
+		uint32_t in = x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM ? gemm_input(c, x) : UINT32_MAX;
+		if (in != UINT32_MAX && g->args[in].kind == FS_ARG_NODE)
+			v[ng++] = (struct src_node){view_root(c, g->args[in].node), i};
 	}
 	if (ng)
 		qsort(v, ng, sizeof(*v), src_node_cmp);

@@ -76,6 +76,35 @@ static int same_shape(const struct fs_graph *g, uint32_t a, uint32_t b)
 	return g->types[g->nodes[a].out].shape == g->types[g->nodes[b].out].shape;
 }
 
+/* Reshaping in to out only splits dims (each of in's is the product of
+ * consecutive dims of out, or the same dim): a view whatever the strides. */
+static int splits_only(const struct ctx *c, uint32_t in, uint32_t out)
+{
+	const struct fs_types *T = &c->s->types;
+	const struct fs_shape *a = &T->shapes[c->g->types[c->g->nodes[in].out].shape];
+	const struct fs_shape *b = &T->shapes[c->g->types[c->g->nodes[out].out].shape];
+	if (a->kind != FS_SHAPE_DIMS || b->kind != FS_SHAPE_DIMS)
+		return 0;
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < a->rank; i++) {
+		const struct fs_dim *da = &T->dims[a->dims + i];
+		if (j < b->rank && T->dims[b->dims + j].text == da->text) {
+			j++;
+			continue;
+		}
+		if (da->expr != FS_DIM_CONST || da->value < 1)
+			return 0;
+		int64_t prod = 1;
+		while (j < b->rank && prod < da->value && T->dims[b->dims + j].expr == FS_DIM_CONST && T->dims[b->dims + j].value >= 1)
+			prod *= T->dims[b->dims + j++].value;
+		if (prod != da->value)
+			return 0;
+	}
+	while (j < b->rank && T->dims[b->dims + j].expr == FS_DIM_CONST && T->dims[b->dims + j].value == 1)
+		j++;
+	return j == b->rank;
+}
+
 /* Whether a view's output is still laid out contiguously (a reshape of a
  * non-contiguous value copies; a contiguous() of a contiguous one is free). */
 static uint8_t view_contig(const struct ctx *c, uint32_t i)
@@ -94,8 +123,8 @@ static uint8_t view_contig(const struct ctx *c, uint32_t i)
 		int dim0 = d && d->kind == FS_ARG_INT && d->i == 0;
 		return (dim0 || (key_is(s, n->op, "slice") && full_slice(c->g, n))) ? base : 0;
 	}
-	if (key_is(s, n->op, "reshape"))
-		return 1;
+	if (key_is(s, n->op, "reshape")) /* a view as it is (same shape, split dims), else contiguous (a copy if it must) */
+		return in != UINT32_MAX && (same_shape(c->g, in, i) || splits_only(c, in, i)) ? base : 1;
 	return base;
 }
 
@@ -109,7 +138,8 @@ void fs_mine_roles(struct ctx *c)
 }
 
 /* A node launches a kernel when unfused: math and copies (a contiguous() of
- * a contiguous value excepted), and a reshape that has to copy. */
+ * a contiguous value excepted), and a reshape that has to copy (of a value
+ * not contiguous, merging dims). */
 int fs_mine_is_kernel(const struct ctx *c, uint32_t i)
 {
 	const struct fs_node *n = &c->g->nodes[i];
@@ -120,7 +150,7 @@ int fs_mine_is_kernel(const struct ctx *c, uint32_t i)
 	if (c->role[i] == ROLE_COPY)
 		return !(key_is(c->s, n->op, "contiguous") && in_contig);
 	if (c->role[i] == ROLE_VIEW)
-		return key_is(c->s, n->op, "reshape") && !in_contig;
+		return key_is(c->s, n->op, "reshape") && !in_contig && !same_shape(c->g, in, i) && !splits_only(c, in, i);
 	return 0;
 }
 
@@ -612,12 +642,25 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 	return 0;
 }
 
+/* A copy of an expanded view materialises a broadcast (matmul's operands
+ * once decomposed, GQA's repeated k / v): no layout change a kernel could
+ * write directly, so no layout entry names it. */
+static int materialises_broadcast(const struct ctx *c, const uint32_t *views, uint32_t nv)
+{
+	uint32_t expand = fs_strtab_find(&c->s->strs, "expand", 6);
+	for (uint32_t i = 0; i < nv; i++)
+		if (views[i] == expand)
+			return 1;
+	return 0;
+}
+
 static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint32_t *views)
 {
 	uint32_t nv, nk = region_keys(c, r->nodes, r->n_nodes, keys, views, &nv, c->g->n_nodes);
 	int32_t e = -1; /* the first entry of this multiset that the region confirms */
 	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
-		if (vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes))
+		if (vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes) &&
+		    (c->o->cat->e[e].kind != FS_KIND_LAYOUT || !materialises_broadcast(c, views, nv)))
 			r->entry = e;
 }
 

@@ -199,6 +199,26 @@ static uint32_t op_key(struct fs_scan *s, const struct fs_op *op, const struct s
 	return fs_strtab_intern(&s->strs, key, (size_t)n);
 }
 
+/* An in-place elementwise aten op (div_, mul_, add_: an export that kept
+ * the model's `scores.div_(8)`) computes what its functional form does, in
+ * the one kernel eager launches either way: classified and keyed as that
+ * form ("div"), so chains read the same in both export flavours. Other
+ * in-place ops (copy_, fill_, index_put_) stay what they are. */
+static void inplace_as_functional(struct fs_scan *s, struct fs_op *op, struct split *sp)
+{
+	if (op->known || sp->nns != 4 || memcmp(sp->ns, "aten", 4) || sp->nname < 2 || sp->name[sp->nname - 1] != '_' ||
+	    sp->name[sp->nname - 2] == '_')
+		return;
+	struct split base = *sp;
+	base.nname--;
+	struct fs_op probe = {0};
+	classify(s, &probe, &base);
+	if (!probe.known || probe.cls != FS_OPC_ELEMENTWISE)
+		return;
+	*sp = base;
+	op->cls = probe.cls, op->flags = probe.flags, op->known = 1;
+}
+
 uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 {
 	uint32_t sym = fs_strtab_intern(&s->strs, target, n);
@@ -221,6 +241,7 @@ uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 	op->name = fs_strtab_intern(&s->strs, sp.name, sp.nname);
 	op->overload = fs_strtab_intern(&s->strs, sp.ov, sp.nov);
 	classify(s, op, &sp);
+	inplace_as_functional(s, op, &sp);
 	op->key = op_key(s, op, &sp);
 	s->op_of_target[sym] = ++s->n_ops;
 	return s->n_ops - 1;
