@@ -463,6 +463,9 @@ static int wheres(struct st *S)
 			const struct fs_shape *sh = gn == NONE ? NULL : &S->s->types.shapes[S->g->types[S->g->nodes[gn].out].shape];
 			if (!sh || sh->kind != FS_SHAPE_DIMS || sh->rank != (uint32_t)w->c)
 				return fail(S, FS_MISS_SHAPE, w->a, gn, i), 0;
+		} else if (w->kind == FS_WH_DISTINCT) {
+			if (S->bind[w->a] == S->bind[w->b])
+				return fail(S, FS_MISS_WIRING, w->b, S->bind[w->b], i), 0;
 		} else if (!where_dim(S, w))
 			return fail(S, FS_MISS_SHAPE, w->a, S->bind[w->a], i), 0;
 	}

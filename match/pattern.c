@@ -8,6 +8,7 @@
 #include "fusescan/pattern.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pcre2.h>
@@ -520,6 +521,37 @@ static int where_dim(struct pparse *P, const char **p, struct fs_where *wh)
 	return 0;
 }
 
+/* DISTINCT: a != b (two pattern names bound to different graph values) */
+static int where_distinct(struct pparse *P, const char **p, struct fs_where *wh)
+{
+	const char *w;
+	size_t n = word(p, P->end, &w);
+	int32_t a = n ? find_node(P->p, w, n) : -1;
+	if (a < 0)
+		return perr(P, w, "unknown node in '!='"), -1;
+	if (expect(P, p, "!=") < 0)
+		return -1;
+	ws(p, P->end);
+	n = word(p, P->end, &w);
+	int32_t b = n ? find_node(P->p, w, n) : -1;
+	if (b < 0)
+		return perr(P, w, "unknown node after '!='"), -1;
+	wh->kind = FS_WH_DISTINCT;
+	wh->a = (uint32_t)a;
+	wh->b = (uint32_t)b;
+	return 0;
+}
+
+/* NAME != NAME (after a word, not a call) */
+static int is_distinct(const char *p, const char *end)
+{
+	while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+		p++;
+	while (p < end && *p == ' ')
+		p++;
+	return end - p >= 2 && p[0] == '!' && p[1] == '=';
+}
+
 static void where_statement(struct pparse *P, const char *p)
 {
 	struct fs_pattern *pt = P->p;
@@ -532,6 +564,7 @@ static void where_statement(struct pparse *P, const char *p)
 	const char *text = p;
 	int r = p < P->end && *p == '$' ? where_range(P, &p, &wh)
 	      : (P->end - p > 5 && !memcmp(p, "rank(", 5)) ? where_rank(P, &p, &wh)
+	      : is_distinct(p, P->end)			  ? where_distinct(P, &p, &wh)
 							  : where_dim(P, &p, &wh);
 	if (r < 0)
 		return;

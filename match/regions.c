@@ -601,6 +601,32 @@ static int vertical_entry(const struct fs_catalog_entry *e)
 	return e->kind != FS_KIND_MULTI_OUTPUT && e->kind != FS_KIND_HORIZONTAL_GEMM;
 }
 
+/* A copy of an expanded view materialises a broadcast (matmul's operands
+ * once decomposed, even where the expand keeps the shape; GQA's repeated
+ * k / v): no layout change a kernel could write directly, so no layout
+ * entry names it. */
+static int materialises_broadcast(const struct ctx *c, const uint32_t *nodes, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) /* each node, and the views it reads */
+		for (uint32_t x = nodes[i], hop = 0; hop < 8; hop++) {
+			if (key_is(c->s, c->g->nodes[x].op, "expand"))
+				return 1;
+			uint32_t in = first_input(c->g, &c->g->nodes[x]);
+			if (in == UINT32_MAX || c->role[in] != ROLE_VIEW)
+				break;
+			x = in;
+		}
+	return 0;
+}
+
+/* Catalog entry e may name these nodes: a library pattern for it covers
+ * them (where it has one), and a layout entry is no broadcast's copy. */
+static int may_name(const struct ctx *c, int32_t e, const uint32_t *nodes, uint32_t n)
+{
+	return fs_mine_confirmed(c, e, nodes, n) &&
+	       (c->o->cat->e[e].kind != FS_KIND_LAYOUT || !materialises_broadcast(c, nodes, n));
+}
+
 /* Tries the catalog chains on region ri, longest first (Gemma's RMSNorm
  * holds the plain RMSNorm chain, soft-capped attention the plain softmax
  * one); returns 1 if it was split. */
@@ -624,7 +650,7 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 					continue;
 				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);
 				if (!mn || mn == n || tail_of_norm(c, ri, nodes, n, set, mn, rest) ||
-				    !fs_mine_confirmed(c, (int32_t)e, set, mn))
+				    !may_name(c, (int32_t)e, set, mn))
 					continue;
 				uint32_t nr = 0;
 				for (uint32_t j = 0; j < n; j++)
@@ -642,25 +668,12 @@ static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
 	return 0;
 }
 
-/* A copy of an expanded view materialises a broadcast (matmul's operands
- * once decomposed, GQA's repeated k / v): no layout change a kernel could
- * write directly, so no layout entry names it. */
-static int materialises_broadcast(const struct ctx *c, const uint32_t *views, uint32_t nv)
-{
-	uint32_t expand = fs_strtab_find(&c->s->strs, "expand", 6);
-	for (uint32_t i = 0; i < nv; i++)
-		if (views[i] == expand)
-			return 1;
-	return 0;
-}
-
 static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint32_t *views)
 {
 	uint32_t nv, nk = region_keys(c, r->nodes, r->n_nodes, keys, views, &nv, c->g->n_nodes);
 	int32_t e = -1; /* the first entry of this multiset that the region confirms */
 	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
-		if (vertical_entry(&c->o->cat->e[e]) && fs_mine_confirmed(c, e, r->nodes, r->n_nodes) &&
-		    (c->o->cat->e[e].kind != FS_KIND_LAYOUT || !materialises_broadcast(c, views, nv)))
+		if (vertical_entry(&c->o->cat->e[e]) && may_name(c, e, r->nodes, r->n_nodes))
 			r->entry = e;
 }
 

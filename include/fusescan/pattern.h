@@ -66,14 +66,14 @@ struct fs_pnode {
 	uint32_t line;
 };
 
-enum fs_where_kind { FS_WH_RANGE, FS_WH_DIM, FS_WH_RANK };
+enum fs_where_kind { FS_WH_RANGE, FS_WH_DIM, FS_WH_RANK, FS_WH_DISTINCT };
 
 /* where $v in [lo, hi] | where dim(a, i) OP k * dim(b, j) + c | where rank(a) == n */
 struct fs_where {
 	uint8_t kind;
 	uint32_t var;              /* RANGE */
 	double lo, hi;
-	uint32_t a, b;             /* DIM: node indices (b = UINT32_MAX: constant) */
+	uint32_t a, b;             /* DIM: node indices (b = UINT32_MAX: constant); DISTINCT: a != b */
 	int32_t ai, bi;            /* dim indices, negative from the end */
 	int64_t k, c;              /* DIM: dim(a, ai) == k * dim(b, bi) + c */
 	uint32_t line;
@@ -122,7 +122,7 @@ enum fs_miss_cause {
 	FS_MISS_LITERAL,         /* a literal argument or a `where` on a variable */
 	FS_MISS_SHAPE,           /* rank or a `where` on dims */
 	FS_MISS_ARITY,           /* argument count */
-	FS_MISS_WIRING,          /* a value that should be shared is not */
+	FS_MISS_WIRING,          /* a value that should be shared is not, or two that must differ are one */
 	FS_MISS_COMPUTED,        /* a weight input is computed in the graph */
 	FS_MISS_COUNT
 };
