@@ -124,6 +124,19 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* x.to(its own dtype), which returns x: one export flavour prints it (a
+ * residual kept in float32, cast to float32 again), the other drops it; the
+ * multi-output chains are named without it. */
+static int noop_cast(const struct ctx *c, uint32_t i)
+{
+	const struct fs_graph *g = c->g;
+	const struct fs_node *n = &g->nodes[i];
+	if (strcmp(fs_scan_str(c->s, c->s->ops[n->op].name), "to") || !n->n_args || g->args[n->args].kind != FS_ARG_NODE)
+		return 0;
+	uint8_t in = g->types[g->nodes[g->args[n->args].node].out].dtype, out = g->types[n->out].dtype;
+	return in == out && in != FS_DT_UNKNOWN && in != FS_DT_OTHER;
+}
+
 static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 {
 	/* copy what is needed: add_region may move the region array */
@@ -146,7 +159,7 @@ static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 		nodes[k++] = user;
 	qsort(nodes, k, sizeof(uint32_t), fs_cmp_u32);
 	for (uint32_t i = 0; i < k; i++)
-		if (c->role[nodes[i]] != ROLE_VIEW)
+		if (c->role[nodes[i]] != ROLE_VIEW && !noop_cast(c, nodes[i]))
 			keys[nk++] = c->s->ops[c->g->nodes[nodes[i]].op].key;
 	qsort(keys, nk, sizeof(uint32_t), fs_cmp_u32);
 	for (uint32_t i = 0; i < P.n_inputs && n_in < 2; i++)

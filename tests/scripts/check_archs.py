@@ -9,7 +9,7 @@ usage: check_archs.py FUSESCAN TESTS_DIR
 Both flavours of every dump (torch.export and decomposed) must name the same
 chains with the same instance counts and kernels, and give the same pattern
 match counts; every catalog-named chain's total count must be the same in both
-flavours (FLAVOUR_GAPS lists the known exceptions). Exit 1 on a mismatch.
+flavours. Exit 1 on a mismatch.
 """
 import json, subprocess, sys
 
@@ -186,12 +186,6 @@ def match_counts(exe, path):
     return {r['pattern']: r['matches'] for r in json.loads(out.stdout)['results']}
 
 
-# Catalog-named chains whose count still differs between the flavours (reported, not
-# failed): Mamba 2's residual sum into the final norm is add + RMSNorm once decomposed, while
-# the export flavour's no-op `to(float32)` between them keeps the add apart.
-FLAVOUR_GAPS = {('mamba2', 'add_rmsnorm')}
-
-
 def named_counts(a):
     """every catalog-named chain's instances, summed (unnamed `kind:ops` regions aside)"""
     c = {}
@@ -230,9 +224,6 @@ def main():
         # every named chain, not only the ones above: the same count in both flavours
         for name in sorted(set(flavours[0]) | set(flavours[1])):
             n = (flavours[0].get(name, 0), flavours[1].get(name, 0))
-            if (arch, name) in FLAVOUR_GAPS:
-                print(f'known gap: {arch} {name} {n[0]} (export) vs {n[1]} (decomposed)')
-                continue
             check(n[0] == n[1], f'{arch}: {name} {n[0]} in the export flavour, {n[1]} decomposed')
     return t.finish()
 
