@@ -675,6 +675,17 @@ static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint
 	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
 		if (vertical_entry(&c->o->cat->e[e]) && may_name(c, e, r->nodes, r->n_nodes))
 			r->entry = e;
+	/* a residual add into a composite norm op (the final LayerNorm, whose sum
+	 * has no other reader) is that multi-output chain all the same: with the
+	 * norm one op, the add cannot be part of the norm (as in Gemma's 1 + w);
+	 * named as the multi-output regions are (candidates.c), by the chain */
+	int composite = 0;
+	for (uint32_t i = 0; i < r->n_nodes; i++)
+		composite |= c->s->ops[c->g->nodes[r->nodes[i]].op].cls == FS_OPC_NORM;
+	e = -1;
+	while (composite && c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
+		if (c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT)
+			r->entry = e;
 }
 
 /* ---- grouping -------------------------------------------------------------------------- */

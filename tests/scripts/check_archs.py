@@ -20,8 +20,9 @@ EXPECT = {
     'gpt2': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'gelu_tanh': ([L], 'gelu'),
-        # residual adds into ln_2 / the next ln_1 / ln_f, and wte + wpe into ln_1
-        'add_layernorm': ([1, 2 * L - 1], None),
+        # residual adds into ln_2 / the next ln_1 (grouped), into ln_f, and wte + wpe into ln_1:
+        # 2 a layer + 1
+        'add_layernorm': ([1, 1, 2 * L - 1], None),
     },
     'gemma2': {
         'eager_attention_softcap': ([L], 'auto_deploy.torch_attention'),
@@ -53,7 +54,9 @@ EXPECT = {
     },
     # interleaved RoPE on the rotary part of q and k (x[:, :, :, :rotary_dim], full-range
     # slices in front of the strided ones), the rest concatenated back
-    'gptj': {'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving')},
+    # (parallel block: each layer's residual sum into the next ln_1 or ln_f)
+    'gptj': {'rope_interleaved': ([2 * L], 'auto_deploy.torch_rope_with_qk_interleaving'),
+             'add_layernorm': ([1] * L, None)},
     # post-norm: the norms of the attention and MLP outputs, each followed by the residual add
     # (2 a layer, named with their add); q_norm and k_norm (2 a layer) and the final norm; the
     # last post-norm's add into the final norm must not make them Gemma's (1 + w) norm
@@ -112,7 +115,9 @@ EXPECT = {
     },
     # Falcon (7B's layout: one input LayerNorm a layer, parallel attention and MLP; multi-query
     # attention, so q and k RoPE chains differ in shape): 2 a layer
-    'falcon': {'rope_rotate_half': ([L, L], 'auto_deploy.torch_rope_with_explicit_cos_sin')},
+    # each layer's residual sum (x + attention + MLP) into the next LayerNorm or the final one
+    'falcon': {'rope_rotate_half': ([L, L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+               'add_layernorm': ([1] * L, None)},
     # fused QKV and gate/up projections: 2 norms a layer + 1, RoPE on q and k
     'phi3': {
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -124,8 +129,13 @@ EXPECT = {
         'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
     },
     # partial rotary (the rotary part of the head, the rest concatenated back)
-    'stablelm': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin')},
-    'gpt_neox': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin')},
+    # sequential pre-norm: the residual sums into post_attention_layernorm and the next
+    # input_layernorm or the final norm, 2 a layer
+    'stablelm': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+                 'add_layernorm': ([1, 1, 2 * L - 2], None)},
+    # parallel residual: each layer's sum into both LayerNorms of the next (one fusion) or the final
+    'gpt_neox': {'rope_rotate_half': ([2 * L], 'auto_deploy.torch_rope_with_explicit_cos_sin'),
+                 'add_layernorm': ([1] * L, None)},
     'llama_eager': {
         'eager_attention_softmax': ([L], 'auto_deploy.torch_attention_sdpa'),
         'rmsnorm': ([2 * L + 1], 'auto_deploy.torch_rmsnorm'),
@@ -141,7 +151,7 @@ ABSENT = {'gemma2': ['rmsnorm', 'eager_attention_softmax'], 'qwen3_next': ['rmsn
           'deepseek_v3': ['gemma_rmsnorm'], 'qwen2_moe': ['gemma_rmsnorm']}
 # `fusescan match`: each pattern's own count, the same in both flavours
 MATCH = {
-    'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0},
+    'gpt2': {'eager_attention': L, 'gelu_tanh': L, 'layernorm': 2 * L + 1, 'rmsnorm': 0, 'add_layernorm': 2 * L + 1},
     'gemma2': {'rmsnorm_gemma': 4 * L + 1, 'rmsnorm': 0, 'add_rmsnorm': 0, 'geglu_tanh': L,
                'rope_rotate_half': L, 'eager_attention': 0},  # soft-capped: not AD's eager pattern
     'llama_eager': {'eager_attention': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L, 'rmsnorm_add': 0,
@@ -150,8 +160,9 @@ MATCH = {
     'mixtral': {'moe_router': L, 'silu_and_mul': L, 'rmsnorm': 2 * L + 1, 'add_rmsnorm': 2 * L},
     # biased QKV projections: addmm once decomposed
     'qwen2': {'parallel_gemm': 2 * L, 'swiglu': L, 'rmsnorm': 2 * L + 1},
-    'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
-    'gptj': {'layernorm': L + 1, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0},
+    'cohere': {'layernorm': L + 1, 'rmsnorm': 0, 'swiglu': L, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0,
+               'add_layernorm': L},
+    'gptj': {'layernorm': L + 1, 'rope_interleaved': 2 * L, 'rope_rotate_half': 0, 'add_layernorm': L},
     # the RMSNorm pattern also matches inside each post-norm (as AutoDeploy's would)
     'olmo2': {'rmsnorm_add': 2 * L, 'rmsnorm': 4 * L + 1, 'rmsnorm_gemma': 0, 'rope_rotate_half': L,
               'rope_interleaved': 0},
@@ -161,11 +172,11 @@ MATCH = {
     'phi3': {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L},
     'qwen3_next': {'l2norm': 2 * L, 'gated_rmsnorm': L, 'rmsnorm_gemma': 2 * L + 1},
     'minimax': {'rmsnorm': 2 * L + 2, 'rope_rotate_half': 1},
-    'falcon': {'layernorm': L + 1, 'rope_rotate_half': L},
+    'falcon': {'layernorm': L + 1, 'rope_rotate_half': L, 'add_layernorm': L},
     'gpt_oss': {'softmax_sinks': L, 'clamped_swiglu': L, 'rmsnorm': 2 * L + 1, 'swiglu': 0},
     'qwen3': {'rmsnorm': 4 * L + 1, 'rope_rotate_half': L},
-    'stablelm': {'rope_rotate_half': L},
-    'gpt_neox': {'rope_rotate_half': L},
+    'stablelm': {'rope_rotate_half': L, 'add_layernorm': 2 * L},
+    'gpt_neox': {'rope_rotate_half': L, 'add_layernorm': L},
     # AutoDeploy's RMSNorm pattern also matches the tail of each gated norm (as AD would)
     'mamba2': {'gated_rmsnorm': L, 'rmsnorm': 2 * L + 1},
     'bamba': {'gated_rmsnorm': L, 'rmsnorm': 3 * L + 1},
