@@ -236,7 +236,23 @@ def main():
         for name in sorted(set(flavours[0]) | set(flavours[1])):
             n = (flavours[0].get(name, 0), flavours[1].get(name, 0))
             check(n[0] == n[1], f'{arch}: {name} {n[0]} in the export flavour, {n[1]} decomposed')
+    handwritten(exe, root, check)
     return t.finish()
+
+
+def handwritten(exe, root, check):
+    """tests/data/handwritten: two LayerNorms written out with a bias (w * norm + b, the bias
+    a weight) and one without, fed by a residual add of two computed values: the biased ones
+    named layernorm with their bias add, the unbiased one without the residual add, which
+    with it is add_layernorm; match counts the same"""
+    path = f'{root}/data/handwritten/001_export_export_to_gm.txt'
+    a = analyse(exe, path)
+    ln = sorted((k['instances'], len(k['sites'][0])) for k in a['candidates'] if k['name'] == 'layernorm')
+    check(ln == [(1, 9), (2, 10)], f'handwritten: layernorm (instances, nodes) {ln} != [(1, 9), (2, 10)]')
+    add = [k['sites'] for k in a['candidates'] if k['name'] == 'add_layernorm']
+    check(add == [[add[0][0]]] and 'res' in add[0][0], f'handwritten: add_layernorm {add}')
+    m = match_counts(exe, path)
+    check(m.get('layernorm') == 3 and m.get('add_layernorm') == 1, f'handwritten: match {m}')
 
 
 if __name__ == '__main__':
