@@ -137,10 +137,33 @@ static int noop_cast(const struct ctx *c, uint32_t i)
 	return in == out && in != FS_DT_UNKNOWN && in != FS_DT_OTHER;
 }
 
-static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
+static int key_is(const struct ctx *c, uint32_t node, const char *k)
+{
+	return !strcmp(fs_scan_str(c->s, c->s->ops[c->g->nodes[node].op].key), k);
+}
+
+/* the node n's first argument reads, or UINT32_MAX */
+static uint32_t first_input(const struct fs_graph *g, const struct fs_node *n)
+{
+	return n->n_args && g->args[n->args].kind == FS_ARG_NODE ? g->args[n->args].node : UINT32_MAX;
+}
+
+/* alone (1 or 2 nodes): P is only the residual add that ends a region of
+ * another kind (an MoE block's combine: sum over the experts, cast, add),
+ * with the cast after it (alone[1]) when the region took that too. */
+static int32_t multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user, const uint32_t *alone, uint32_t n_alone)
 {
 	/* copy what is needed: add_region may move the region array */
-	const struct fs_region P = c->m->regions[pi];
+	struct fs_region P = c->m->regions[pi];
+	uint32_t alone_in[2], n_alone_in = 0;
+	if (n_alone) {
+		const struct fs_node *x = &c->g->nodes[alone[0]];
+		for (uint32_t a = x->args; a < x->args + x->n_args && n_alone_in < 2; a++)
+			if (c->g->args[a].kind == FS_ARG_NODE)
+				alone_in[n_alone_in++] = c->g->args[a].node;
+		P.nodes = (uint32_t *)alone, P.n_nodes = n_alone, P.inputs = alone_in, P.n_inputs = n_alone_in;
+		P.sig = h64(hkey(c, alone[0], 0x616c6e), n_alone), P.n_kernels = n_alone, P.n_math = n_alone;
+	}
 	uint32_t ni = c->region_of[user];
 	struct fs_region N;
 	memset(&N, 0, sizeof(N));
@@ -183,8 +206,10 @@ static void multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user)
 	r->cost_known = b >= 0;
 	r->launches_saved = 1;
 	r->risks = FS_RISK_MULTI_OUTPUT | FS_RISK_NUMERICS | (P.risks & FS_RISK_DYNAMIC);
+	int32_t named = r->entry;
 	free(nodes);
 	free(keys);
+	return named;
 }
 
 /* Whether a path leaves `from` through a node outside both regions and comes
@@ -225,9 +250,21 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 	const struct fs_graph *g = c->g;
 	for (uint32_t pi = 0; pi < n_vertical; pi++) {
 		const struct fs_region *P = &c->m->regions[pi];
-		if (!P->n_nodes || !P->n_math || P->n_outputs != 1 || P->kind == FS_KIND_NORM)
+		if (!P->n_nodes || !P->n_math || P->n_outputs != 1)
 			continue;
 		uint32_t o = P->outputs[0];
+		/* the residual add P ends with (and the cast after it, if P took that
+		 * too): a norm region feeds another norm as itself only through it,
+		 * and a region whose whole chain names nothing (MiniMax's scaled
+		 * residual, mul mul add) still holds that add + norm fusion */
+		uint32_t alone[2], n_alone = 0, in = first_input(g, &g->nodes[o]);
+		if (key_is(c, o, "add"))
+			alone[n_alone++] = o;
+		else if (key_is(c, o, "cast") && in != UINT32_MAX && key_is(c, in, "add") && c->region_of[in] == pi)
+			alone[n_alone++] = in, alone[n_alone++] = o;
+		int norm_kind = P->kind == FS_KIND_NORM;
+		if (norm_kind && !n_alone)
+			continue;
 		const struct fs_node *n = &g->nodes[o];
 		for (uint32_t u = 0; u < n->n_users; u++) {
 			uint32_t user = g->users[n->users + u], ni = c->region_of[user];
@@ -238,7 +275,10 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 						       : fused_norm_entry(c, user) >= 0;
 			uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
 			if (norm && !comes_back(c, o, pi, ni, user, last)) {
-				multi_output(c, pi, o, user);
+				if (norm_kind)
+					multi_output(c, pi, o, user, alone, n_alone);
+				else if (multi_output(c, pi, o, user, NULL, 0) < 0 && n_alone && n_alone < c->m->regions[pi].n_nodes)
+					multi_output(c, pi, o, user, alone, n_alone);
 				break;
 			}
 		}

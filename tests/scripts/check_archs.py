@@ -190,11 +190,29 @@ def analyse(exe, path):
     return json.loads(out.stdout)['analyses'][0]
 
 
-def match_counts(exe, path):
+def match_counts(exe, path, kept=False):
     out = subprocess.run([exe, 'match', '--format', 'json', path], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f'fusescan match failed on {path} ({out.returncode}):\n{out.stderr}')
-    return {r['pattern']: r['matches'] for r in json.loads(out.stdout)['results']}
+    return {r['pattern']: (r['matches'], r['kept']) if kept else r['matches'] for r in json.loads(out.stdout)['results']}
+
+
+# Library patterns that name the same chains as discovery's catalog entries: discovery's count
+# is the pattern's own count, or its count once larger patterns keep their sites (gpt-oss's
+# sigmoid gate inside its clamped SwiGLU; OLMo 2's final add + RMSNorm under its post-norm)
+SAME_AS_DISCOVERY = ['add_rmsnorm', 'add_layernorm', 'sigmoid_mul', 'l2norm', 'gated_rmsnorm', 'softmax_sinks',
+                     'clamped_swiglu', 'rope_interleaved', 'rmsnorm_add']
+
+
+# Residual sums into the norm after them, per architecture, in total: pre-norm layers have two
+# (into the post-attention norm and into the next layer's or the final norm), MoE blocks' sums
+# (after the experts' combine) and MiniMax's scaled residual included; OLMo 2 normalises after
+# its sublayers, so only its last sum meets a norm (the final). Mamba 2 is left out: its float32
+# residual reaches the next norm through two casts, and one of its two sums is named.
+TOTALS = {arch: {'add_rmsnorm': 2 * L} for arch in ('mixtral', 'qwen2_moe', 'llama4', 'deepseek_v3', 'bamba', 'phi3',
+                                                    'qwen3', 'gpt_oss', 'minimax', 'qwen2', 'llama_eager')}
+TOTALS['olmo2'] = {'add_rmsnorm': 1}
+TOTALS['qwen3_next'] = {'add_gemma_rmsnorm': 2 * L}
 
 
 def named_counts(a):
@@ -229,6 +247,12 @@ def main():
             m = match_counts(exe, path)
             for pat, n in MATCH[arch].items():
                 check(m.get(pat) == n, f'{arch} {dump}: match {pat} {m.get(pat)} != {n}')
+            mk, named = match_counts(exe, path, kept=True), named_counts(a)
+            for name, n in TOTALS.get(arch, {}).items():
+                check(named.get(name, 0) == n, f'{arch} {dump}: {name} {named.get(name, 0)} in all != {n}')
+            for pat in SAME_AS_DISCOVERY:
+                check(named.get(pat, 0) in mk.get(pat, (0, 0)),
+                      f'{arch} {dump}: {pat} discovery {named.get(pat, 0)}, match (own, kept) {mk.get(pat)}')
             if arch == 'gemma2':
                 rope = [k for k in a['candidates'] if k['name'] == 'rope_rotate_half']
                 check(rope and rope[0]['pairs'] == L, f'{arch} {dump}: rope q/k pairs')
