@@ -24,36 +24,12 @@
  */
 #include "codegen.h"
 #include "dims.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct buf {
-	char *s;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	for (;;) {
-		va_start(ap, fmt);
-		int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-		va_end(ap);
-		if (k < 0)
-			return;
-		if (b->s && b->n + (size_t)k < b->cap) {
-			b->n += (size_t)k;
-			return;
-		}
-		b->cap = (b->cap + (size_t)k + 1) * 2;
-		b->s = fs_xrealloc(b->s, b->cap);
-	}
-}
 
 /* ---- the generator's state ------------------------------------------------------------ */
 
@@ -200,7 +176,7 @@ static void fmt_idx(struct gen *G, char *dst, const char *fmt, ...) __attribute_
 
 static void fmt_idx(struct gen *G, char *dst, const char *fmt, ...)
 {
-	struct buf b = {0};
+	struct fs_text b = {0};
 	va_list ap;
 	va_start(ap, fmt);
 	int k = vsnprintf(NULL, 0, fmt, ap);
@@ -232,17 +208,17 @@ static int moves(const struct ix *x, int k)
 }
 
 /* Contiguous offset of x in shape t; `base`: lane 0's. */
-static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, struct buf *b)
+static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, struct fs_text *b)
 {
 	char tmp[IDX_LEN + 16], stride[DIM_LEN];
-	put(b, "(0");
+	fs_text_put(b, "(0");
 	for (int k = t->rank - 1; k >= 0; k--)
 		if (!fs_dim_one(t, k))
-			put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank, stride));
-	put(b, ")");
+			fs_text_put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank, stride));
+	fs_text_put(b, ")");
 }
 
-static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b);
+static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b);
 
 /* the operand index of `src` for an output index of `out` (right-aligned broadcast) */
 static void bcast_idx(const struct ten *src, const struct ten *out, const struct ix *x, struct ix *to)
@@ -256,13 +232,13 @@ static void bcast_idx(const struct ten *src, const struct ten *out, const struct
 	}
 }
 
-static void operand(struct gen *G, const struct op *op, uint32_t k, const struct ix *x, struct buf *b)
+static void operand(struct gen *G, const struct op *op, uint32_t k, const struct ix *x, struct fs_text *b)
 {
 	if (op->args[k].ten < 0) {
 		double lit = op->args[k].lit;
 		if (G->plants && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
 			lit = G->p->plant_eps; /* planted bug: a wrong eps */
-		put(b, "(fs_real)(%.17g)", lit);
+		fs_text_put(b, "(fs_real)(%.17g)", lit);
 		return;
 	}
 	int32_t v = op->src[op->args[k].ten];
@@ -305,7 +281,7 @@ static void free_sites(struct gen *G)
 /* The hoisted loads of the lane loop that follows. Uncached, they are then
  * forgotten; cached, a site is loaded once, at its first pass, into its
  * slot [it] of a register array declared before that pass (decl). */
-static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const char *ind)
+static void emit_sites(struct gen *G, struct fs_text *decl, struct fs_text *b, const char *ind)
 {
 	uint32_t from = G->cache ? G->declared : 0;
 	for (uint32_t i = from; i < G->n_sites; i++) {
@@ -313,11 +289,11 @@ static void emit_sites(struct gen *G, struct buf *decl, struct buf *b, const cha
 		char slot[16] = "";
 		if (G->cache) {
 			snprintf(slot, sizeof(slot), "[it]");
-			put(decl, "\tfs_real L%u[%d][%d];\n", i, G->cache, G->vec);
+			fs_text_put(decl, "\tfs_real L%u[%d][%d];\n", i, G->cache, G->vec);
 		} else
-			put(b, "%sfs_real L%u[%d];\n", ind, i, G->vec);
+			fs_text_put(b, "%sfs_real L%u[%d];\n", ind, i, G->vec);
 		/* guarded (a cat's branch): zeros where the branch does not read */
-		put(b, "%sldv_%s<%d, %d>(1%s, p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->hot, s->guard, s->param,
+		fs_text_put(b, "%sldv_%s<%d, %d>(1%s, p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->hot, s->guard, s->param,
 		    s->off, i, slot);
 	}
 	if (G->cache)
@@ -335,7 +311,7 @@ static int broadcast(const struct ten *t, const struct ten *out)
 	return 0;
 }
 
-static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
+static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct ten *t = shape_of(G->p, v);
 	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
@@ -348,21 +324,21 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		same = !strcmp(x->t[k], name) || (fs_dim_one(t, k) && !strcmp(x->t[k], "0"));
 	}
 	if (vector) {
-		struct buf off = {0};
+		struct fs_text off = {0};
 		if (same)
-			put(&off, "e0");
+			fs_text_put(&off, "e0");
 		else
 			offset(G, t, x, 1, &off);
-		put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, (uint8_t)broadcast(t, G->out), off.s));
+		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, (uint8_t)broadcast(t, G->out), off.s));
 		free(off.s);
 		return;
 	}
-	put(b, "ld_%s(p%d, ", fs_dt_suffix(t->dtype), G->param[v]);
+	fs_text_put(b, "ld_%s(p%d, ", fs_dt_suffix(t->dtype), G->param[v]);
 	offset(G, t, x, 0, b);
-	put(b, ")");
+	fs_text_put(b, ")");
 }
 
-static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
+static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct prog *p = G->p;
 	if (G->buffered[v])
@@ -375,9 +351,9 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 	uint8_t narrow = G->plants && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
 	uint8_t emulate = G->emulate && !is_view(op) && ctype(out->dtype) ? out->dtype : 0;
 	if (narrow)
-		put(b, "rnd_%s(", fs_dt_suffix(narrow));
+		fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow));
 	if (emulate)
-		put(b, "rnd_%s(", fs_dt_suffix(emulate));
+		fs_text_put(b, "rnd_%s(", fs_dt_suffix(emulate));
 	struct ix *to = fs_xmalloc(sizeof(*to));
 	char tmp[IDX_LEN + 16];
 	int V = G->vec;
@@ -387,24 +363,24 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 	case TER:
 	case CMP: {
 		int gelu_tanh = !strcmp(op->sem->key, "gelu") && G->p->gelu_tanh;
-		put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
+		fs_text_put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
 		for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
-			put(b, k ? ", " : "");
+			fs_text_put(b, k ? ", " : "");
 			if (k < op->n_args)
 				operand(G, op, k, x, b);
 			else
-				put(b, "0.0f");
+				fs_text_put(b, "0.0f");
 		}
-		put(b, ")");
+		fs_text_put(b, ")");
 		break;
 	}
 	case CAST: /* the dropped cast keeps its input (narrow); the reference ignores casts */
 		if (G->ref)
-			put(b, "(");
+			fs_text_put(b, "(");
 		else
-			put(b, "rnd_%s(", fs_dt_suffix(narrow ? narrow : out->dtype));
+			fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow ? narrow : out->dtype));
 		operand(G, op, 0, x, b);
-		put(b, ")");
+		fs_text_put(b, ")");
 		break;
 	case ID:
 	case EXPAND:
@@ -421,7 +397,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		}
 		/* lane 0's linear index is a multiple of V; with V | both last dims
 		 * the lane stays inside one row of the source */
-		struct buf lin = {0};
+		struct fs_text lin = {0};
 		offset(G, out, x, keep, &lin);
 		char stride[DIM_LEN], len[DIM_LEN];
 		for (int k = src->rank - 1; k >= 0; k--) {
@@ -485,24 +461,24 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
 			to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
 			if (k + 1 < op->n_src)
-				put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
+				fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
 			if (uniform) /* this part's vector loads happen only where it is selected */
 				fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
 			expr(G, op->src[k], to, b);
 			if (k + 1 < op->n_src)
-				put(b, " : ");
+				fs_text_put(b, " : ");
 			memcpy(at, end, sizeof(at));
 		}
 		memcpy(G->guard, saved, sizeof(saved));
 		for (uint32_t k = 0; k + 1 < op->n_src; k++)
-			put(b, ")");
+			fs_text_put(b, ")");
 		break;
 	}
 	case RED: {
 		int32_t r = red_slot(G, oi, 0);
 		if (r < 0)
 			fail(G, "a reduction outside a row kernel");
-		put(b, "red[%d]", r);
+		fs_text_put(b, "red[%d]", r);
 		break;
 	}
 	case SOFTMAX: {
@@ -518,12 +494,12 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 			       !x->dep[k];
 		}
 		if (kept) {
-			put(b, "(S%d[it][u] * (1.0f / red[%d]))", sm, sm);
+			fs_text_put(b, "(S%d[it][u] * (1.0f / red[%d]))", sm, sm);
 			break;
 		}
-		put(b, logsm ? "((" : "(fs_exp(");
+		fs_text_put(b, logsm ? "((" : "(fs_exp(");
 		operand(G, op, 0, x, b);
-		put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
+		fs_text_put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
 		break;
 	}
 	case LAYERNORM:
@@ -532,24 +508,24 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct buf *b)
 		int32_t mean = ln ? red_slot(G, oi, 3) : -1, var = red_slot(G, oi, 4);
 		if (var < 0 || (ln && mean < 0))
 			fail(G, "a norm outside a row kernel");
-		put(b, "((");
+		fs_text_put(b, "((");
 		expr(G, op->src[0], x, b);
 		if (ln)
-			put(b, " - red[%d]", mean);
-		put(b, ") * rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
+			fs_text_put(b, " - red[%d]", mean);
+		fs_text_put(b, ") * rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
 		operand(G, op, 0, x, b);
-		put(b, " + ");
+		fs_text_put(b, " + ");
 		operand(G, op, 1, x, b);
-		put(b, ")");
+		fs_text_put(b, ")");
 		break;
 	}
 	default:
 		fail(G, "an op the generator does not know");
 	}
 	if (emulate)
-		put(b, ")");
+		fs_text_put(b, ")");
 	if (narrow)
-		put(b, ")");
+		fs_text_put(b, ")");
 	free(to);
 }
 
@@ -570,13 +546,13 @@ int fs_codegen_buffered(const struct prog *p, int32_t v)
 }
 
 /* kernels/fused.cuh, after the arithmetic type */
-static void template(struct buf *b, const char *real, const char *ix, int fast, int l2)
+static void template(struct fs_text *b, const char *real, const char *ix, int fast, int l2)
 {
-	put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\ntypedef unsigned %s fs_uix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, ix,
+	fs_text_put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\ntypedef unsigned %s fs_uix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, ix,
 	    fast, l2);
 	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
 		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
-			put(b, "%s\n", fs_builtin_kernels[i].data);
+			fs_text_put(b, "%s\n", fs_builtin_kernels[i].data);
 }
 
 static int reduces(const struct op *op)
@@ -665,7 +641,7 @@ static int64_t gcd64(int64_t a, int64_t b)
  * (DM<i>, DL<i>: division by an invariant integer, Granlund and Montgomery)
  * instead of a division's ~30 dependent instructions before the loads;
  * indices are never negative: unsigned arithmetic, no sign fix-ups. */
-static void split(struct gen *G, struct buf *b, const char *ind, char c, int d, const char *x, const struct ten *t, const char *ext)
+static void split(struct gen *G, struct fs_text *b, const char *ind, char c, int d, const char *x, const struct ten *t, const char *ext)
 {
 	int32_t s = -1;
 	if (fs_dim_symbolic(t, d) && !G->k->index64) {
@@ -676,10 +652,10 @@ static void split(struct gen *G, struct buf *b, const char *ind, char c, int d, 
 				s = (int32_t)i;
 	}
 	if (s < 0)
-		put(b, "%sfs_ix %c%d = (fs_ix)((fs_uix)%s %% (fs_uix)%s); %s = (fs_ix)((fs_uix)%s / (fs_uix)%s);\n", ind, c, d, x, ext, x, x,
+		fs_text_put(b, "%sfs_ix %c%d = (fs_ix)((fs_uix)%s %% (fs_uix)%s); %s = (fs_ix)((fs_uix)%s / (fs_uix)%s);\n", ind, c, d, x, ext, x, x,
 		    ext);
 	else
-		put(b, "%sfs_ix %c%d; { const fs_ix q = (fs_ix)fs_udiv((unsigned)%s, DM%d, DL%d); %c%d = %s - q * S%d; %s = q; }\n", ind, c,
+		fs_text_put(b, "%sfs_ix %c%d; { const fs_ix q = (fs_ix)fs_udiv((unsigned)%s, DM%d, DL%d); %c%d = %s - q * S%d; %s = q; }\n", ind, c,
 		    d, x, s, s, c, d, x, s, x);
 }
 
@@ -746,16 +722,16 @@ static int row_order(const struct prog *p, const struct ten *rowsh, int order[MA
 }
 
 /* a pass's loop over this thread's vectors of the row */
-static void row_loop(struct gen *G, const char *H, int T, int narrow, struct buf *b, const char *ind)
+static void row_loop(struct gen *G, const char *H, int T, int narrow, struct fs_text *b, const char *ind)
 {
 	int V = G->vec;
 	if (narrow)
-		put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %s; j0 < %s; j0 += %d) {\n", ind, H, H, V);
+		fs_text_put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %s; j0 < %s; j0 += %d) {\n", ind, H, H, V);
 	else if (G->cache) /* dead rows read row 0 (in bounds) and store nothing */
-		put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
+		fs_text_put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
 		    G->cache, ind, V, (long long)T * V);
 	else
-		put(b, "%sfor (fs_ix j0 = live ? t * %d : %s; j0 < %s; j0 += %lld) {\n", ind, V, H, H, (long long)T * V);
+		fs_text_put(b, "%sfor (fs_ix j0 = live ? t * %d : %s; j0 < %s; j0 += %lld) {\n", ind, V, H, H, (long long)T * V);
 }
 
 /* v's expression reaches no reduction */
@@ -781,7 +757,7 @@ static int early_out(const struct gen *G, int32_t v, const struct ten *rowsh)
 
 /* the row kernel's body: each reduction a pass over the row, then the outputs */
 static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, const int32_t *outs, uint32_t n_out,
-		     struct buf *b)
+		     struct fs_text *b)
 {
 	const struct prog *p = G->p;
 	int64_t H = k->cols;
@@ -799,18 +775,18 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	G->cache = !narrow_any && !fs_dim_symbolic(rowsh, last) && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
-	put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
-	put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
-	put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
+	fs_text_put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
+	fs_text_put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
+	fs_text_put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
 	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
 	for (int o = 0; o < n_order; o++) { /* the last is all that is left */
 		dims(G, rowsh, order[o], order[o] + 1, ext);
 		if (o + 1 < n_order)
 			split(G, b, "\t", 'i', order[o], "row", rowsh, ext);
 		else
-			put(b, "\tfs_ix i%d = row;\n", order[o]);
+			fs_text_put(b, "\tfs_ix i%d = row;\n", order[o]);
 	}
-	put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
+	fs_text_put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
 	size_t before_passes = b->n; /* where the output pass's own loads go when the row is cached */
 	for (uint32_t r = 0; r < G->n_red; r++) {
 		const struct op *op = &p->ops[G->red_op[r]];
@@ -820,8 +796,8 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* planted dropped cast: the group's first thread sums the row alone, at
 		 * the narrow dtype, as a kernel that forgot to widen would */
 		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
-		struct buf pass = {0}, e = {0}, early = {0}, early_lanes = {0}, early_after = {0};
-		put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
+		struct fs_text pass = {0}, e = {0}, early = {0}, early_lanes = {0}, early_after = {0};
+		fs_text_put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
 		row_loop(G, Ht, T, narrow_acc, &pass, "\t\t");
 		row_idx(rowsh, "j0", x);
 		expr(G, op->src[0], x, &e);
@@ -831,13 +807,13 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			const struct ten *t = shape_of(p, outs[o]);
 			if (!early_out(G, outs[o], rowsh))
 				continue;
-			struct buf eo = {0}, off = {0};
+			struct fs_text eo = {0}, off = {0};
 			row_idx(t, "j0", x);
 			expr(G, outs[o], x, &eo);
 			offset(G, t, x, 1, &off);
-			put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
-			put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
-			put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->cache ? "if (live) " : "", G->ref ? "cmpv" : "stv",
+			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
+			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
+			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->cache ? "if (live) " : "", G->ref ? "cmpv" : "stv",
 			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, G->ref ? ", err" : "");
 			free(eo.s);
 			free(off.s);
@@ -849,7 +825,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		if (mx || mn)
 			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmax" : "fmin");
 		else if (what == 2 && G->cache) { /* kept for the output pass */
-			put(b, "\tfs_real S%u[%d][%d];\n", r, G->cache, V);
+			fs_text_put(b, "\tfs_real S%u[%d][%d];\n", r, G->cache, V);
 			snprintf(step, sizeof(step), "S%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\tacc += S%u[it][u]", r, prev, r);
 			G->exp_slot[r] = G->red_op[r];
 		} else if (what == 2)
@@ -860,20 +836,20 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", fs_dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
 		else
 			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
-		put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n%s\t\t\t}\n%s\t\t}\n",
+		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n%s\t\t\t}\n%s\t\t}\n",
 		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", step, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
 		free(early.s);
 		free(early_lanes.s);
 		free(early_after.s);
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
-		put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
+		fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
 		if (mean)
-			put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);
-		put(b, "%s", pass.s);
+			fs_text_put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);
+		fs_text_put(b, "%s", pass.s);
 		free(pass.s);
 		free(e.s);
 	}
-	struct buf pass = {0}, lanes = {0}, after = {0};
+	struct fs_text pass = {0}, lanes = {0}, after = {0};
 	row_loop(G, Ht, T, 0, &pass, "\t");
 	int narrow0 = G->n_red && G->plants && p->narrow && p->narrow[G->red_op[0]];
 	for (uint32_t o = 0; o < n_out; o++) {
@@ -883,16 +859,16 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* a keepdim reduction: once per row */
 		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
 		row_idx(t, one ? "0" : "j0", x);
-		struct buf e = {0}, off = {0};
+		struct fs_text e = {0}, off = {0};
 		expr(G, outs[o], x, &e);
 		offset(G, t, x, 1, &off);
 		if (one)
-			put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", G->ref ? "cmp" : "st", out_sfx(G, t),
+			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", G->ref ? "cmp" : "st", out_sfx(G, t),
 			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", G->ref ? ", err" : "");
 		else {
-			put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
-			put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
-			put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
+			fs_text_put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
+			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
+			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
 			    off.s, o, G->ref ? ", err" : "");
 		}
 		free(e.s);
@@ -901,13 +877,13 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	if (G->cache) {
 		/* the loads only the output pass needs (a norm's weight) are issued
 		 * before the reductions: their latency hides behind the row's */
-		struct buf decl = {0}, loads = {0}, hoist = {0};
+		struct fs_text decl = {0}, loads = {0}, hoist = {0};
 		emit_sites(G, &decl, &loads, "\t\t");
 		if (loads.s)
-			put(&hoist, "%s\t#pragma unroll\n\tfor (int it = 0; it < %d; it++) {\n\t\tfs_ix j0 = t * %d + it * %lld;\n%s\t}\n", decl.s,
+			fs_text_put(&hoist, "%s\t#pragma unroll\n\tfor (int it = 0; it < %d; it++) {\n\t\tfs_ix j0 = t * %d + it * %lld;\n%s\t}\n", decl.s,
 			    G->cache, V, (long long)T * V, loads.s);
 		if (hoist.s) {
-			put(b, "%s", hoist.s); /* room for it, then moved into place */
+			fs_text_put(b, "%s", hoist.s); /* room for it, then moved into place */
 			memmove(b->s + before_passes + hoist.n, b->s + before_passes, b->n - hoist.n - before_passes);
 			memcpy(b->s + before_passes, hoist.s, hoist.n);
 		}
@@ -916,7 +892,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		free(hoist.s);
 	} else
 		emit_sites(G, b, &pass, "\t\t");
-	put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
+	fs_text_put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
 	    G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
 	free(lanes.s);
@@ -925,7 +901,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 }
 
 /* one grid-stride loop per output shape (RoPE's q and k chains) */
-static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct buf *b)
+static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
 {
 	const struct prog *p = G->p;
 	int V = G->vec;
@@ -939,11 +915,11 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		/* a group per thread (the grid covers them: 32-bit sizes never reach
 		 * its limit): one guard; else a grid-stride loop */
 		if (G->k->tactic.per == 1 && !G->k->index64)
-			put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d) {\n", dims(G, sh, 0, sh->rank, n), V);
+			fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d) {\n", dims(G, sh, 0, sh->rank, n), V);
 		else
-			put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d; g += (fs_ix)gridDim.x * blockDim.x) {\n",
+			fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d; g += (fs_ix)gridDim.x * blockDim.x) {\n",
 			    dims(G, sh, 0, sh->rank, n), V);
-		put(b, "\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n", V);
+		fs_text_put(b, "\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n", V);
 		G->lin = sh;
 		for (int d = sh->rank - 1; d >= 0; d--) {
 			char name[16];
@@ -951,26 +927,26 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			if (d) /* d0 is all that is left */
 				split(G, b, "\t\t", 'd', d, "rest", sh, ext);
 			else
-				put(b, "\t\tfs_ix d0 = rest;\n");
+				fs_text_put(b, "\t\tfs_ix d0 = rest;\n");
 			snprintf(name, sizeof(name), "d%d", d);
 			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 		}
-		struct buf lanes = {0}, after = {0};
+		struct fs_text lanes = {0}, after = {0};
 		for (uint32_t q = o; q < n_out; q++) {
 			const struct ten *t = shape_of(p, outs[q]);
 			if (done[q] || t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
 				continue;
 			done[q] = 1;
-			struct buf e = {0};
+			struct fs_text e = {0};
 			expr(G, outs[q], x, &e);
-			put(b, "\t\tfs_real o%u[%d];\n", q, V);
-			put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
+			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
+			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
+			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
 			    G->ref ? ", err" : "");
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
-		put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s\t}\n", V, lanes.s ? lanes.s : "",
+		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s\t}\n", V, lanes.s ? lanes.s : "",
 		    after.s ? after.s : "");
 		free(lanes.s);
 		free(after.s);
@@ -1073,7 +1049,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		if (t->rank && !divisible(&G, t, t->rank - 1, tc->vec))
 			fail(&G, "a tactic these shapes do not allow");
 	}
-	struct buf b = {0};
+	struct fs_text b = {0};
 	/* index arithmetic in 32 bits where every value fits in 2^30 elements
 	 * (fewer registers: more threads resident); literals take the type
 	 * their value needs. With symbolic dims the launcher checks the largest
@@ -1095,11 +1071,11 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			dup |= p->ops[j].sem == op->sem;
 		if (dup || (kd != UN && kd != BIN && kd != TER && kd != CMP))
 			continue;
-		put(&b, "__device__ __forceinline__ fs_real op_%s(fs_real a, fs_real b, fs_real c) { return (fs_real)(%s); }\n",
+		fs_text_put(&b, "__device__ __forceinline__ fs_real op_%s(fs_real a, fs_real b, fs_real c) { return (fs_real)(%s); }\n",
 		    op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key, op->sem->expr);
 	}
 	k->block = k->row ? (int64_t)T * tc->per : T;
-	put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(", tc->vec, T,
+	fs_text_put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(", tc->vec, T,
 	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = shape_of(p, k->value[i]);
@@ -1108,21 +1084,21 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		 * ld.global.nc, better for its passes over a row); an elementwise one
 		 * reads each element once, where the plain path has the shorter latency */
 		int plain = !k->row && !k->write[i];
-		put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
+		fs_text_put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
 		    i);
 	}
 	/* the symbols' values and their divisors' magic numbers, then (a
 	 * reference) the statistics it adds to */
 	for (uint32_t i = 0; i < p->n_bind; i++) {
-		put(&b, ", long long S%u_", i);
+		fs_text_put(&b, ", long long S%u_", i);
 		k->sym_value[k->n_syms++] = p->bind[i].value;
 	}
 	for (uint32_t i = 0; i < p->n_bind; i++)
-		put(&b, ", unsigned long long F%u_", i);
+		fs_text_put(&b, ", unsigned long long F%u_", i);
 	k->check = G.ref != 0;
-	put(&b, "%s)\n{\n%s", G.ref ? ", fs_stats *__restrict__ st" : "", G.ref ? "\tfs_acc err = {};\n" : "");
+	fs_text_put(&b, "%s)\n{\n%s", G.ref ? ", fs_stats *__restrict__ st" : "", G.ref ? "\tfs_acc err = {};\n" : "");
 	for (uint32_t i = 0; i < p->n_bind; i++)
-		put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
+		fs_text_put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
 		    i, i, i);
 	if (G.failed)
 		;
@@ -1138,7 +1114,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		k->grid_per = per_block * tc->vec;
 		fs_dims_text(p, G.out, 0, G.out->rank, FS_LANG_PY, k->grid_work_py, sizeof(k->grid_work_py));
 	}
-	put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
+	fs_text_put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
 	k->transcendental = b.s && (strstr(b.s + body, "fs_exp(") || strstr(b.s + body, "fs_tanh(") || strstr(b.s + body, "fs_gelu_tanh"));
@@ -1153,12 +1129,12 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 
 char *fs_codegen_fill(void)
 {
-	struct buf b = {0};
+	struct fs_text b = {0};
 	template(&b, "float", "long long", 0, 0);
 	static const char *const dts[] = {"f64", "f32", "bf16", "f16", "i64", "i32", "u8"};
 	static const uint8_t dtv[] = {FS_DT_F64, FS_DT_F32, FS_DT_BF16, FS_DT_F16, FS_DT_I64, FS_DT_I32, FS_DT_U8};
 	for (size_t i = 0; i < sizeof(dts) / sizeof(*dts); i++)
-		put(&b,
+		fs_text_put(&b,
 		    "extern \"C\" __global__ void fs_fill_%s(%s *__restrict__ p, long long n, unsigned long long stream, int kind)\n{\n"
 		    "\tfor (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
 		    "\t\tst_%s(p, i, fs_rand(stream, i, kind));\n}\n",

@@ -6,6 +6,7 @@
 #include "codegen.h"
 #include "cuda.h"
 #include "dims.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -19,31 +20,6 @@ extern const struct fs_embedded fs_builtin_kernels[];
 extern const size_t fs_builtin_kernels_count;
 
 enum { MAX_KERNELS = FS_MAX_BUCKETS + 1 };
-
-struct text {
-	char *s;
-	size_t n, cap;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (k < 0)
-		return;
-	if (t->n + (size_t)k + 1 > t->cap) {
-		t->cap = (t->n + (size_t)k + 1) * 2;
-		t->s = fs_xrealloc(t->s, t->cap);
-	}
-	va_start(ap, fmt);
-	vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-	va_end(ap);
-	t->n += (size_t)k;
-}
 
 static const struct ten *val(const struct prog *p, int32_t v)
 {
@@ -102,12 +78,12 @@ static cJSON *shape_json(const struct prog *p, const struct ten *t)
 
 /* The bundle: every kernel in a namespace of its own (the template's
  * typedefs differ between kernels), its entry renamed. */
-static void bundle(struct text *out, const char *name, char *const *src, const char *const *entry, uint32_t n)
+static void bundle(struct fs_text *out, const char *name, char *const *src, const char *const *entry, uint32_t n)
 {
-	add(out, "// fusescan --emit: kernel %s, one entry per bucket's tactic and the fallback (see %s.json)\n", name, name);
+	fs_text_put(out, "// fusescan --emit: kernel %s, one entry per bucket's tactic and the fallback (see %s.json)\n", name, name);
 	for (uint32_t i = 0; i < n; i++) {
 		const char *at = strstr(src[i], " fs_k(");
-		add(out, "\n#undef FS_FAST\n#undef FS_L2\nnamespace %s_ns {\n%.*s %s(%s}\n", entry[i], (int)(at ? at - src[i] : 0),
+		fs_text_put(out, "\n#undef FS_FAST\n#undef FS_L2\nnamespace %s_ns {\n%.*s %s(%s}\n", entry[i], (int)(at ? at - src[i] : 0),
 		    src[i], entry[i], at ? at + 6 : src[i]);
 	}
 }
@@ -128,7 +104,7 @@ static char *module_text(const char *name, const char *sig, const char *args, co
 	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
 		if (!strcmp(fs_builtin_kernels[i].name, "torch_op.py"))
 			tpl = fs_builtin_kernels[i].data;
-	struct text t = {0};
+	struct fs_text t = {0};
 	static const char *const keys[] = {"@NAME@", "@SIGNATURE@", "@ARGS@", "@RETURNS@", "@DOC@"};
 	const char *vals[] = {name, sig, args, ret, doc};
 	while (tpl && *tpl) {
@@ -143,10 +119,10 @@ static char *module_text(const char *name, const char *sig, const char *args, co
 				break;
 		}
 		if (!at) {
-			add(&t, "%s", tpl);
+			fs_text_put(&t, "%s", tpl);
 			break;
 		}
-		add(&t, "%.*s%s", (int)(at - tpl), tpl, vals[k]);
+		fs_text_put(&t, "%.*s%s", (int)(at - tpl), tpl, vals[k]);
 		tpl = at + strlen(keys[k]);
 	}
 	return t.s;
@@ -197,7 +173,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	const char *entry[MAX_KERNELS];
 	int32_t of_bucket[FS_MAX_BUCKETS];
 	uint32_t nk = 0;
-	struct text cu = {0}, sig = {0}, args = {0}, ret = {0}, doc = {0};
+	struct fs_text cu = {0}, sig = {0}, args = {0}, ret = {0}, doc = {0};
 	char *ptx = NULL, *json = NULL, *py = NULL;
 	cJSON *j = NULL;
 	struct fs_cuda c;
@@ -285,7 +261,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	cJSON_AddStringToObject(j, "tuned_on", r->gpu_ran ? r->device : "");
 	/* the symbols: kernel parameters after the buffers, each read from an input's dim */
 	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
-	struct text tokens = {0};
+	struct fs_text tokens = {0};
 	for (uint32_t s = 0; s < base->n_bind; s++) {
 		const char *sname = fs_scan_str(base->s, base->bind[s].sym);
 		int found = 0;
@@ -308,7 +284,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			in++;
 		}
 		cJSON_AddItemToArray(syms, q);
-		add(&tokens, "%s%s", s ? " * " : "", sname);
+		fs_text_put(&tokens, "%s%s", s ? " * " : "", sname);
 		if (!found) {
 			failed(r, "symbol %s is no dim of any input: the op could not read it", sname);
 			goto out;
@@ -337,17 +313,17 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			n_out++;
 			continue;
 		}
-		add(&sig, "%s%s: torch.Tensor", sig.n ? ", " : "", pyn);
-		add(&args, "%s%s", args.n ? ", " : "", pyn);
-		add(&doc, "%s%s %s", doc.n ? ", " : "", pyn, fs_dtype_name((enum fs_dtype)t->dtype) + 6);
+		fs_text_put(&sig, "%s%s: torch.Tensor", sig.n ? ", " : "", pyn);
+		fs_text_put(&args, "%s%s", args.n ? ", " : "", pyn);
+		fs_text_put(&doc, "%s%s %s", doc.n ? ", " : "", pyn, fs_dtype_name((enum fs_dtype)t->dtype) + 6);
 	}
 	if (n_out == 1)
-		add(&ret, "torch.Tensor");
+		fs_text_put(&ret, "torch.Tensor");
 	else {
-		add(&ret, "typing.Tuple[");
+		fs_text_put(&ret, "typing.Tuple[");
 		for (uint32_t i = 0; i < n_out; i++)
-			add(&ret, "%storch.Tensor", i ? ", " : "");
-		add(&ret, "]");
+			fs_text_put(&ret, "%storch.Tensor", i ? ", " : "");
+		fs_text_put(&ret, "]");
 	}
 	cJSON *kj = cJSON_AddArrayToObject(j, "kernels");
 	for (uint32_t i = 0; i < nk; i++)

@@ -131,21 +131,11 @@ static int noop_cast(const struct ctx *c, uint32_t i)
 {
 	const struct fs_graph *g = c->g;
 	const struct fs_node *n = &g->nodes[i];
-	if (strcmp(fs_scan_str(c->s, c->s->ops[n->op].name), "to") || !n->n_args || g->args[n->args].kind != FS_ARG_NODE)
+	uint32_t src = fs_mine_first_input(g, n);
+	if (strcmp(fs_scan_str(c->s, c->s->ops[n->op].name), "to") || src == UINT32_MAX)
 		return 0;
-	uint8_t in = g->types[g->nodes[g->args[n->args].node].out].dtype, out = g->types[n->out].dtype;
+	uint8_t in = g->types[g->nodes[src].out].dtype, out = g->types[n->out].dtype;
 	return in == out && in != FS_DT_UNKNOWN && in != FS_DT_OTHER;
-}
-
-static int key_is(const struct ctx *c, uint32_t node, const char *k)
-{
-	return !strcmp(fs_scan_str(c->s, c->s->ops[c->g->nodes[node].op].key), k);
-}
-
-/* the node n's first argument reads, or UINT32_MAX */
-static uint32_t first_input(const struct fs_graph *g, const struct fs_node *n)
-{
-	return n->n_args && g->args[n->args].kind == FS_ARG_NODE ? g->args[n->args].node : UINT32_MAX;
 }
 
 /* alone (1 or 2 nodes): P is only the residual add that ends a region of
@@ -257,10 +247,11 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 		 * too): a norm region feeds another norm as itself only through it,
 		 * and a region whose whole chain names nothing (MiniMax's scaled
 		 * residual, mul mul add) still holds that add + norm fusion */
-		uint32_t alone[2], n_alone = 0, in = first_input(g, &g->nodes[o]);
-		if (key_is(c, o, "add"))
+		uint32_t alone[2], n_alone = 0, in = fs_mine_first_input(g, &g->nodes[o]);
+		if (fs_mine_op_is(c->s, g->nodes[o].op, "add"))
 			alone[n_alone++] = o;
-		else if (key_is(c, o, "cast") && in != UINT32_MAX && key_is(c, in, "add") && c->region_of[in] == pi)
+		else if (fs_mine_op_is(c->s, g->nodes[o].op, "cast") && in != UINT32_MAX && fs_mine_op_is(c->s, g->nodes[in].op, "add") &&
+			 c->region_of[in] == pi)
 			alone[n_alone++] = in, alone[n_alone++] = o;
 		int norm_kind = P->kind == FS_KIND_NORM;
 		if (norm_kind && !n_alone)
@@ -298,30 +289,20 @@ static uint32_t view_root(const struct ctx *c, uint32_t i)
 	return i;
 }
 
-/* The k-th top-level argument of n (lists count as one), or UINT32_MAX. */
-static uint32_t top_arg(const struct fs_graph *g, const struct fs_node *n, uint32_t k)
+/* A GEMM that takes its bias first (addmm / baddbmm / addmv, as linear
+ * decomposes): its activation is the second operand, its weight the third. */
+static uint32_t bias_first(const struct ctx *c, const struct fs_node *n)
 {
-	uint32_t a = n->args;
-	for (; k && a < n->args + n->n_args; k--)
-		a += g->args[a].span ? g->args[a].span : 1;
-	return a < n->args + n->n_args ? a : UINT32_MAX;
-}
-
-/* A GEMM's activation operand: the first, but the second of the forms that
- * take the bias first (addmm / baddbmm / addmv, as linear decomposes). */
-static uint32_t gemm_input(const struct ctx *c, const struct fs_node *n)
-{
-	const char *k = fs_scan_str(c->s, c->s->ops[n->op].key);
-	return top_arg(c->g, n, !strcmp(k, "addmm") || !strcmp(k, "baddbmm") || !strcmp(k, "addmv"));
+	return fs_mine_op_is(c->s, n->op, "addmm") || fs_mine_op_is(c->s, n->op, "baddbmm") || fs_mine_op_is(c->s, n->op, "addmv");
 }
 
 static uint64_t weight_class(const struct ctx *c, const struct fs_node *n)
 {
 	const struct fs_graph *g = c->g;
-	uint32_t in = gemm_input(c, n), a = in == UINT32_MAX ? UINT32_MAX : top_arg(g, n, (in - n->args) ? 2 : 1);
-	if (a == UINT32_MAX || g->args[a].kind != FS_ARG_NODE)
+	const struct fs_arg *w = fs_mine_arg(g, n, bias_first(c, n) + 1);
+	if (!w || w->kind != FS_ARG_NODE)
 		return 0;
-	const struct fs_type *t = &g->types[g->nodes[view_root(c, g->args[a].node)].out];
+	const struct fs_type *t = &g->types[g->nodes[view_root(c, w->node)].out];
 	return h64(t->dtype, c->s->types.shapes[t->shape].rank);
 }
 
@@ -363,9 +344,9 @@ static void find_parallel_gemms(struct ctx *c)
 	struct src_node *v = fs_xmalloc((n ? n : 1) * sizeof(*v));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[i];
-		uint32_t in = x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM ? gemm_input(c, x) : UINT32_MAX;
-		if (in != UINT32_MAX && g->args[in].kind == FS_ARG_NODE)
-			v[ng++] = (struct src_node){view_root(c, g->args[in].node), i};
+		const struct fs_arg *in = x->kind == FS_NODE_CALL && c->s->ops[x->op].cls == FS_OPC_GEMM ? fs_mine_arg(g, x, bias_first(c, x)) : NULL;
+		if (in && in->kind == FS_ARG_NODE)
+			v[ng++] = (struct src_node){view_root(c, in->node), i};
 	}
 	if (ng)
 		qsort(v, ng, sizeof(*v), src_node_cmp);

@@ -26,14 +26,6 @@ static void add(struct ctx *c, enum fs_cleanup_kind kind, uint32_t node, uint32_
 	m->cleanups[m->n_cleanups++] = (struct fs_cleanup){(uint8_t)kind, node, other};
 }
 
-static const struct fs_arg *arg(const struct fs_graph *g, const struct fs_node *n, uint32_t k)
-{
-	uint32_t a = n->args;
-	for (uint32_t i = 0; i < k && a < n->args + n->n_args; i++)
-		a += g->args[a].span;
-	return a < n->args + n->n_args ? &g->args[a] : NULL;
-}
-
 static int is_num(const struct fs_arg *a, double v)
 {
 	return a && ((a->kind == FS_ARG_INT && a->i == (int64_t)v) || (a->kind == FS_ARG_FLOAT && a->f == v));
@@ -41,19 +33,14 @@ static int is_num(const struct fs_arg *a, double v)
 
 static uint32_t in_shape(const struct fs_graph *g, const struct fs_node *n)
 {
-	const struct fs_arg *a = arg(g, n, 0);
+	const struct fs_arg *a = fs_mine_arg(g, n, 0);
 	return a && a->kind == FS_ARG_NODE ? g->types[g->nodes[a->node].out].shape : UINT32_MAX;
-}
-
-static int key_is(const struct ctx *c, const struct fs_node *n, const char *k)
-{
-	return !strcmp(fs_scan_str(c->s, c->s->ops[n->op].key), k);
 }
 
 /* The value passes through unchanged (the op keeps shape and dtype). */
 static int same_type_as_input(const struct fs_graph *g, const struct fs_node *n)
 {
-	const struct fs_arg *a = arg(g, n, 0);
+	const struct fs_arg *a = fs_mine_arg(g, n, 0);
 	if (!a || a->kind != FS_ARG_NODE)
 		return 0;
 	const struct fs_type *in = &g->types[g->nodes[a->node].out], *out = &g->types[n->out];
@@ -64,14 +51,14 @@ static void noops(struct ctx *c, uint32_t i)
 {
 	const struct fs_graph *g = c->g;
 	const struct fs_node *n = &g->nodes[i];
-	const struct fs_arg *a2 = arg(g, n, 2), *a3 = arg(g, n, 3), *a1 = arg(g, n, 1);
-	if (key_is(c, n, "slice") && is_num(a2, 0) && a3 && a3->kind == FS_ARG_INT && a3->i == INT64_MAX)
+	const struct fs_arg *a2 = fs_mine_arg(g, n, 2), *a3 = fs_mine_arg(g, n, 3), *a1 = fs_mine_arg(g, n, 1);
+	if (fs_mine_op_is(c->s, n->op, "slice") && is_num(a2, 0) && a3 && a3->kind == FS_ARG_INT && a3->i == INT64_MAX)
 		add(c, FS_CLEAN_NOOP_SLICE, i, i);
-	else if (key_is(c, n, "mul") && n->n_top == 2 && is_num(a1, 1) && same_type_as_input(g, n))
+	else if (fs_mine_op_is(c->s, n->op, "mul") && n->n_top == 2 && is_num(a1, 1) && same_type_as_input(g, n))
 		add(c, FS_CLEAN_NOOP_MUL1, i, i);
-	else if (key_is(c, n, "add") && n->n_top == 2 && is_num(a1, 0) && same_type_as_input(g, n))
+	else if (fs_mine_op_is(c->s, n->op, "add") && n->n_top == 2 && is_num(a1, 0) && same_type_as_input(g, n))
 		add(c, FS_CLEAN_NOOP_ADD0, i, i);
-	else if (key_is(c, n, "expand") && in_shape(g, n) == g->types[n->out].shape)
+	else if (fs_mine_op_is(c->s, n->op, "expand") && in_shape(g, n) == g->types[n->out].shape)
 		add(c, FS_CLEAN_NOOP_EXPAND, i, i);
 }
 
@@ -81,15 +68,15 @@ static void view_chains(struct ctx *c, uint32_t i)
 {
 	const struct fs_graph *g = c->g;
 	const struct fs_node *n = &g->nodes[i];
-	const struct fs_arg *a = arg(g, n, 0);
+	const struct fs_arg *a = fs_mine_arg(g, n, 0);
 	if (!a || a->kind != FS_ARG_NODE || c->role[a->node] != ROLE_VIEW)
 		return;
 	const struct fs_node *p = &g->nodes[a->node];
-	if (p->n_real_users != 1 || (p->flags & FS_NODE_OUTPUT) || key_is(c, p, "slice") || key_is(c, n, "slice"))
+	if (p->n_real_users != 1 || (p->flags & FS_NODE_OUTPUT) || fs_mine_op_is(c->s, p->op, "slice") || fs_mine_op_is(c->s, n->op, "slice"))
 		return;
 	if (in_shape(g, p) == g->types[n->out].shape)
 		add(c, FS_CLEAN_NOOP_REINDEX, i, a->node);
-	else if ((key_is(c, n, "view") || key_is(c, n, "reshape")) && c->contig[a->node])
+	else if ((fs_mine_op_is(c->s, n->op, "view") || fs_mine_op_is(c->s, n->op, "reshape")) && c->contig[a->node])
 		add(c, FS_CLEAN_VIEW_MERGE, i, a->node);
 }
 

@@ -9,6 +9,8 @@
 
 #include "fusescan/mine.h"
 
+#include <string.h>
+
 enum role {
 	ROLE_NONE,    /* placeholder, external constant, side-effect node */
 	ROLE_MATH,    /* elementwise, cast, fusible reduction, norm composite */
@@ -57,6 +59,28 @@ uint32_t fs_mine_source(const struct ctx *c, uint32_t node);
 static inline int fs_mine_is_real_user(const struct fs_graph *g, uint32_t u)
 {
 	return !(g->nodes[u].flags & FS_NODE_SIDE_EFFECT);
+}
+
+/* The k-th top-level argument of n (a list counts as one), or NULL. */
+static inline const struct fs_arg *fs_mine_arg(const struct fs_graph *g, const struct fs_node *n, uint32_t k)
+{
+	uint32_t a = n->args;
+	for (uint32_t i = 0; i < k && a < n->args + n->n_args; i++)
+		a += g->args[a].span;
+	return a < n->args + n->n_args ? &g->args[a] : NULL;
+}
+
+/* The node n's first argument reads, or UINT32_MAX. */
+static inline uint32_t fs_mine_first_input(const struct fs_graph *g, const struct fs_node *n)
+{
+	const struct fs_arg *a = fs_mine_arg(g, n, 0);
+	return a && a->kind == FS_ARG_NODE ? a->node : UINT32_MAX;
+}
+
+/* op's canonical key is k ("add", "cast", "reshape") */
+static inline int fs_mine_op_is(const struct fs_scan *s, uint32_t op, const char *k)
+{
+	return !strcmp(fs_scan_str(s, s->ops[op].key), k);
 }
 
 #endif

@@ -44,31 +44,12 @@ static uint8_t role_of(const struct fs_scan *s, const struct fs_node *n)
 	}
 }
 
-static int key_is(const struct fs_scan *s, uint32_t op, const char *k)
-{
-	return !strcmp(fs_scan_str(s, s->ops[op].key), k);
-}
-
-static const struct fs_arg *top_arg(const struct fs_graph *g, const struct fs_node *n, uint32_t k)
-{
-	uint32_t a = n->args;
-	for (uint32_t i = 0; i < k && a < n->args + n->n_args; i++)
-		a += g->args[a].span;
-	return a < n->args + n->n_args ? &g->args[a] : NULL;
-}
-
 /* slice(x, dim, 0, INT64_MAX) selects everything. */
 static int full_slice(const struct fs_graph *g, const struct fs_node *n)
 {
-	const struct fs_arg *st = top_arg(g, n, 2), *en = top_arg(g, n, 3);
+	const struct fs_arg *st = fs_mine_arg(g, n, 2), *en = fs_mine_arg(g, n, 3);
 	return st && en && st->kind == FS_ARG_INT && st->i == 0 && en->kind == FS_ARG_INT &&
 	       en->i == INT64_MAX;
-}
-
-static uint32_t first_input(const struct fs_graph *g, const struct fs_node *n)
-{
-	const struct fs_arg *a = top_arg(g, n, 0);
-	return a && a->kind == FS_ARG_NODE ? a->node : UINT32_MAX;
 }
 
 static int same_shape(const struct fs_graph *g, uint32_t a, uint32_t b)
@@ -110,20 +91,20 @@ static int splits_only(const struct ctx *c, uint32_t in, uint32_t out)
 static uint8_t view_contig(const struct ctx *c, uint32_t i)
 {
 	const struct fs_node *n = &c->g->nodes[i];
-	uint32_t in = first_input(c->g, n);
+	uint32_t in = fs_mine_first_input(c->g, n);
 	uint8_t base = in == UINT32_MAX ? 1 : c->contig[in];
 	const struct fs_scan *s = c->s;
-	if (key_is(s, n->op, "transpose") || key_is(s, n->op, "permute") || key_is(s, n->op, "t") ||
-	    key_is(s, n->op, "movedim") || key_is(s, n->op, "as_strided"))
+	if (fs_mine_op_is(s, n->op, "transpose") || fs_mine_op_is(s, n->op, "permute") || fs_mine_op_is(s, n->op, "t") ||
+	    fs_mine_op_is(s, n->op, "movedim") || fs_mine_op_is(s, n->op, "as_strided"))
 		return 0;
-	if (key_is(s, n->op, "expand") || key_is(s, n->op, "expand_as"))
+	if (fs_mine_op_is(s, n->op, "expand") || fs_mine_op_is(s, n->op, "expand_as"))
 		return in != UINT32_MAX && same_shape(c->g, in, i) ? base : 0;
-	if (key_is(s, n->op, "slice") || key_is(s, n->op, "narrow") || key_is(s, n->op, "select")) {
-		const struct fs_arg *d = top_arg(c->g, n, 1);
+	if (fs_mine_op_is(s, n->op, "slice") || fs_mine_op_is(s, n->op, "narrow") || fs_mine_op_is(s, n->op, "select")) {
+		const struct fs_arg *d = fs_mine_arg(c->g, n, 1);
 		int dim0 = d && d->kind == FS_ARG_INT && d->i == 0;
-		return (dim0 || (key_is(s, n->op, "slice") && full_slice(c->g, n))) ? base : 0;
+		return (dim0 || (fs_mine_op_is(s, n->op, "slice") && full_slice(c->g, n))) ? base : 0;
 	}
-	if (key_is(s, n->op, "reshape")) /* a view as it is (same shape, split dims), else contiguous (a copy if it must) */
+	if (fs_mine_op_is(s, n->op, "reshape")) /* a view as it is (same shape, split dims), else contiguous (a copy if it must) */
 		return in != UINT32_MAX && (same_shape(c->g, in, i) || splits_only(c, in, i)) ? base : 1;
 	return base;
 }
@@ -143,21 +124,21 @@ void fs_mine_roles(struct ctx *c)
 int fs_mine_is_kernel(const struct ctx *c, uint32_t i)
 {
 	const struct fs_node *n = &c->g->nodes[i];
-	uint32_t in = first_input(c->g, n);
+	uint32_t in = fs_mine_first_input(c->g, n);
 	int in_contig = in == UINT32_MAX || c->contig[in];
 	if (c->role[i] == ROLE_MATH)
 		return 1;
 	if (c->role[i] == ROLE_COPY)
-		return !(key_is(c->s, n->op, "contiguous") && in_contig);
+		return !(fs_mine_op_is(c->s, n->op, "contiguous") && in_contig);
 	if (c->role[i] == ROLE_VIEW)
-		return key_is(c->s, n->op, "reshape") && !in_contig && !same_shape(c->g, in, i) && !splits_only(c, in, i);
+		return fs_mine_op_is(c->s, n->op, "reshape") && !in_contig && !same_shape(c->g, in, i) && !splits_only(c, in, i);
 	return 0;
 }
 
 uint32_t fs_mine_source(const struct ctx *c, uint32_t node)
 {
 	while (c->role[node] == ROLE_VIEW && !fs_mine_is_kernel(c, node)) {
-		uint32_t in = first_input(c->g, &c->g->nodes[node]);
+		uint32_t in = fs_mine_first_input(c->g, &c->g->nodes[node]);
 		if (in == UINT32_MAX)
 			break;
 		node = in;
@@ -236,7 +217,7 @@ static void trim_region(struct ctx *c, uint32_t ri)
 	const struct fs_graph *g = c->g;
 	uint8_t *mark = c->mark; /* bit 0: fed by a kernel, bit 1: feeds a kernel */
 	for (uint32_t k = 0; k < r->n_nodes; k++) {
-		uint32_t i = r->nodes[k], in = first_input(g, &g->nodes[i]);
+		uint32_t i = r->nodes[k], in = fs_mine_first_input(g, &g->nodes[i]);
 		if (c->role[i] == ROLE_VIEW && !fs_mine_is_kernel(c, i) && in != UINT32_MAX &&
 		    c->region_of[in] == ri && (fs_mine_is_kernel(c, in) || (mark[in] & 1)))
 			mark[i] |= 1;
@@ -272,7 +253,7 @@ static void feeding_views(const struct ctx *c, uint32_t node, uint32_t *views, u
 {
 	while (c->role[node] == ROLE_VIEW && !fs_mine_is_kernel(c, node) && *nv < max) {
 		views[(*nv)++] = c->s->ops[c->g->nodes[node].op].key;
-		uint32_t in = first_input(c->g, &c->g->nodes[node]);
+		uint32_t in = fs_mine_first_input(c->g, &c->g->nodes[node]);
 		if (in == UINT32_MAX)
 			break;
 		node = in;
@@ -609,9 +590,9 @@ static int materialises_broadcast(const struct ctx *c, const uint32_t *nodes, ui
 {
 	for (uint32_t i = 0; i < n; i++) /* each node, and the views it reads */
 		for (uint32_t x = nodes[i], hop = 0; hop < 8; hop++) {
-			if (key_is(c->s, c->g->nodes[x].op, "expand"))
+			if (fs_mine_op_is(c->s, c->g->nodes[x].op, "expand"))
 				return 1;
-			uint32_t in = first_input(c->g, &c->g->nodes[x]);
+			uint32_t in = fs_mine_first_input(c->g, &c->g->nodes[x]);
 			if (in == UINT32_MAX || c->role[in] != ROLE_VIEW)
 				break;
 			x = in;

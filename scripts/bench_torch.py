@@ -83,10 +83,6 @@ def graph_of(fn, copies, calls):
     return g
 
 
-def listify(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
 def max_abs_diff(x, y, chunk=1 << 27):
     """in float32, a chunk at a time; inf where either is not finite"""
     x, y, worst = x.reshape(-1), y.reshape(-1), 0.0
@@ -111,8 +107,8 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
     copies, in_bytes = copies_of(op, names, tokens, gen)
     o = getattr(torch.ops.fusescan, op.DESC["name"])
     with torch.no_grad():
-        got = listify(o(*copies[0][1]))
-        want = listify(fn(*copies[0][0]))
+        got = tc.listify(o(*copies[0][1]))
+        want = tc.listify(fn(*copies[0][0]))
         err = max(min((max_abs_diff(g, w) for w in want if w.shape == g.shape), default=math.inf) for g in got)
         out_bytes = sum(t.numel() * t.element_size() for t in got)
         del got, want

@@ -66,6 +66,11 @@ CHAINS = [
 ]
 
 
+def listify(x):
+    """an op's or a function's outputs as a list"""
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
 def input_names(numerics):
     """fusescan's numerics.json -> the region's input node names, in the functions' order"""
     return re.findall(r"%(\S+) \S+ [a-z0-9]+", numerics["shapes"].split(" -> ")[0])

@@ -43,10 +43,6 @@ def ok(what, cond, detail=""):
         print(f"FAIL {what} {detail}", flush=True)
 
 
-def listify(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
 def row_chunks(args, rows):
     """slices of `rows` rows along dim -2 of every tensor of at least 2 dims"""
     n = max((a.shape[-2] for a in args if a.dim() >= 2), default=1)
@@ -61,8 +57,8 @@ def errors(fn, args, outs):
     e_op = e_eager = 0.0
     with torch.no_grad():
         for part, sl in row_chunks(args, rows):
-            ref = listify(fn(*[a.double() for a in part], acc=torch.float64))
-            eager = listify(fn(*part))
+            ref = tc.listify(fn(*[a.double() for a in part], acc=torch.float64))
+            eager = tc.listify(fn(*part))
             for o, r, e in zip(outs, ref, eager):
                 o = o[..., sl, :] if o.dim() >= 2 else o
                 e_op = max(e_op, (o.double() - r).abs().max().item())
@@ -104,7 +100,7 @@ def main():
                f"(kernel {kernel})")
             print(f"{name:12s} {t:6d} tokens  kernel {kernel:8s} max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
             if t == 17:
-                y = listify(getattr(torch.ops.fusescan, desc["name"])(*ins))
+                y = tc.listify(getattr(torch.ops.fusescan, desc["name"])(*ins))
                 ok(f"{name}: the op equals the launch", all(torch.equal(a, b) for a, b in zip(y, outs)))
                 check_errors(name, op, ins)
                 check_compile_and_graph(name, op, ins, names, gen)
@@ -140,9 +136,9 @@ def check_errors(name, op, ins):
 
 def check_compile_and_graph(name, op, ins, names, gen):
     o = getattr(torch.ops.fusescan, op.DESC["name"])
-    want = listify(o(*ins))
+    want = tc.listify(o(*ins))
     compiled = torch.compile(lambda *a: o(*a), fullgraph=True, dynamic=False)
-    got = listify(compiled(*ins))
+    got = tc.listify(compiled(*ins))
     ok(f"{name}: under torch.compile", all(torch.equal(a, b) for a, b in zip(got, want)))
     static = [x.clone() for x in ins]
     s = torch.cuda.Stream()
@@ -152,12 +148,12 @@ def check_compile_and_graph(name, op, ins, names, gen):
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        captured = listify(o(*static))
+        captured = tc.listify(o(*static))
     for x in static:
         x.uniform_(-2, 2, generator=gen)
     g.replay()
     torch.cuda.synchronize()
-    want = listify(o(*static))
+    want = tc.listify(o(*static))
     ok(f"{name}: inside a CUDA graph", all(torch.equal(a, b) for a, b in zip(captured, want)))
 
 
