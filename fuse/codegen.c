@@ -69,7 +69,9 @@ struct gen {
 	struct site sites[MAX_SITES];
 	uint32_t n_sites;
 	int cache;            /* row kernels: each thread's part of the row stays in registers, `cache` vectors */
-	int32_t exp_slot[MAX_RED]; /* cached: softmax op whose exp(x - max) its sum pass kept in S<slot> */
+	int tail;             /* cached: the last vectors may lie past the row's end (a symbolic row, bounded) */
+	int32_t exp_slot[MAX_RED]; /* cached: softmax op whose exp(x - max) its sum pass kept in E<slot> */
+	int32_t row_val;      /* cached: the value the first pass reduced, kept in R (at the row's own index), or -1 */
 	const struct ten *lin; /* elementwise: the output shape whose element index is e0 */
 	const struct ten *out; /* the largest output */
 	uint32_t declared;    /* cached sites declared so far */
@@ -140,6 +142,20 @@ static const char *dims(struct gen *G, const struct ten *t, int from, int to, ch
 	return out;
 }
 
+/* a requirement of kernel K (implied by one it has: kept once); 0 where it has too many */
+static int require(struct fs_kernel *K, struct fs_req r)
+{
+	for (uint32_t i = 0; i < K->n_req; i++) {
+		const struct fs_req *q = &K->req[i];
+		if (q->dim == r.dim && (r.div ? q->div && q->div % r.div == 0 : !q->div && q->max <= r.max))
+			return 1;
+	}
+	if (K->n_req == FS_KERNEL_MAX_REQS)
+		return 0;
+	K->req[K->n_req++] = r;
+	return 1;
+}
+
 /* Dim k of t is a multiple of V: a static dim by its value; a symbolic one
  * where its bound value is, which becomes a requirement of the kernel (the
  * launcher checks it at run time, and takes the fallback where it fails). */
@@ -149,15 +165,7 @@ static int divisible(struct gen *G, const struct ten *t, int k, int V)
 		return t->shape[k] % (V > 1 ? V : 1) == 0;
 	if (t->shape[k] % V)
 		return 0;
-	struct fs_kernel *K = G->k;
-	for (uint32_t i = 0; i < K->n_req; i++)
-		if (K->req_dim[i] == t->sym[k] && K->req_div[i] % V == 0)
-			return 1;
-	if (K->n_req == FS_KERNEL_MAX_REQS)
-		return 0;
-	K->req_dim[K->n_req] = t->sym[k];
-	K->req_div[K->n_req++] = (uint16_t)V;
-	return 1;
+	return require(G->k, (struct fs_req){t->sym[k], (uint16_t)V, 0});
 }
 
 static int64_t dim_of(int64_t d, uint8_t r)
@@ -338,11 +346,27 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	fs_text_put(b, ")");
 }
 
+/* x is the row kernel's own index into a value of shape t (i0, i1, ..., j0 in the lanes) */
+static int own_index(const struct ten *t, const struct ix *x)
+{
+	char name[16];
+	for (int k = 0; k < t->rank; k++) {
+		snprintf(name, sizeof(name), k + 1 < t->rank ? "i%d" : "j0", k);
+		if (!((!strcmp(x->t[k], name) || (fs_dim_one(t, k) && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == t->rank) && !x->dep[k]))
+			return 0;
+	}
+	return 1;
+}
+
 static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct prog *p = G->p;
 	if (G->buffered[v])
 		return load(G, v, x, b);
+	if (v == G->row_val && own_index(shape_of(p, v), x)) {
+		fs_text_put(b, "R[it][u]");
+		return;
+	}
 	if (v < (int32_t)p->n_in)
 		return fail(G, "an input without a buffer");
 	int32_t oi = v - (int32_t)p->n_in;
@@ -485,16 +509,9 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		int32_t mx = red_slot(G, oi, 1), sm = red_slot(G, oi, 2);
 		if (mx < 0 || sm < 0)
 			fail(G, "a softmax outside a row kernel");
-		int logsm = strstr(op->sem->key, "log_") != NULL, kept = !logsm && G->cache && G->exp_slot[sm] == oi;
-		int r = out->rank;
-		char name[16];
-		for (int k = 0; kept && k < r; k++) { /* at the row's own index: the sum pass kept exp(x - max) */
-			snprintf(name, sizeof(name), k + 1 < r ? "i%d" : "j0", k);
-			kept = (!strcmp(x->t[k], name) || (fs_dim_one(out, k) && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == r) &&
-			       !x->dep[k];
-		}
-		if (kept) {
-			fs_text_put(b, "(S%d[it][u] * (1.0f / red[%d]))", sm, sm);
+		int logsm = strstr(op->sem->key, "log_") != NULL;
+		if (!logsm && G->cache && G->exp_slot[sm] == oi && own_index(out, x)) { /* the sum pass kept exp(x - max) */
+			fs_text_put(b, "(E%d[it][u] * (1.0f / red[%d]))", sm, sm);
 			break;
 		}
 		fs_text_put(b, logsm ? "((" : "(fs_exp(");
@@ -644,7 +661,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 static void split(struct gen *G, struct fs_text *b, const char *ind, char c, int d, const char *x, const struct ten *t, const char *ext)
 {
 	int32_t s = -1;
-	if (fs_dim_symbolic(t, d) && !G->k->index64) {
+	if (fs_dim_symbolic(t, d)) {
 		const struct fs_dim *dim = &G->p->s->types.dims[t->sym[d] - 1];
 		const struct fs_expr *e = dim->expr >= 0 ? &G->p->s->types.exprs[dim->expr] : NULL;
 		for (uint32_t i = 0; e && e->op == FS_EX_SYM && i < G->p->n_bind; i++)
@@ -654,9 +671,14 @@ static void split(struct gen *G, struct fs_text *b, const char *ind, char c, int
 	if (s < 0)
 		fs_text_put(b, "%sfs_ix %c%d = (fs_ix)((fs_uix)%s %% (fs_uix)%s); %s = (fs_ix)((fs_uix)%s / (fs_uix)%s);\n", ind, c, d, x, ext, x, x,
 		    ext);
-	else
+	else if (!G->k->index64)
 		fs_text_put(b, "%sfs_ix %c%d; { const fs_ix q = (fs_ix)fs_udiv((unsigned)%s, DM%d, DL%d); %c%d = %s - q * S%d; %s = q; }\n", ind, c,
 		    d, x, s, s, c, d, x, s, x);
+	else /* 64-bit indices: the magic numbers where the value is below 2^31 (a row index always), else a 64-bit division */
+		fs_text_put(b,
+		    "%sfs_ix %c%d; { const fs_ix q = %s < 0x80000000ll ? (fs_ix)fs_udiv((unsigned)%s, DM%d, DL%d) : (fs_ix)((fs_uix)%s / (fs_uix)S%d); "
+		    "%c%d = %s - q * S%d; %s = q; }\n",
+		    ind, c, d, x, x, s, s, x, s, c, d, x, s, x);
 }
 
 /* the row's reductions, in program order; the reduced shape, or NULL */
@@ -727,9 +749,12 @@ static void row_loop(struct gen *G, const char *H, int T, int narrow, struct fs_
 	int V = G->vec;
 	if (narrow)
 		fs_text_put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %s; j0 < %s; j0 += %d) {\n", ind, H, H, V);
-	else if (G->cache) /* dead rows read row 0 (in bounds) and store nothing */
+	else if (G->cache) { /* dead rows read row 0 (in bounds) and store nothing */
 		fs_text_put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
 		    G->cache, ind, V, (long long)T * V);
+		if (G->tail) /* no branch: the loads of every vector stay in flight together */
+			fs_text_put(b, "%s\tconst bool in = j0 < %s;\n", ind, H);
+	}
 	else
 		fs_text_put(b, "%sfor (fs_ix j0 = live ? t * %d : %s; j0 < %s; j0 += %lld) {\n", ind, V, H, H, (long long)T * V);
 }
@@ -766,13 +791,20 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	dims(G, rowsh, last, last + 1, Ht);
 	dims(G, rowsh, 0, last, rows);
 	struct ix *x = fs_xmalloc(sizeof(*x));
-	/* a row part of at most 8 vectors per thread stays in registers between
-	 * passes (not with the planted narrow accumulation, which reads alone) */
+	/* A row part of at most 8 vectors per thread stays in registers between
+	 * passes (not with the planted narrow accumulation, which reads alone).
+	 * A symbolic row length is bounded by its value here (the bucket's): the
+	 * kernel requires the run-time length at most that, and skips the
+	 * vectors past the row's end; the kernel for any size keeps no cache. */
 	int narrow_any = 0;
 	for (uint32_t r = 0; r < G->n_red; r++)
 		narrow_any |= G->plants && p->narrow && p->narrow[G->red_op[r]];
-	int64_t per_thread = (int64_t)T * V;
-	G->cache = !narrow_any && !fs_dim_symbolic(rowsh, last) && H % per_thread == 0 && H / per_thread <= 8 ? (int)(H / per_thread) : 0;
+	int64_t per_thread = (int64_t)T * V, slots = (H + per_thread - 1) / per_thread;
+	int sym = fs_dim_symbolic(rowsh, last);
+	G->cache = !narrow_any && slots <= 8 && (!sym || (!p->index64 && require(k, (struct fs_req){rowsh->sym[last], 0, H}))) ? (int)slots : 0;
+	G->tail = G->cache && (sym || H % per_thread);
+	if (G->tail) /* the vectors past the row's end: loads predicated off, reductions and stores skip them */
+		snprintf(G->guard, sizeof(G->guard), " && in");
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
 	fs_text_put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
@@ -813,7 +845,8 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			offset(G, t, x, 1, &off);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
-			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->cache ? "if (live) " : "", G->ref ? "cmpv" : "stv",
+			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in) " : G->cache ? "if (live) " : "",
+			    G->ref ? "cmpv" : "stv",
 			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, G->ref ? ", err" : "");
 			free(eo.s);
 			free(off.s);
@@ -825,8 +858,8 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		if (mx || mn)
 			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmax" : "fmin");
 		else if (what == 2 && G->cache) { /* kept for the output pass */
-			fs_text_put(b, "\tfs_real S%u[%d][%d];\n", r, G->cache, V);
-			snprintf(step, sizeof(step), "S%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\tacc += S%u[it][u]", r, prev, r);
+			fs_text_put(b, "\tfs_real E%u[%d][%d];\n", r, G->cache, V);
+			snprintf(step, sizeof(step), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\tacc += E%u[it][u]", r, prev, r);
 			G->exp_slot[r] = G->red_op[r];
 		} else if (what == 2)
 			snprintf(step, sizeof(step), "acc += fs_exp(x - red[%d])", prev);
@@ -836,8 +869,17 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", fs_dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
 		else
 			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
-		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s;\n%s\t\t\t}\n%s\t\t}\n",
-		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", step, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+		/* cached, the first pass keeps the value it reduces (not a plain load:
+		 * those are kept already) for the passes after, so its inputs die here */
+		int keep = r == 0 && G->cache && !G->buffered[op->src[0]];
+		if (keep)
+			fs_text_put(b, "\tfs_real R[%d][%d];\n", G->cache, V);
+		/* past the row's end the step is computed too (no branch) and its sum dropped */
+		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
+		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
+		    step, G->tail ? "\t\t\t\tacc = in ? acc : a0;\n" : "", early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+		if (keep)
+			G->row_val = op->src[0];
 		free(early.s);
 		free(early_lanes.s);
 		free(early_after.s);
@@ -879,9 +921,11 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		 * before the reductions: their latency hides behind the row's */
 		struct fs_text decl = {0}, loads = {0}, hoist = {0};
 		emit_sites(G, &decl, &loads, "\t\t");
-		if (loads.s)
-			fs_text_put(&hoist, "%s\t#pragma unroll\n\tfor (int it = 0; it < %d; it++) {\n\t\tfs_ix j0 = t * %d + it * %lld;\n%s\t}\n", decl.s,
-			    G->cache, V, (long long)T * V, loads.s);
+		if (loads.s) {
+			fs_text_put(&hoist, "%s", decl.s ? decl.s : "");
+			row_loop(G, Ht, T, 0, &hoist, "\t");
+			fs_text_put(&hoist, "%s\t}\n", loads.s);
+		}
 		if (hoist.s) {
 			fs_text_put(b, "%s", hoist.s); /* room for it, then moved into place */
 			memmove(b->s + before_passes + hoist.n, b->s + before_passes, b->n - hoist.n - before_passes);
@@ -893,33 +937,60 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	} else
 		emit_sites(G, b, &pass, "\t\t");
 	fs_text_put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
-	    G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
+	    G->tail ? "\t\tif (live && in) {\n" : G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
 	free(lanes.s);
 	free(after.s);
 	free(x);
 }
 
-/* one grid-stride loop per output shape (RoPE's q and k chains) */
+/* The output shapes (RoPE's q and k), each once; the first output of each in first[]. */
+static uint32_t out_shapes(const struct gen *G, const int32_t *outs, uint32_t n_out, uint32_t *first)
+{
+	uint32_t n = 0;
+	for (uint32_t o = 0; o < n_out; o++) {
+		const struct ten *t = shape_of(G->p, outs[o]);
+		uint32_t s = 0;
+		while (s < n && !(shape_of(G->p, outs[first[s]])->rank == t->rank && fs_same_dims(G->p, shape_of(G->p, outs[first[s]]), t, t->rank)))
+			s++;
+		if (s == n)
+			first[n++] = o;
+	}
+	return n;
+}
+
+/* One index space over the vectors of every output shape, one after the
+ * other (RoPE's q, then k): each thread computes one vector of one of them,
+ * so the shapes' loads are in flight together. A group per thread (the grid
+ * covers them: 32-bit sizes never reach its limit): one guard; else a
+ * grid-stride loop. */
 static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
 {
 	const struct prog *p = G->p;
 	int V = G->vec;
 	struct ix *x = fs_xmalloc(sizeof(*x));
-	uint8_t *done = fs_xcalloc(n_out + 1, 1);
-	for (uint32_t o = 0; o < n_out; o++) {
-		if (done[o])
-			continue;
-		const struct ten *sh = shape_of(p, outs[o]);
-		char n[DIM_LEN], ext[DIM_LEN];
-		/* a group per thread (the grid covers them: 32-bit sizes never reach
-		 * its limit): one guard; else a grid-stride loop */
-		if (G->k->tactic.per == 1 && !G->k->index64)
-			fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d) {\n", dims(G, sh, 0, sh->rank, n), V);
-		else
-			fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s / %d; g += (fs_ix)gridDim.x * blockDim.x) {\n",
-			    dims(G, sh, 0, sh->rank, n), V);
-		fs_text_put(b, "\t\tconst fs_ix e0 = g * %d;\n\t\tfs_ix rest = e0;\n", V);
+	uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(G, outs, n_out, first);
+	struct fs_text total = {0};
+	char n[DIM_LEN], ext[DIM_LEN];
+	for (uint32_t s = 0; s < n_sh; s++) {
+		const struct ten *sh = shape_of(p, outs[first[s]]);
+		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), V);
+	}
+	if (G->k->tactic.per == 1 && !G->k->index64)
+		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total.s);
+	else
+		fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s; g += (fs_ix)gridDim.x * blockDim.x) {\n",
+		    total.s);
+	struct fs_text from = {0}; /* the vectors of the shapes before */
+	for (uint32_t s = 0; s < n_sh; s++) {
+		const struct ten *sh = shape_of(p, outs[first[s]]);
+		dims(G, sh, 0, sh->rank, n);
+		if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
+			fs_text_put(b, "\telse {\n");
+		else if (n_sh > 1)
+			fs_text_put(b, "\t%sif (g < %s%s%s / %d) {\n", s ? "else " : "", from.s ? from.s : "", from.s ? " + " : "", n, V);
+		fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from.s ? " - (" : "", from.s ? from.s : "",
+		    from.s ? ")" : "", V);
 		G->lin = sh;
 		for (int d = sh->rank - 1; d >= 0; d--) {
 			char name[16];
@@ -932,11 +1003,10 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 		}
 		struct fs_text lanes = {0}, after = {0};
-		for (uint32_t q = o; q < n_out; q++) {
+		for (uint32_t q = 0; q < n_out; q++) {
 			const struct ten *t = shape_of(p, outs[q]);
-			if (done[q] || t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
+			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
 				continue;
-			done[q] = 1;
 			struct fs_text e = {0};
 			expr(G, outs[q], x, &e);
 			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
@@ -946,13 +1016,16 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
-		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s\t}\n", V, lanes.s ? lanes.s : "",
-		    after.s ? after.s : "");
+		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
+		    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
+		fs_text_put(&from, "%s%s / %d", from.s ? " + " : "", n, V);
 		free(lanes.s);
 		free(after.s);
 		G->lin = NULL;
 	}
-	free(done);
+	fs_text_put(b, "\t}\n");
+	free(total.s);
+	free(from.s);
 	free(x);
 }
 
@@ -978,7 +1051,7 @@ static struct fs_tactic eager_for(const struct fs_kernel *k)
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
 	       char *why, size_t n)
 {
-	struct gen G = {.p = p, .fused = only < 0, .only = only};
+	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
 	if (only < 0) {
 		G.emulate = mode == FS_GEN_EMULATE;
 		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 0;
@@ -1023,10 +1096,13 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0) ||
 			       (t->rank && t->shape[t->rank - 1] != H && t->shape[t->rank - 1] != 1)))
 			fail(&G, "outputs that are not rows of the reduced value");
-		if (!k->row) {
+		if (!k->row)
 			k->cols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
-			k->work = t->n > k->work ? t->n : k->work;
-		}
+	}
+	if (!k->row) { /* the elements of every output shape, one after the other */
+		uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(&G, outs, n_out, first);
+		for (uint32_t s = 0; s < n_sh; s++)
+			k->work += shape_of(p, outs[first[s]])->n;
 	}
 	if (k->row)
 		k->work = rowsh->n / (H ? H : 1);
@@ -1112,7 +1188,14 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
 		k->grid = (groups + per_block - 1) / per_block;
 		k->grid_per = per_block * tc->vec;
-		fs_dims_text(p, G.out, 0, G.out->rank, FS_LANG_PY, k->grid_work_py, sizeof(k->grid_work_py));
+		uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(&G, outs, n_out, first);
+		for (uint32_t s = 0, at = 0; s < n_sh && at + 4 < sizeof(k->grid_work_py); s++) {
+			const struct ten *t = shape_of(p, outs[first[s]]);
+			at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
+			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
+				fail(&G, "a symbolic dim the generator cannot write");
+			at += (uint32_t)strlen(k->grid_work_py + at);
+		}
 	}
 	fs_text_put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
@@ -1148,34 +1231,43 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 {
 	uint32_t n = 0;
 	out[n++] = fallback;
-	for (uint16_t vec = 4; vec <= 8; vec *= 2) {
+	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
+	 * cost, so narrower vectors and smaller blocks spread them over more
+	 * threads and SMs; a thread or block takes more than one part only
+	 * where the grid still fills the GPU (two waves of 132 SMs). */
+	const int64_t fill = 2 * 132;
+	int small = k->row ? k->work < fill * 8 : k->work < (1 << 17);
+	for (uint16_t vec = small && !k->row ? 1 : 4; vec <= 8; vec *= 2) {
 		if (k->cols % vec)
 			continue;
 		if (!k->row) {
-			for (uint16_t t = 128; t <= 512; t *= 2)
+			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
 				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
-					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
+					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1))
+						out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 			continue;
 		}
 		/* a row group of at least a warp, every thread at least one vector and
-		 * at most 32; blocks of 128 to 1024 threads */
+		 * at most 32; blocks of 128 to 1024 threads (64 with few rows) */
 		for (uint16_t t = 32; t <= 1024; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
 			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
-				if (t * per >= 128 && t * per <= 1024)
+				if (t * per >= (small ? 64 : 128) && t * per <= 1024)
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 		}
 	}
 	/* short rows (a softmax over few keys): groups of fewer than a warp,
-	 * many rows a block */
+	 * many rows a block: blocks of 256 and 1024 threads (and of a warp, with few rows) */
 	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
 		if (k->cols % vec)
 			continue;
 		for (uint16_t t = 1; t < 32; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
-			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_MAX_TACTICS; per = (uint16_t)(per * 4)) /* blocks of 256 and 1024 */
+			if (small && n < FS_MAX_TACTICS)
+				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0};
+			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_MAX_TACTICS; per = (uint16_t)(per * 4))
 				out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
 		}
 	}

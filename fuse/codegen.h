@@ -8,7 +8,7 @@
 #include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 96, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 128, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
 
 struct fs_kernel {
 	char *source;                 /* a complete NVRTC translation unit; kernel fs_k */
@@ -30,9 +30,12 @@ struct fs_kernel {
 	 * launcher at other symbol values needs: */
 	uint32_t n_syms;
 	int64_t sym_value[FS_KERNEL_MAX_SYMS]; /* the values this kernel was generated at */
-	uint32_t n_req;                       /* requirements: dim req_dim (scan dims + 1) % req_div == 0 */
-	uint32_t req_dim[FS_KERNEL_MAX_REQS];
-	uint16_t req_div[FS_KERNEL_MAX_REQS];
+	uint32_t n_req;                       /* requirements on the symbolic dims */
+	struct fs_req {
+		uint32_t dim; /* scan dims + 1 */
+		uint16_t div; /* dim % div == 0; or, div 0: dim <= max */
+		int64_t max;
+	} req[FS_KERNEL_MAX_REQS];
 	uint8_t index64;                      /* 64-bit indices; else the largest value must hold <= 2^30 elements */
 	char most_py[256];                    /* that value's elements, Python over the symbols */
 	char grid_work_py[256];               /* grid = ceil(work / grid_per), clamped to [1, 2^31 - 1] */

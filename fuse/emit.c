@@ -139,19 +139,25 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	cJSON_AddNumberToObject(q, "index_bits", k->index64 ? 64 : 32);
 	/* a 32-bit kernel: the largest value the kernel indexes must hold at most 2^30 elements */
 	cJSON_AddStringToObject(q, "max_elements", k->most_py);
+	/* requirements on the symbolic dims: {"dim": formula, "multiple_of": n} or {"dim": formula, "at_most": n} */
 	cJSON *req = cJSON_AddArrayToObject(q, "requires");
 	for (uint32_t i = 0; i < k->n_req; i++) {
-		const struct fs_dim *d = &p->s->types.dims[k->req_dim[i] - 1];
-		struct ten one = {.rank = 1, .sym = {k->req_dim[i]}, .shape = {0}};
-		int dup = d->expr < 0 || fs_dims_text(p, &one, 0, 1, FS_LANG_PY, e, sizeof(e));
-		for (cJSON *x = req->child; x && !dup; x = x->next) /* one dim, several places in the shapes */
-			dup = !strcmp(x->child->valuestring, e) && x->child->next->valuedouble >= k->req_div[i];
+		const struct fs_req *r = &k->req[i];
+		struct ten one = {.rank = 1, .sym = {r->dim}, .shape = {0}};
+		const char *kind = r->div ? "multiple_of" : "at_most";
+		double v = r->div ? (double)r->div : (double)r->max;
+		int dup = p->s->types.dims[r->dim - 1].expr < 0 || fs_dims_text(p, &one, 0, 1, FS_LANG_PY, e, sizeof(e));
+		for (cJSON *x = req->child; x && !dup; x = x->next) { /* one dim, several places in the shapes */
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(x, kind);
+			dup = w && !strcmp(cJSON_GetObjectItemCaseSensitive(x, "dim")->valuestring, e) &&
+			      (r->div ? (int64_t)w->valuedouble % r->div == 0 : w->valuedouble <= v);
+		}
 		if (dup)
 			continue;
-		cJSON *pair = cJSON_CreateArray();
-		cJSON_AddItemToArray(pair, cJSON_CreateString(e));
-		cJSON_AddItemToArray(pair, cJSON_CreateNumber(k->req_div[i]));
-		cJSON_AddItemToArray(req, pair);
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "dim", e);
+		cJSON_AddNumberToObject(x, kind, v);
+		cJSON_AddItemToArray(req, x);
 	}
 	cJSON *l = cJSON_AddObjectToObject(q, "launch");
 	cJSON *block = cJSON_AddArrayToObject(l, "block");

@@ -125,7 +125,7 @@ struct fs_numerics {
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
 	char bucket[64];         /* the tuning cache's shape bucket */
-	struct fs_numerics_tactic tactics[96];
+	struct fs_numerics_tactic tactics[128];
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
 	struct fs_tactic chosen_tactic;

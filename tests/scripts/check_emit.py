@@ -37,7 +37,9 @@ for s in j["symbols"]:
     assert t["shape"][s["from"]["dim"]] == s["name"], (s, t)
 formula = re.compile(r"^[0-9A-Za-z_ ()+*/-]*$")
 for k in j["kernels"]:
-    texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [e for e, _ in k["requires"]]
+    texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [r["dim"] for r in k["requires"]]
+    for r in k["requires"]:
+        assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"]) and min(r.get("multiple_of", 1), r.get("at_most", 1)) >= 1, r
     for t in texts:
         assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms), (t, syms)
     assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
