@@ -793,15 +793,16 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	struct ix *x = fs_xmalloc(sizeof(*x));
 	/* A row part of at most 8 vectors per thread stays in registers between
 	 * passes (not with the planted narrow accumulation, which reads alone).
-	 * A symbolic row length is bounded by its value here (the bucket's): the
-	 * kernel requires the run-time length at most that, and skips the
-	 * vectors past the row's end; the kernel for any size keeps no cache. */
+	 * A symbolic row length gets the slots its value here (the bucket's)
+	 * needs: the kernel requires the run-time length at most what they hold,
+	 * and skips the vectors past the row's end; the kernel for any size keeps
+	 * no cache. */
 	int narrow_any = 0;
 	for (uint32_t r = 0; r < G->n_red; r++)
 		narrow_any |= G->plants && p->narrow && p->narrow[G->red_op[r]];
 	int64_t per_thread = (int64_t)T * V, slots = (H + per_thread - 1) / per_thread;
 	int sym = fs_dim_symbolic(rowsh, last);
-	G->cache = !narrow_any && slots <= 8 && (!sym || (!p->index64 && require(k, (struct fs_req){rowsh->sym[last], 0, H}))) ? (int)slots : 0;
+	G->cache = !narrow_any && slots <= 8 && (!sym || (!p->index64 && require(k, (struct fs_req){rowsh->sym[last], 0, slots * per_thread}))) ? (int)slots : 0;
 	G->tail = G->cache && (sym || H % per_thread);
 	if (G->tail) /* the vectors past the row's end: loads predicated off, reductions and stores skip them */
 		snprintf(G->guard, sizeof(G->guard), " && in");

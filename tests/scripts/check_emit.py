@@ -2,7 +2,8 @@
 """What --emit DIR wrote (format fusescan.kernel/2): the descriptor names its
 PTX, source and module; the PTX holds every kernel's entry point (one per
 distinct bucket tactic, and the fallback `fs_any`, 64-bit indices, no
-requirements); every bucket names a kernel; each symbol is read from an
+requirements); every bucket names a kernel whose requirements hold at the
+bucket's own size; each symbol is read from an
 input dim whose shape is that symbol; the launch formulas read only the
 symbols; the module compiles (py_compile) and registers fusescan::NAME.
 --tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
@@ -50,6 +51,15 @@ for t in j["inputs"] + j["outputs"]:
 assert j["outputs"], j
 buckets = [b["tokens"] for b in j["buckets"]]
 assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
+# every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
+# its requirements hold there
+for b in j["buckets"]:
+    at = {n: 1 for n in syms}
+    if syms:
+        at[syms[-1]] = b["tokens"]
+    for r in j["kernels"][b["kernel"]]["requires"]:
+        v = eval(r["dim"], {"__builtins__": {}}, at)
+        assert (v % r["multiple_of"] == 0) if "multiple_of" in r else v <= r["at_most"], (b, r, at)
 if "--buckets" in sys.argv:
     want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
     assert buckets == want, (buckets, want)

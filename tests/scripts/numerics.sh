@@ -96,6 +96,12 @@ ins, outs = [(t["shape"], t["dtype"]) for t in j["inputs"]], [(t["shape"], t["dt
 assert ins == [([256], "torch.bfloat16"), (["s72", "s70", 256], "torch.bfloat16")] and outs == [(["s72", "s70", 256], "torch.bfloat16")], j
 assert [s["name"] for s in j["symbols"]] == ["s72", "s70"] and j["kernels"][1]["launch"]["grid"]["work"] == "(s72 * s70)", j' \
 		"$tmp/emit_rmsnorm-3feecfe3" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit parameters"; }
+	# softmax over s70 keys: each bucket's kernel keeps the row in registers, at least its bucket's length
+	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); j = json.load(open(j))
+for b in j["buckets"]:
+    r = j["kernels"][b["kernel"]]["requires"]
+    assert any(x["dim"] == "s70" and x.get("at_most", 0) >= b["tokens"] for x in r), (b, r)' \
+		"$tmp/emit_eager_attention_softmax-661b75dd" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit softmax: at_most"; }
 	check "buckets given" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --buckets 3,17,100 --emit "$tmp/emit3" --out "$tmp/e3" "$llama"
 	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit3" --buckets 3,17,100; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL emit --buckets 3,17,100"; fi
