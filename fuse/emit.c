@@ -19,7 +19,7 @@
 extern const struct fs_embedded fs_builtin_kernels[];
 extern const size_t fs_builtin_kernels_count;
 
-enum { MAX_KERNELS = FS_MAX_BUCKETS + 1 };
+enum { MAX_KERNELS = 2 * FS_MAX_BUCKETS + 1 }; /* the fallback, each bucket's and its exact-size kernel */
 
 static const struct ten *val(const struct prog *p, int32_t v)
 {
@@ -128,7 +128,27 @@ static char *module_text(const char *name, const char *sig, const char *args, co
 	return t.s;
 }
 
-static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const char *entry)
+/* The kernel of p at exactly its symbols' values: every dim static (shifts
+ * and constants instead of the magic numbers), the same parameters. */
+static int exact_kernel(const struct prog *p, const struct fs_tactic *t, struct fs_kernel *k, char *why, size_t n)
+{
+	struct prog q = *p;
+	q.in = fs_xmalloc((p->n_in + 1) * sizeof(*q.in));
+	q.ops = fs_xmalloc((p->n_ops + 1) * sizeof(*q.ops));
+	memcpy(q.in, p->in, p->n_in * sizeof(*q.in));
+	memcpy(q.ops, p->ops, p->n_ops * sizeof(*q.ops));
+	for (uint32_t i = 0; i < p->n_in; i++)
+		memset(q.in[i].sym, 0, sizeof(q.in[i].sym));
+	for (uint32_t i = 0; i < p->n_ops; i++)
+		memset(q.ops[i].out.sym, 0, sizeof(q.ops[i].out.sym));
+	int rc = fs_codegen(&q, -1, FS_GEN_KERNEL, t, k, why, n);
+	free(q.in);
+	free(q.ops);
+	return rc;
+}
+
+/* exact: the kernel of exactly these symbol values (each required equal) */
+static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const char *entry, const struct prog *exact)
 {
 	cJSON *q = cJSON_CreateObject();
 	char tname[32], e[256];
@@ -159,6 +179,12 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 		cJSON_AddNumberToObject(x, kind, v);
 		cJSON_AddItemToArray(req, x);
 	}
+	for (uint32_t i = 0; exact && i < exact->n_bind; i++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "dim", fs_scan_str(p->s, exact->bind[i].sym));
+		cJSON_AddNumberToObject(x, "equals", (double)exact->bind[i].value);
+		cJSON_AddItemToArray(req, x);
+	}
 	cJSON *l = cJSON_AddObjectToObject(q, "launch");
 	cJSON *block = cJSON_AddArrayToObject(l, "block");
 	cJSON_AddItemToArray(block, cJSON_CreateNumber((double)k->block));
@@ -177,7 +203,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	struct fs_kernel k[MAX_KERNELS];
 	char *src[MAX_KERNELS], entry_buf[MAX_KERNELS][24], why[1024], name[40];
 	const char *entry[MAX_KERNELS];
-	int32_t of_bucket[FS_MAX_BUCKETS];
+	int32_t of_bucket[FS_MAX_BUCKETS], exact_of[FS_MAX_BUCKETS];
+	const struct prog *exact_at[MAX_KERNELS] = {0}; /* an exact-size kernel: the bucket's program */
 	uint32_t nk = 0;
 	struct fs_text cu = {0}, sig = {0}, args = {0}, ret = {0}, doc = {0};
 	char *ptx = NULL, *json = NULL, *py = NULL;
@@ -217,18 +244,32 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			goto out;
 		}
 		uint32_t same = 1;
-		while (same < nk && strcmp(src[same], kb.source))
+		while (same < nk && (exact_at[same] || strcmp(src[same], kb.source)))
 			same++;
 		of_bucket[i] = (int32_t)same;
-		if (same < nk) {
+		if (same < nk)
 			fs_kernel_release(&kb);
+		else {
+			k[nk] = kb;
+			src[nk] = kb.source;
+			snprintf(entry_buf[nk], sizeof(entry_buf[nk]), "fs_b%lld", (long long)b[i].tokens);
+			entry[nk] = entry_buf[nk];
+			nk++;
+		}
+		/* at the bucket's own size (serving pads to captured sizes), its dims as constants */
+		exact_of[i] = -1;
+		if (!b[i].p->n_bind)
 			continue;
+		if (exact_kernel(b[i].p, &b[i].t, &kb, why, sizeof(why))) {
+			failed(r, "the exact-size kernel of bucket %lld: %s", (long long)b[i].tokens, why);
+			goto out;
 		}
 		k[nk] = kb;
 		src[nk] = kb.source;
-		snprintf(entry_buf[nk], sizeof(entry_buf[nk]), "fs_b%lld", (long long)b[i].tokens);
+		exact_at[nk] = b[i].p;
+		snprintf(entry_buf[nk], sizeof(entry_buf[nk]), "fs_e%lld", (long long)b[i].tokens);
 		entry[nk] = entry_buf[nk];
-		nk++;
+		exact_of[i] = (int32_t)nk++;
 	}
 	for (uint32_t i = 1; i < k[0].n_params; i++)
 		if (k[0].write[i - 1] && !k[0].write[i]) {
@@ -333,7 +374,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	}
 	cJSON *kj = cJSON_AddArrayToObject(j, "kernels");
 	for (uint32_t i = 0; i < nk; i++)
-		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i]));
+		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i], exact_at[i]));
 	cJSON_AddNumberToObject(j, "fallback", 0);
 	/* a token count takes the smallest bucket at least as large (the largest past them all) */
 	cJSON *bj = cJSON_AddArrayToObject(j, "buckets");
@@ -343,6 +384,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		fs_tactic_name(&b[i].t, k[0].row, tname, sizeof(tname));
 		cJSON_AddNumberToObject(q, "tokens", (double)b[i].tokens);
 		cJSON_AddNumberToObject(q, "kernel", of_bucket[i]);
+		if (exact_of[i] >= 0)
+			cJSON_AddNumberToObject(q, "exact", exact_of[i]);
 		cJSON_AddStringToObject(q, "tactic", tname);
 		cJSON_AddBoolToObject(q, "tuned", b[i].tuned);
 		if (b[i].tuned)

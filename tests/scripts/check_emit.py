@@ -3,7 +3,7 @@
 PTX, source and module; the PTX holds every kernel's entry point (one per
 distinct bucket tactic, and the fallback `fs_any`, 64-bit indices, no
 requirements); every bucket names a kernel whose requirements hold at the
-bucket's own size; each symbol is read from an
+bucket's own size, and (symbolic dims) its exact-size kernel; each symbol is read from an
 input dim whose shape is that symbol; the launch formulas read only the
 symbols; the module compiles (py_compile) and registers fusescan::NAME.
 --tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
@@ -40,7 +40,8 @@ formula = re.compile(r"^[0-9A-Za-z_ ()+*/-]*$")
 for k in j["kernels"]:
     texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [r["dim"] for r in k["requires"]]
     for r in k["requires"]:
-        assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"]) and min(r.get("multiple_of", 1), r.get("at_most", 1)) >= 1, r
+        assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"], ["dim", "equals"]) and min(
+            r.get("multiple_of", 1), r.get("at_most", 1), r.get("equals", 1)) >= 1, r
     for t in texts:
         assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms), (t, syms)
     assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
@@ -53,13 +54,23 @@ buckets = [b["tokens"] for b in j["buckets"]]
 assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
 # every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
 # its requirements hold there
+# and its exact-size kernel (every symbol required equal; one per bucket, where the dims are symbolic)
+def holds(r, at):
+    v = eval(r["dim"], {"__builtins__": {}}, at)
+    return v % r["multiple_of"] == 0 if "multiple_of" in r else v <= r["at_most"] if "at_most" in r else v == r["equals"]
+
+
 for b in j["buckets"]:
     at = {n: 1 for n in syms}
     if syms:
         at[syms[-1]] = b["tokens"]
-    for r in j["kernels"][b["kernel"]]["requires"]:
-        v = eval(r["dim"], {"__builtins__": {}}, at)
-        assert (v % r["multiple_of"] == 0) if "multiple_of" in r else v <= r["at_most"], (b, r, at)
+    assert all(holds(r, at) for r in j["kernels"][b["kernel"]]["requires"]), (b, at)
+    assert ("exact" in b) == bool(syms), b
+    if syms:
+        e = j["kernels"][b["exact"]]
+        assert e["entry"] == "fs_e%d" % b["tokens"] and all(holds(r, at) for r in e["requires"]), (b, e)
+        assert sorted(r["dim"] for r in e["requires"] if "equals" in r) == sorted(syms), e
+        assert not all(holds(r, dict(at, **{syms[-1]: b["tokens"] + 1})) for r in e["requires"]), e
 if "--buckets" in sys.argv:
     want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
     assert buckets == want, (buckets, want)

@@ -2,8 +2,9 @@
 """The PyTorch op --emit writes, on the GPU, for every chain of the benchmark
 (scripts/torch_chains.py; the test fixtures' dumps): fusescan tunes it at
 buckets 1, 16, 256 and 4096 and emits it; then, at token counts 1, 3, 17,
-100, 1000, 5000 and 16384 (the last two past the largest bucket), the op's
-outputs, written into outputs poisoned with NaN, must be finite and within
+100, 256, 1000, 4096, 5000 and 16384 (1, 256 and 4096 a bucket's own size,
+where the op must take that bucket's exact-size kernel; the last two past the
+largest bucket), the op's outputs, written into outputs poisoned with NaN, must be finite and within
 the verdict's bound of a float64 reference (at most 3x eager's error + 1e-5,
 eager and the reference computed chunk by chunk along the rows); the op
 path equals the launch path; a wrong dtype, a CPU tensor and a wrong static
@@ -28,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch_chains as tc  # noqa: E402
 
 exe, tests, work = sys.argv[1:4]
-COUNTS = [1, 3, 17, 100, 1000, 5000, 16384]
+COUNTS = [1, 3, 17, 100, 256, 1000, 4096, 5000, 16384]  # 1, 256 and 4096: a bucket's exact-size kernel
 BUCKETS = "1,16,256,4096"
 CHUNK = 1 << 28  # float64 bytes of the reference per chunk of rows
 passed = failed = 0
@@ -96,6 +97,8 @@ def main():
             e_op, e_eager = errors(fn, args, outs)
             bound = 3 * e_eager + 1e-5
             kernel = op.pick(s).entry
+            if t in (1, 256, 4096):
+                ok(f"{name} at {t} tokens: the bucket's exact-size kernel", kernel == f"fs_e{t}", kernel)
             ok(f"{name} at {t} tokens ({kernel}): error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= bound,
                f"(kernel {kernel})")
             print(f"{name:12s} {t:6d} tokens  kernel {kernel:8s} max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
