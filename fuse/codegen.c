@@ -74,6 +74,8 @@ struct gen {
 	int32_t row_val;      /* cached: the value the first pass reduced, kept in R (at the row's own index), or -1 */
 	const struct ten *lin; /* elementwise: the output shape whose element index is e0 */
 	const struct ten *out; /* the largest output */
+	uint32_t shape_first[FS_KERNEL_MAX_PARAMS]; /* elementwise: the output shapes, each by its first output */
+	uint32_t n_shapes;
 	uint32_t declared;    /* cached sites declared so far */
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int failed;
@@ -945,10 +947,10 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	free(x);
 }
 
-/* The output shapes (RoPE's q and k), each once; the first output of each in first[]. */
-static uint32_t out_shapes(const struct gen *G, const int32_t *outs, uint32_t n_out, uint32_t *first)
+/* The output shapes (RoPE's q and k), each once, by its first output. */
+static void out_shapes(struct gen *G, const int32_t *outs, uint32_t n_out)
 {
-	uint32_t n = 0;
+	uint32_t *first = G->shape_first, n = 0;
 	for (uint32_t o = 0; o < n_out; o++) {
 		const struct ten *t = shape_of(G->p, outs[o]);
 		uint32_t s = 0;
@@ -957,7 +959,7 @@ static uint32_t out_shapes(const struct gen *G, const int32_t *outs, uint32_t n_
 		if (s == n)
 			first[n++] = o;
 	}
-	return n;
+	G->n_shapes = n;
 }
 
 /* One index space over the vectors of every output shape, one after the
@@ -970,7 +972,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 	const struct prog *p = G->p;
 	int V = G->vec;
 	struct ix *x = fs_xmalloc(sizeof(*x));
-	uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(G, outs, n_out, first);
+	const uint32_t *first = G->shape_first, n_sh = G->n_shapes;
 	struct fs_text total = {0};
 	char n[DIM_LEN], ext[DIM_LEN];
 	for (uint32_t s = 0; s < n_sh; s++) {
@@ -1101,9 +1103,9 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			k->cols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
 	}
 	if (!k->row) { /* the elements of every output shape, one after the other */
-		uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(&G, outs, n_out, first);
-		for (uint32_t s = 0; s < n_sh; s++)
-			k->work += shape_of(p, outs[first[s]])->n;
+		out_shapes(&G, outs, n_out);
+		for (uint32_t s = 0; s < G.n_shapes; s++)
+			k->work += shape_of(p, outs[G.shape_first[s]])->n;
 	}
 	if (k->row)
 		k->work = rowsh->n / (H ? H : 1);
@@ -1189,9 +1191,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
 		k->grid = (groups + per_block - 1) / per_block;
 		k->grid_per = per_block * tc->vec;
-		uint32_t first[FS_KERNEL_MAX_PARAMS], n_sh = out_shapes(&G, outs, n_out, first);
-		for (uint32_t s = 0, at = 0; s < n_sh && at + 4 < sizeof(k->grid_work_py); s++) {
-			const struct ten *t = shape_of(p, outs[first[s]]);
+		for (uint32_t s = 0, at = 0; s < G.n_shapes && at + 4 < sizeof(k->grid_work_py); s++) {
+			const struct ten *t = shape_of(p, outs[G.shape_first[s]]);
 			at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
 			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
 				fail(&G, "a symbolic dim the generator cannot write");
