@@ -1090,6 +1090,9 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		if (!G.out || shape_of(p, outs[o])->n > G.out->n)
 			G.out = shape_of(p, outs[o]);
 	}
+	for (uint32_t i = 0; i < p->n_ops; i++)
+		if (p->ops[i].sem->kind == GEMM && (G.fused || (int32_t)i == only))
+			fail(&G, "a matrix product: fusescan generates no GEMM kernel (the CPU executions check it)");
 	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;

@@ -229,7 +229,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	uint8_t kind = op->sem->kind;
 	/* the operands: values become tensor sources, numbers literals */
 	uint32_t n_operands = kind == UN || kind == BIN || kind == TER || kind == CMP ? op->sem->n_tensors
-			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT ? 0 : 1;
+			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT || kind == GEMM ? 0 : 1;
 	for (uint32_t k = 0; k < n_operands; k++) {
 		double lit = k < np ? pa[k].lit : NAN;
 		if (!strcmp(op->sem->key, "clamp") && (k >= np || pa[k].none))
@@ -291,6 +291,23 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		op->n_args = 2;
 		op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
 		break;
+	case GEMM: { /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
+		int addmm = !strcmp(op->sem->key, "addmm"), linear = strstr(op->sem->key, "linear") != NULL;
+		uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
+		if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
+			return fail_at(p, node, "a matrix product without two values", buf, n);
+		if (np > most)
+			return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", buf, n);
+		op->src[op->n_src++] = pa[a0].value;
+		op->src[op->n_src++] = pa[a0 + 1].value;
+		uint32_t b = addmm ? 0 : 2; /* the bias */
+		if ((addmm || linear) && b < np && pa[b].value >= 0)
+			op->src[op->n_src++] = pa[b].value;
+		else if ((addmm || linear) && b < np && !pa[b].none)
+			return fail_at(p, node, "a matrix product's bias is neither a value nor None", buf, n);
+		op->ints[op->n_ints++] = linear; /* b is [N, K] */
+		break;
+	}
 	case RMSNORM: /* rms_norm(x, weight, eps) */
 		if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
 			return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
@@ -437,6 +454,28 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 		}
 		return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
 	}
+	case GEMM: {
+		const struct ten *a = in, *b = src_ten(p, op->src[1]);
+		int64_t K = a->rank ? a->shape[a->rank - 1] : 0;
+		if (op->ints[0]) { /* linear: x [.., K], w [N, K] -> [.., N] */
+			if (!a->rank || b->rank != 2 || b->shape[1] != K || out->rank != a->rank || out->shape[out->rank - 1] != b->shape[0] ||
+			    memcmp(out->shape, a->shape, (a->rank - 1) * sizeof(int64_t)))
+				return "a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])";
+		} else {
+			uint8_t r = a->rank > b->rank ? a->rank : b->rank;
+			if (a->rank < 2 || b->rank < 2 || out->rank != r || b->shape[b->rank - 2] != K || out->shape[r - 2] != a->shape[a->rank - 2] ||
+			    out->shape[r - 1] != b->shape[b->rank - 1])
+				return "a matrix product's shapes do not match ([.., M, K] x [.., K, N] -> [.., M, N])";
+			for (uint8_t d = 0; d + 2 < r; d++) { /* batch dims broadcast, right-aligned */
+				int64_t da = d + a->rank >= r ? a->shape[d + a->rank - r] : 1, db = d + b->rank >= r ? b->shape[d + b->rank - r] : 1;
+				if ((da != 1 && da != out->shape[d]) || (db != 1 && db != out->shape[d]))
+					return "a matrix product's batch dims do not broadcast to its output";
+			}
+		}
+		if (op->n_src > 2 && !broadcasts(src_ten(p, op->src[2]), out))
+			return "a matrix product's bias does not broadcast to its output";
+		return NULL;
+	}
 	default:
 		return NULL;
 	}
@@ -455,6 +494,49 @@ static void exec_elementwise(const struct op *op, const struct ten *v, struct te
 			x[k] = op->args[k].ten < 0 ? op->args[k].lit : bcast(&v[op->src[op->args[k].ten]], idx, out->rank);
 		out->d[i] = gelu ? gelu_tanh(x[0]) : op->sem->f(x[0], x[1], x[2]);
 	}
+}
+
+/* A matrix product (shapes checked): out[.., m, n] = sum_k a[.., m, k] b[.., k, n]
+ * (b[n, k] for a linear, the batch dims broadcast) + bias, accumulated in
+ * double; each batch's b (not a linear's, already so) gathered as rows of K
+ * first, so every dot product reads two contiguous rows. */
+static void exec_gemm(const struct op *op, const struct ten *v, struct ten *out)
+{
+	const struct ten *a = &v[op->src[0]], *b = &v[op->src[1]];
+	uint8_t r = out->rank;
+	int64_t K = a->shape[a->rank - 1], N = out->shape[r - 1];
+	int64_t M = op->ints[0] ? (N ? out->n / N : 0) : out->shape[r - 2], batches = M && N ? out->n / (M * N) : 0;
+	double *bt = op->ints[0] ? NULL : fs_xmalloc((size_t)(N * K > 0 ? N * K : 1) * sizeof(double));
+	int64_t idx[MAX_RANK];
+	for (int64_t bi = 0; bi < batches; bi++) {
+		int64_t ao = 0, bo = 0, as = 1, bs = 1; /* the batch's offsets into a and b */
+		unravel(bi * M * N, out->shape, r, idx);
+		for (int d = (int)r - 3; d >= 0 && !op->ints[0]; d--) {
+			int da = d + a->rank - r, db = d + b->rank - r;
+			if (da >= 0)
+				ao += (a->shape[da] == 1 ? 0 : idx[d]) * as, as *= a->shape[da];
+			if (db >= 0)
+				bo += (b->shape[db] == 1 ? 0 : idx[d]) * bs, bs *= b->shape[db];
+		}
+		const double *A = a->d + ao * M * K, *B = b->d + bo * K * N, *W = op->ints[0] ? B : bt;
+		for (int64_t k = 0; k < K && !op->ints[0]; k++)
+			for (int64_t j = 0; j < N; j++)
+				bt[j * K + k] = B[k * N + j];
+		for (int64_t i = 0; i < M; i++)
+			for (int64_t j = 0; j < N; j++) {
+				const double *x = A + i * K, *w = W + j * K;
+				double acc = 0;
+				for (int64_t k = 0; k < K; k++)
+					acc += x[k] * w[k];
+				int64_t e = (bi * M + i) * N + j;
+				if (op->n_src > 2) {
+					unravel(e, out->shape, r, idx);
+					acc += bcast(&v[op->src[2]], idx, r);
+				}
+				out->d[e] = acc;
+			}
+	}
+	free(bt);
 }
 
 /* Reductions over ops->ints dims (all when none); the output keeps its dumped
@@ -668,6 +750,9 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 		case LAYERNORM:
 		case RMSNORM:
 			exec_rows(&planted, vals, out);
+			break;
+		case GEMM:
+			exec_gemm(&planted, vals, out);
 			break;
 		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT */
 			if (exec_move(&planted, vals, out))
@@ -983,12 +1068,23 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		snprintf(r->planted, sizeof(r->planted), "dropped cast: the region has no widening cast");
 	if (o->plant_eps > 0)
 		snprintf(r->planted, sizeof(r->planted), "eps replaced by %g", o->plant_eps);
-	/* the CPU executions, where the values fit the budget; else the GPU alone */
-	r->cpu_ran = elems <= budget;
-	if (!r->cpu_ran)
+	/* the CPU executions, where the values and the matrix products' multiply-adds
+	 * (a few seconds' worth in double) fit the budget; else the GPU alone */
+	int64_t macs = 0, mac_budget = (int64_t)1 << 32;
+	for (uint32_t i = 0; i < p.n_ops; i++)
+		if (p.ops[i].sem->kind == GEMM) {
+			const struct ten *a = p.ops[i].src[0] < (int32_t)p.n_in ? &p.in[p.ops[i].src[0]] : &p.ops[p.ops[i].src[0] - p.n_in].out;
+			macs += p.ops[i].out.n * (a->rank ? a->shape[a->rank - 1] : 1);
+		}
+	r->cpu_ran = elems <= budget && macs <= mac_budget;
+	if (elems > budget)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld", (long long)elems,
 			 (long long)budget);
+	else if (!r->cpu_ran)
+		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
+			 "the region's matrix products take %lld multiply-adds at these sizes, more than the CPU executions' %lld",
+			 (long long)macs, (long long)mac_budget);
 	for (uint32_t i = 0; r->cpu_ran && i < p.n_in; i++) {
 		p.in[i].d = fs_xmalloc((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
 		fill_random(&p.in[i], seed, i);

@@ -12,7 +12,7 @@
 #include "fusescan/scan.h"
 
 enum { MAX_RANK = 8, MAX_ARGS = 8 };
-enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT };
+enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT, GEMM };
 enum mode { REF, UNFUSED, FUSED, EMULATED };
 
 struct sem {

@@ -111,8 +111,8 @@ for b in j["buckets"]:
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi
 # a region with an op outside the semantics table: a clear error, exit 2
-check "no semantics" 2 "$exe" --apply parallel_gemm-23fbb5d7 --out "$tmp/s4" "$llama"
-contains "no semantics message" "$tmp/err" "no semantics for this op (fuse/sem.def)"
+check "no semantics" 2 "$exe" --apply gemm_epilogue.cast-add-softplus-clamp-1a9d262c --out "$tmp/s4" "$d/export_mamba2_2l/001_export_export_to_gm.txt"
+contains "no semantics message" "$tmp/err" "cannot execute %softplus (aten.softplus.default): no semantics for this op (fuse/sem.def)"
 
 # a dump whose shapes contradict each other: refused, no out-of-bounds read
 cat > "$tmp/bad.txt" <<'DUMP'
