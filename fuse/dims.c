@@ -52,6 +52,18 @@ static void expr_text(const struct prog *p, int32_t e, enum fs_lang lang, struct
 		expr_text(p, x->lhs, lang, o);
 		add(o, ")");
 		return;
+	case FS_EX_MOD: /* sizes: a >= 0, b > 0, where C's % is Python's */
+	case FS_EX_MAX:
+	case FS_EX_MIN:
+		if (lang == FS_LANG_PY)
+			add(o, x->op == FS_EX_MOD ? "((" : x->op == FS_EX_MAX ? "max((" : "min((");
+		else
+			add(o, x->op == FS_EX_MOD ? "((" : x->op == FS_EX_MAX ? "fs_max_ix((" : "fs_min_ix((");
+		expr_text(p, x->lhs, lang, o);
+		add(o, x->op == FS_EX_MOD ? ") % (" : "), (");
+		expr_text(p, x->rhs, lang, o);
+		add(o, "))");
+		return;
 	default: {
 		static const char *const c_ops[] = {[FS_EX_ADD] = " + ", [FS_EX_SUB] = " - ", [FS_EX_MUL] = " * ",
 						    [FS_EX_FLOORDIV] = " / "};

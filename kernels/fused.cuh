@@ -7,6 +7,10 @@
 
 #define FS_SQRT1_2 ((fs_real)0.70710678118654752440)
 
+// sympy's Max / Min in a symbolic dim (fuse/dims.c)
+__device__ __forceinline__ long long fs_max_ix(long long a, long long b) { return a > b ? a : b; }
+__device__ __forceinline__ long long fs_min_ix(long long a, long long b) { return a < b ? a : b; }
+
 // n / d for n < 2^31 by the launcher's magic numbers of d (fuse/codegen.h, fs_div_magic)
 __device__ __forceinline__ unsigned fs_udiv(unsigned n, unsigned m, unsigned l)
 {

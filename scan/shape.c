@@ -2,9 +2,10 @@
  * shape.c: shapes and symbolic dims. A printed shape ("s72xs70x4096",
  * "s70*s72x256", "s72xs70 + 1", "scalar", "?") is interned by its text and
  * parsed once per scan; each dim is an integer or an expression over
- * symbols, integers, + - * // and parentheses, evaluated by fs_dim_eval
- * once symbols are bound (the cost model's job). Dims this grammar cannot
- * read (e.g. sympy's Max(...)) keep their text and are marked opaque.
+ * symbols, integers, + - * // and parentheses, and sympy's Mod, Max and Min
+ * of two (padded sizes: "s70 + Mod(64 - Mod(s70, 64), 64)"), evaluated by
+ * fs_dim_eval once symbols are bound (the cost model's job). Dims this
+ * grammar cannot read keep their text and are marked opaque.
  */
 #include "scan_int.h"
 
@@ -39,7 +40,7 @@ static int32_t ep_node(struct ep *e, uint8_t op, int32_t lhs, int32_t rhs)
 
 static int32_t ep_expr(struct ep *e);
 
-/* atom := INT | SYMBOL | '(' expr ')' */
+/* atom := INT | SYMBOL | ('Mod' | 'Max' | 'Min') '(' expr ',' expr ')' | '(' expr ')' */
 static int32_t ep_atom(struct ep *e)
 {
 	ep_ws(e);
@@ -71,6 +72,24 @@ static int32_t ep_atom(struct ep *e)
 		while (e->p < e->end && (*e->p == '_' || (*e->p >= 'a' && *e->p <= 'z') ||
 					 (*e->p >= 'A' && *e->p <= 'Z') || (*e->p >= '0' && *e->p <= '9')))
 			e->p++;
+		size_t n = (size_t)(e->p - q);
+		uint8_t fn = n == 3 && !memcmp(q, "Mod", 3) ? FS_EX_MOD : n == 3 && !memcmp(q, "Max", 3) ? FS_EX_MAX
+			   : n == 3 && !memcmp(q, "Min", 3)				       ? FS_EX_MIN
+											       : FS_EX_SYM;
+		if (fn != FS_EX_SYM && e->p < e->end && *e->p == '(') {
+			e->p++;
+			int32_t a = ep_expr(e);
+			ep_ws(e);
+			if (e->bad || e->p >= e->end || *e->p != ',')
+				return e->bad = 1, -1;
+			e->p++;
+			int32_t b = ep_expr(e);
+			ep_ws(e);
+			if (e->bad || e->p >= e->end || *e->p != ')')
+				return e->bad = 1, -1;
+			e->p++;
+			return ep_node(e, fn, a, b);
+		}
 		int32_t x = ep_node(e, FS_EX_SYM, -1, -1);
 		e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
 		return x;
@@ -170,6 +189,17 @@ static int expr_eval(const struct fs_types *t, int32_t i, const struct fs_bindin
 		if (r == 0 || (l == INT64_MIN && r == -1))
 			return -1;
 		*out = floordiv(l, r);
+		return 0;
+	case FS_EX_MOD: /* sympy's (Python's): the sign of r */
+		if (r == 0 || (l == INT64_MIN && r == -1))
+			return -1;
+		*out = l - floordiv(l, r) * r;
+		return 0;
+	case FS_EX_MAX:
+		*out = l > r ? l : r;
+		return 0;
+	case FS_EX_MIN:
+		*out = l < r ? l : r;
 		return 0;
 	default:
 		return -1;

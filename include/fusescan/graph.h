@@ -117,7 +117,7 @@ struct fs_op {
 /* ---- shapes ---------------------------------------------------------------- */
 
 /* A symbolic dim expression: symbols, integers, + - * // and parentheses. */
-enum fs_expr_op { FS_EX_INT, FS_EX_SYM, FS_EX_ADD, FS_EX_SUB, FS_EX_MUL, FS_EX_FLOORDIV, FS_EX_NEG };
+enum fs_expr_op { FS_EX_INT, FS_EX_SYM, FS_EX_ADD, FS_EX_SUB, FS_EX_MUL, FS_EX_FLOORDIV, FS_EX_NEG, FS_EX_MOD, FS_EX_MAX, FS_EX_MIN };
 
 struct fs_expr {
 	uint8_t op;       /* enum fs_expr_op */

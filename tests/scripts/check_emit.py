@@ -36,19 +36,19 @@ assert j["tokens"] == " * ".join(syms) or (not syms and j["tokens"] == "1"), j["
 for s in j["symbols"]:
     t = j["inputs"][s["from"]["input"]]
     assert t["shape"][s["from"]["dim"]] == s["name"], (s, t)
-formula = re.compile(r"^[0-9A-Za-z_ ()+*/-]*$")
+formula = re.compile(r"^[0-9A-Za-z_ ()+*/%,-]*$")
 for k in j["kernels"]:
     texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [r["dim"] for r in k["requires"]]
     for r in k["requires"]:
         assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"], ["dim", "equals"]) and min(
             r.get("multiple_of", 1), r.get("at_most", 1), r.get("equals", 1)) >= 1, r
     for t in texts:
-        assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms), (t, syms)
+        assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms) | {"max", "min"}, (t, syms)
     assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
 for t in j["inputs"] + j["outputs"]:
     assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
     for dim in t["shape"]:
-        assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms)), t
+        assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms) | {"max", "min"}), t
 assert j["outputs"], j
 buckets = [b["tokens"] for b in j["buckets"]]
 assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
@@ -56,7 +56,7 @@ assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b 
 # its requirements hold there
 # and its exact-size kernel (every symbol required equal; one per bucket, where the dims are symbolic)
 def holds(r, at):
-    v = eval(r["dim"], {"__builtins__": {}}, at)
+    v = eval(r["dim"], {"__builtins__": {"max": max, "min": min}}, at)
     return v % r["multiple_of"] == 0 if "multiple_of" in r else v <= r["at_most"] if "at_most" in r else v == r["equals"]
 
 

@@ -256,6 +256,7 @@ static void t_symbolic_shapes(void)
 		"%c = aten.view.default(%b : 2*s70*s72 : torch.int64, [-1]) : 4x(s70 + 1)//2 : torch.int64\n"
 		"%d = aten.view.default(%c : 4x(s70 + 1)//2 : torch.int64, [-1]) : Max(1, s70)x8 : torch.int64\n"
 		"%e = aten.sum.default(%d : Max(1, s70)x8 : torch.int64) : scalar : torch.int64\n"
+		"%f = aten.view.default(%d : Max(1, s70)x8 : torch.int64, [-1]) : s70 + Mod(64 - Mod(s70, 64), 64)xMin(s72, 2)xsqrt(s70) : torch.int64\n"
 		"output %e\n");
 	CHECK_EQ_U(s->diags.n_errors, 0);
 	const struct fs_graph *g = graph0(s);
@@ -280,8 +281,13 @@ static void t_symbolic_shapes(void)
 	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims + 1], b, 2, &v) == 0 && v == 4);
 	sh = fs_scan_shape(s, g->types[node(s, g, "d")->out].shape);
 	CHECK_EQ_U(sh->rank, 2);
-	CHECK(s->types.dims[sh->dims].expr == FS_DIM_OPAQUE);
+	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims], b, 2, &v) == 0 && v == 7); /* sympy's Max */
 	CHECK_STR(fs_scan_str(s, s->types.dims[sh->dims].text), "Max(1, s70)");
+	sh = fs_scan_shape(s, g->types[node(s, g, "f")->out].shape);
+	CHECK_EQ_U(sh->rank, 3);
+	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims], b, 2, &v) == 0 && v == 64); /* 7 padded to 64 */
+	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims + 1], b, 2, &v) == 0 && v == 2);
+	CHECK(s->types.dims[sh->dims + 2].expr == FS_DIM_OPAQUE); /* a function the grammar does not know */
 	sh = fs_scan_shape(s, g->types[node(s, g, "e")->out].shape);
 	CHECK_EQ_U(sh->kind, FS_SHAPE_SCALAR);
 	/* shapes are interned: the same text is one shape */
@@ -291,17 +297,18 @@ static void t_symbolic_shapes(void)
 
 static void t_floordiv_and_negative(void)
 {
-	struct fs_scan *s = parse("fd.txt", "%x : (s0 - 9)//4x-(s1)x(2*(s0 + 3)) : torch.int64\noutput %x\n");
+	struct fs_scan *s = parse("fd.txt", "%x : (s0 - 9)//4x-(s1)x(2*(s0 + 3))xMod(s0 - 9, 4) : torch.int64\noutput %x\n");
 	CHECK_EQ_U(s->diags.n_errors, 0);
 	const struct fs_graph *g = graph0(s);
 	const struct fs_shape *sh = fs_scan_shape(s, g->types[g->nodes[0].out].shape);
 	uint32_t s0 = fs_strtab_find(&s->strs, "s0", 2), s1 = fs_strtab_find(&s->strs, "s1", 2);
 	struct fs_binding b[] = {{s0, 2}, {s1, 5}};
 	int64_t v;
-	CHECK_EQ_U(sh->rank, 3);
+	CHECK_EQ_U(sh->rank, 4);
 	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims], b, 2, &v) == 0 && v == -2); /* -7//4 */
 	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims + 1], b, 2, &v) == 0 && v == -5);
 	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims + 2], b, 2, &v) == 0 && v == 10);
+	CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims + 3], b, 2, &v) == 0 && v == 1); /* sympy: Mod(-7, 4) = 1 */
 	fs_scan_free(s);
 }
 
