@@ -645,7 +645,9 @@ void fs_mine_candidates(struct ctx *c)
 	uint32_t nv = 0;
 	for (uint32_t i = 0; i < m->n_regions; i++) {
 		const struct fs_region *r = &m->regions[i];
-		if (i < n_vertical && !worth_it(c, r))
+		/* none of its values is read (a rotary table a 2-layer hybrid never
+		 * uses): dead in the export, nothing to save by fusing it */
+		if ((i < n_vertical && !worth_it(c, r)) || !r->n_outputs)
 			continue;
 		v[nv++] = (struct keyed){r->sig, r->nodes[0], i};
 	}
