@@ -1073,7 +1073,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	int64_t macs = 0, mac_budget = (int64_t)1 << 32;
 	for (uint32_t i = 0; i < p.n_ops; i++)
 		if (p.ops[i].sem->kind == GEMM) {
-			const struct ten *a = p.ops[i].src[0] < (int32_t)p.n_in ? &p.in[p.ops[i].src[0]] : &p.ops[p.ops[i].src[0] - p.n_in].out;
+			const struct ten *a = src_ten(&p, p.ops[i].src[0]);
 			macs += p.ops[i].out.n * (a->rank ? a->shape[a->rank - 1] : 1);
 		}
 	r->cpu_ran = elems <= budget && macs <= mac_budget;

@@ -234,21 +234,11 @@ static char *fused_lines(struct ctx *c, const struct fs_rewrite *rw, const uint3
 	return b.p;
 }
 
-/* The line the fused node takes: the site's last, or, where an output is
- * read before it (parallel GEMMs: q's reshape comes before the v GEMM), the
- * site's first line after every input is defined. */
-static uint32_t fused_line(const struct ctx *c, const struct fs_site *site, uint32_t last, const uint32_t *in, uint32_t n_in,
-			   const uint32_t *outs, uint32_t n_out)
+/* Where an output is read before the site's last line (parallel GEMMs: q's
+ * reshape comes before the v GEMM): the site's first line after every
+ * input is defined, the earliest the fused node can take. */
+static uint32_t earliest_line(const struct ctx *c, const struct fs_site *site, uint32_t last, const uint32_t *in, uint32_t n_in)
 {
-	const struct fs_graph *g = c->g;
-	int early_read = 0;
-	for (uint32_t k = 0; k < n_out; k++)
-		for (uint32_t u = 0; u < g->nodes[outs[k]].n_users; u++) {
-			uint32_t user = g->users[g->nodes[outs[k]].users + u];
-			early_read |= c->in_site[user] != 1 && c->line[user] != NONE && c->line[user] < last;
-		}
-	if (!early_read)
-		return last;
 	uint32_t need = 0, at = last;
 	for (uint32_t k = 0; k < n_in; k++)
 		if (c->line[in[k]] != NONE && c->line[in[k]] >= need)
@@ -306,7 +296,7 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 			last = c->line[site->nodes[k]];
 	const char *problem = site_problem(c, site, last, outs, n_out, why, sizeof(why));
 	if (problem && strstr(problem, "before the fused node's place")) { /* earlier, where its inputs allow */
-		last = fused_line(c, site, last, in, n_in, outs, n_out);
+		last = earliest_line(c, site, last, in, n_in);
 		problem = site_problem(c, site, last, outs, n_out, why, sizeof(why));
 	}
 	if (problem) {
