@@ -115,52 +115,49 @@ static int32_t target_module(const struct fs_discovery *d)
 	return (int32_t)d->a[0].module;
 }
 
-/* The numerics of the first site of rewrite `which`: printed, and with a
- * dir written as numerics.txt / numerics.json / fused.cu. 0 pass, 1 fail,
- * -1 not run. */
-static int numerics(struct fs_discovery *d, const struct fs_plan *pl, uint32_t which, const char *dir, struct fs_numerics_opts *no)
+/* The numerics of one site of an approval: printed and, with a dir, added to
+ * the text and the JSON array written as numerics.txt / .json (and the first
+ * run's fused.cu). es: with --emit, the sites the emitted op replaces. 0
+ * pass, 1 fail, -1 not run. */
+struct runs {
+	char *text;
+	size_t len;
+	FILE *mem;
+	cJSON *json;          /* one object per run */
+	char *fused;          /* the first run's fused kernel */
+};
+
+static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *site, const struct fs_emit_sites *es,
+		    struct fs_numerics_opts *no, struct runs *out)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
-	const struct fs_site *site = &pl->v[which].sites[0];
 	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t)); /* file order */
 	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
 	qsort(nodes, site->n_nodes, sizeof(uint32_t), fs_cmp_u32);
 	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
-	no->gelu_tanh = strstr(pl->v[which].name, "tanh") != NULL;
+	no->gelu_tanh = strstr(ap->name, "tanh") != NULL;
+	no->emit_sites = es;
 	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, r, &s->diags);
-	uint32_t last = nodes[site->n_nodes - 1];
+	const char *last = fs_scan_str(s, g->nodes[nodes[site->n_nodes - 1]].name);
 	free(nodes);
 	if (failed) {
 		free(r);
 		return -1;
 	}
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	if (!mem) {
-		free(r);
-		return -1;
-	}
-	fprintf(mem, "%s (site %%%s):\n", pl->v[which].name, fs_scan_str(s, g->nodes[last].name));
-	fs_numerics_print(r, mem);
-	fclose(mem);
-	fputs(text, stdout);
+	char head[300];
+	snprintf(head, sizeof(head), "%s (site %%%s%s):\n", ap->name, last, es && es->n > 1 ? ", and the sites of its kernel" : "");
+	fputs(head, stdout);
+	fs_numerics_print(r, stdout);
+	fputs(head, out->mem);
+	fs_numerics_print(r, out->mem);
+	cJSON *j = fs_numerics_json(r);
+	cJSON_AddStringToObject(j, "candidate", ap->name);
+	cJSON_AddStringToObject(j, "site", last);
+	cJSON_AddItemToArray(out->json, j);
+	if (!out->fused && r->fused_source)
+		out->fused = fs_xstrndup(r->fused_source, strlen(r->fused_source));
 	int rc = 0;
-	if (dir) {
-		cJSON *j = fs_numerics_json(r);
-		cJSON_AddStringToObject(j, "candidate", pl->v[which].name);
-		cJSON_AddStringToObject(j, "site", fs_scan_str(s, g->nodes[last].name));
-		char *json = cJSON_Print(j);
-		size_t jl = strlen(json);
-		json = fs_xrealloc(json, jl + 2);
-		json[jl++] = '\n';
-		rc = write_file(dir, "numerics.txt", text, len) | write_file(dir, "numerics.json", json, jl);
-		if (r->fused_source)
-			rc |= write_file(dir, "fused.cu", r->fused_source, strlen(r->fused_source));
-		free(json);
-		cJSON_Delete(j);
-	}
 	if (r->emit_failed) {
 		fprintf(stderr, "fusescan: --emit: %s\n", r->emitted);
 		rc = -1;
@@ -168,11 +165,77 @@ static int numerics(struct fs_discovery *d, const struct fs_plan *pl, uint32_t w
 	int verdict = r->verdict;
 	fs_numerics_release(r);
 	free(r);
-	free(text);
 	return rc ? -1 : verdict == FS_VERDICT_FAIL;
 }
 
-static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, uint32_t hops, int draw)
+/* numerics.txt, numerics.json (the first run's object; the others, with
+ * --emit of several kernels, in its "also") and fused.cu */
+static int write_runs(const char *dir, struct runs *out)
+{
+	fclose(out->mem);
+	out->mem = NULL;
+	cJSON *first = cJSON_DetachItemFromArray(out->json, 0);
+	if (!first)
+		return 0;
+	if (cJSON_GetArraySize(out->json))
+		cJSON_AddItemToObject(first, "also", cJSON_Duplicate(out->json, 1));
+	char *json = cJSON_Print(first);
+	size_t jl = strlen(json);
+	json = fs_xrealloc(json, jl + 2);
+	json[jl++] = '\n';
+	int rc = write_file(dir, "numerics.txt", out->text, out->len) | write_file(dir, "numerics.json", json, jl);
+	if (out->fused)
+		rc |= write_file(dir, "fused.cu", out->fused, strlen(out->fused));
+	free(json);
+	cJSON_Delete(first);
+	return rc;
+}
+
+/* The runs of approval i: its first applied site (its first site when none
+ * was, and when tuning);
+ * with --emit, one run per distinct kernel among its applied sites (RoPE's
+ * q and k differ in heads), each naming the sites its op replaces. */
+static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *sites, uint32_t n,
+			struct fs_numerics_opts *no, struct runs *out)
+{
+	struct fs_scan *s = d->scan;
+	const struct fs_module *m = &s->modules[d->a[0].module];
+	const struct fs_dumpfile *f = &s->files[m->file];
+	if (!n) {
+		printf("%s: no site was applied; the numerics of its first site:\n", ap->name);
+		return numerics(d, ap, &ap->sites[0], NULL, no, out);
+	}
+	if (!no->emit_dir)
+		return numerics(d, ap, &sites[0], NULL, no, out);
+	char (*key)[20] = fs_xcalloc(n, sizeof(*key));
+	uint8_t *done = fs_xcalloc(n, 1);
+	struct fs_site *group = fs_xmalloc(n * sizeof(*group));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *nodes = fs_xmalloc((sites[i].n_nodes + 1) * sizeof(uint32_t));
+		memcpy(nodes, sites[i].nodes, sites[i].n_nodes * sizeof(uint32_t));
+		qsort(nodes, sites[i].n_nodes, sizeof(uint32_t), fs_cmp_u32);
+		fs_numerics_kernel_key(s, m->graph, nodes, sites[i].n_nodes, strstr(ap->name, "tanh") != NULL, no->tokens, key[i]);
+		free(nodes);
+	}
+	int v = 0;
+	for (uint32_t i = 0; i < n && v >= 0; i++) {
+		if (done[i])
+			continue;
+		uint32_t ng = 0;
+		for (uint32_t k = i; k < n; k++)
+			if (!done[k] && (k == i || (key[i][0] && !strcmp(key[i], key[k]))))
+				group[ng++] = sites[k], done[k] = 1;
+		struct fs_emit_sites es = {ap->name, f->base, fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), group, ng};
+		int vi = numerics(d, ap, &group[0], &es, no, out);
+		v = vi < 0 ? vi : v > vi ? v : vi;
+	}
+	free(group);
+	free(done);
+	free(key);
+	return v;
+}
+
+static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, uint32_t hops, int draw, struct fs_rewritten *r_out)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
@@ -202,7 +265,7 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 	if (rc == 0)
 		printf("wrote %s/%s, %s.diff, summary.txt%s\n", dir, f->base, f->base,
 		       draw ? ", before.svg / .dot, after.svg / .dot" : "");
-	fs_rewritten_release(&r);
+	*r_out = r;
 	free(rw);
 	free(text);
 	return rc;
@@ -279,13 +342,30 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
+	struct fs_rewritten rr = {0};
 	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, &pl) == 0 &&
-	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render) == 0)) {
+	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render, &rr) == 0)) {
 		int v = 0;
-		for (uint32_t i = 0; i < (tune ? pl.n : 1) && v >= 0; i++) {
-			int vi = numerics(d, &pl, i, tune ? NULL : out_dir, &no);
+		struct runs out = {.json = cJSON_CreateArray()};
+		out.mem = open_memstream(&out.text, &out.len);
+		struct fs_site *applied = fs_xmalloc((rr.applied + 1) * sizeof(*applied));
+		for (uint32_t i = 0; i < pl.n && v >= 0 && out.mem; i++) {
+			uint32_t n = 0;
+			for (uint32_t k = 0; k < rr.applied; k++)
+				if (rr.done[k].rewrite == i)
+					applied[n++] = pl.v[i].sites[rr.done[k].site];
+			int vi = tune ? numerics(d, &pl.v[i], &pl.v[i].sites[0], NULL, &no, &out)
+				      : run_approval(d, &pl.v[i], applied, n, &no, &out);
 			v = vi < 0 ? vi : v > vi ? v : vi;
 		}
+		if (!out.mem || (!tune && write_runs(out_dir, &out)))
+			v = -1;
+		if (out.mem)
+			fclose(out.mem);
+		free(out.text);
+		free(out.fused);
+		cJSON_Delete(out.json);
+		free(applied);
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
 		if (fs_tune_save(&cache) == 0 && (cache.hits || cache.misses))
 			fs_tune_print_stats(&cache, stdout);
@@ -296,6 +376,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	}
 	fs_tune_close(&cache);
 	fs_diags_print(&s->diags, stderr);
+	fs_rewritten_release(&rr);
 	fs_plan_release(&pl);
 	fs_discovery_free(d);
 	fs_patlib_release(&lib);

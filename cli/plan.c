@@ -10,17 +10,41 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
+#include "fusescan/numerics.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void add_site(struct fs_approval *a, const uint32_t *nodes, uint32_t n)
+/* A site and the views feeding it that nothing else reads (recursively):
+ * they become index math in the fused kernel, whose input is then what they
+ * view. RoPE's site reads the projection's contiguous output instead of its
+ * transpose and two strided slices of it. */
+static void add_site(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a, const uint32_t *nodes, uint32_t n)
 {
 	a->sites = fs_xrealloc(a->sites, (a->n_sites + 1) * sizeof(*a->sites));
 	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
-	uint32_t *copy = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
+	uint32_t *copy = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	memcpy(copy, nodes, n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		in[nodes[i]] = 1;
+	for (uint32_t i = 0; i < n; i++) { /* the list grows as views join */
+		const struct fs_node *x = &g->nodes[copy[i]];
+		for (uint32_t k = x->args; k < x->args + x->n_args; k++) {
+			uint32_t y = g->args[k].node;
+			if (g->args[k].kind != FS_ARG_NODE || in[y] || !fs_numerics_is_view(s, g, y))
+				continue;
+			int only = 1;
+			for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++) {
+				uint32_t user = g->users[g->nodes[y].users + u];
+				only = in[user] || (g->nodes[user].flags & FS_NODE_SIDE_EFFECT);
+			}
+			if (only)
+				in[y] = 1, copy[n++] = y;
+		}
+	}
+	free(in);
 	a->nodes[a->n_owned++] = copy;
 	a->sites[a->n_sites++] = (struct fs_site){copy, n};
 }
@@ -47,7 +71,7 @@ static void from_candidate(const struct fs_discovery *d, const struct fs_candida
 		     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
 	for (uint32_t j = 0; j < k->n_instances; j++) {
 		const struct fs_region *r = &m->regions[k->instances[j]];
-		add_site(a, r->nodes, r->n_nodes);
+		add_site(d->scan, d->scan->modules[d->a[0].module].graph, a, r->nodes, r->n_nodes);
 	}
 }
 
@@ -74,7 +98,7 @@ static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, cons
 					FS_GROW(nodes, cap, n + 1);
 					nodes[n++] = m.v[i].bind[pn];
 				}
-			add_site(a, nodes, n);
+			add_site(s, g, a, nodes, n);
 		}
 		fs_matches_release(&m);
 	}

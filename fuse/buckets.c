@@ -124,7 +124,7 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms};
 	}
 	if (o->emit_dir && ne)
-		fs_emit(p, eb, ne, o->emit_dir, r);
+		fs_emit(p, eb, ne, o, r);
 	else if (o->emit_dir) {
 		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel");
 		r->emit_failed = 1;

@@ -198,8 +198,65 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	return q;
 }
 
-void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const char *dir, struct fs_numerics *r)
+static int cmp_u32(const void *a, const void *b)
 {
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The sites the op replaces, by node name: each one's program, bound as the
+ * base, must generate the op's fallback kernel k0 byte for byte, so its
+ * values line up with the kernel's parameters: its inputs in the op's order,
+ * its outputs in the op's order, and its nodes (file order); and the graph
+ * they are in. */
+static int sites_json(const struct prog *base, const struct fs_kernel *k0, const struct fs_numerics_opts *o, cJSON *j,
+		      struct fs_numerics *r)
+{
+	const struct fs_emit_sites *es = o->emit_sites;
+	cJSON *g = cJSON_AddObjectToObject(j, "graph");
+	cJSON_AddStringToObject(g, "dump", es->dump);
+	cJSON_AddStringToObject(g, "stage", es->stage);
+	cJSON_AddStringToObject(g, "transform", es->transform);
+	cJSON_AddStringToObject(j, "candidate", es->candidate);
+	cJSON *a = cJSON_AddArrayToObject(j, "sites");
+	for (uint32_t i = 0; i < es->n; i++) {
+		const struct fs_site *site = &es->v[i];
+		uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t));
+		memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
+		qsort(nodes, site->n_nodes, sizeof(uint32_t), cmp_u32);
+		struct prog q = {.s = base->s, .g = base->g, .gelu_tanh = base->gelu_tanh};
+		struct fs_diags d;
+		struct fs_kernel k = {0};
+		char why[256];
+		fs_diags_init(&d);
+		int bad = fs_prog_build(&q, nodes, site->n_nodes, o->tokens, &d);
+		q.index64 = 1;
+		bad = bad || fs_codegen(&q, -1, FS_GEN_KERNEL, NULL, &k, why, sizeof(why)) || strcmp(k.source, k0->source);
+		const char *last = fs_scan_str(base->s, base->g->nodes[nodes[site->n_nodes - 1]].name);
+		if (!bad) {
+			cJSON *x = cJSON_CreateObject(), *ins = cJSON_AddArrayToObject(x, "inputs"),
+			      *outs = cJSON_AddArrayToObject(x, "outputs"), *all = cJSON_AddArrayToObject(x, "nodes");
+			for (uint32_t p = 0; p < k.n_params; p++)
+				cJSON_AddItemToArray(k.write[p] ? outs : ins,
+						     cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[node_of(&q, k.value[p])].name)));
+			for (uint32_t m = 0; m < site->n_nodes; m++)
+				cJSON_AddItemToArray(all, cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[nodes[m]].name)));
+			cJSON_AddItemToArray(a, x);
+		}
+		fs_kernel_release(&k);
+		fs_prog_free(&q);
+		fs_diags_release(&d);
+		free(nodes);
+		if (bad)
+			return failed(r, "the site at %%%s runs another kernel than the first site's: it cannot share its op", last);
+	}
+	return 0;
+}
+
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
+	     struct fs_numerics *r)
+{
+	const char *dir = o->emit_dir;
 	struct fs_kernel k[MAX_KERNELS];
 	char *src[MAX_KERNELS], entry_buf[MAX_KERNELS][24], why[1024], name[40];
 	const char *entry[MAX_KERNELS];
@@ -376,6 +433,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	for (uint32_t i = 0; i < nk; i++)
 		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i], exact_at[i]));
 	cJSON_AddNumberToObject(j, "fallback", 0);
+	if (o->emit_sites && sites_json(base, &k[0], o, j, r))
+		goto out;
 	/* a token count takes the smallest bucket at least as large (the largest past them all) */
 	cJSON *bj = cJSON_AddArrayToObject(j, "buckets");
 	for (uint32_t i = 0; i < n; i++) {

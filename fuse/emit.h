@@ -10,7 +10,11 @@
  * custom op fusescan::NAME (kernels/torch_op.py).
  *
  *   struct fs_emit_bucket b[] = {{&p1, 1, tactic1, 1, 0.002}, ...};
- *   fs_emit(&base, b, n, "out/kernels", r);   // r->emitted, r->emit_failed
+ *   fs_emit(&base, b, n, &opts, r);   // opts.emit_dir; r->emitted, r->emit_failed
+ *
+ * With opts.emit_sites the descriptor also names the sites the op replaces
+ * (`sites`: each one's inputs in the op's order, outputs and nodes) and the
+ * graph they are in, so a model's graph can be rewritten from it.
  */
 #ifndef FUSESCAN_EMIT_H
 #define FUSESCAN_EMIT_H
@@ -28,6 +32,7 @@ struct fs_emit_bucket {
 
 /* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why
  * not (r->emit_failed). base: the region at the run's own sizes. */
-void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const char *dir, struct fs_numerics *r);
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
+	     struct fs_numerics *r);
 
 #endif

@@ -1030,6 +1030,28 @@ void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n,
 	fs_diags_release(&d);
 }
 
+int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint32_t node)
+{
+	const struct fs_node *x = &g->nodes[node];
+	const struct sem *m = x->kind == FS_NODE_CALL ? sem_of(s, x) : NULL;
+	return m && (m->kind == PERMUTE || m->kind == SLICE || !strcmp(m->key, "unsqueeze") || !strcmp(m->key, "squeeze"));
+}
+
+int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
+			   int64_t tokens, char key[20])
+{
+	struct prog p = {.s = s, .g = g, .gelu_tanh = gelu_tanh};
+	struct fs_diags d;
+	char bucket[64];
+	fs_diags_init(&d);
+	key[0] = '\0';
+	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0)
+		fs_prog_tuning_key(&p, nodes, n, tokens, key, 20, bucket, sizeof(bucket));
+	fs_prog_free(&p);
+	fs_diags_release(&d);
+	return key[0] ? 0 : -1;
+}
+
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
 {

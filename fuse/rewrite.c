@@ -281,7 +281,7 @@ static const char *site_problem(struct ctx *c, const struct fs_site *site, uint3
 	return NULL;
 }
 
-static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site)
+static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, struct fs_site_ref ref)
 {
 	const struct fs_graph *g = c->g;
 	uint32_t n = site->n_nodes, last = 0, n_in, n_out;
@@ -330,7 +330,8 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 	add_edit(c->out, last, fused_lines(c, rw, in, n_in, outs, n_out, eol(&c->L, last)));
 	for (uint32_t k = 0; k < n; k++)
 		c->in_site[site->nodes[k]] = 2;
-	c->out->applied++;
+	c->out->done = fs_xrealloc(c->out->done, (c->out->applied + 1) * sizeof(*c->out->done));
+	c->out->done[c->out->applied++] = ref;
 	free(in);
 	free(outs);
 }
@@ -450,6 +451,21 @@ static int validate(const struct ctx *c, uint32_t module, const struct fs_rewrit
 	return bad ? -1 : 0;
 }
 
+struct order {
+	uint32_t n_nodes;
+	struct fs_site_ref ref;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->n_nodes != y->n_nodes)
+		return x->n_nodes > y->n_nodes ? -1 : 1;
+	if (x->ref.rewrite != y->ref.rewrite)
+		return x->ref.rewrite < y->ref.rewrite ? -1 : 1;
+	return x->ref.site < y->ref.site ? -1 : x->ref.site > y->ref.site;
+}
+
 int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text, size_t len,
 		     const struct fs_rewrite *rw, uint32_t n_rw, struct fs_rewritten *out, struct fs_diags *d)
 {
@@ -464,9 +480,20 @@ int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text,
 	fs_strtab_init(&c.made);
 	split_lines(&c.L, text, len);
 	map_lines(&c, module);
+	/* larger sites first (where two overlap, the one holding more of the
+	 * graph wins: add + RMSNorm over RMSNorm), else in the order given */
+	uint32_t n_all = 0;
+	for (uint32_t k = 0; k < n_rw; k++)
+		n_all += rw[k].n_sites;
+	struct order *ord = fs_xmalloc((n_all + 1) * sizeof(*ord));
+	n_all = 0;
 	for (uint32_t k = 0; k < n_rw; k++)
 		for (uint32_t i = 0; i < rw[k].n_sites; i++)
-			apply_site(&c, &rw[k], &rw[k].sites[i]);
+			ord[n_all++] = (struct order){rw[k].sites[i].n_nodes, {k, i}};
+	qsort(ord, n_all, sizeof(*ord), order_cmp);
+	for (uint32_t i = 0; i < n_all; i++)
+		apply_site(&c, &rw[ord[i].ref.rewrite], &rw[ord[i].ref.rewrite].sites[ord[i].ref.site], ord[i].ref);
+	free(ord);
 	build_text(&c);
 	int rc = validate(&c, module, rw, n_rw, d);
 	fs_strtab_release(&c.made);
@@ -483,6 +510,7 @@ void fs_rewritten_release(struct fs_rewritten *r)
 	for (uint32_t i = 0; i < r->n_edits; i++)
 		free(r->edits[i].text);
 	free(r->edits);
+	free(r->done);
 	for (uint32_t i = 0; i < r->skipped; i++)
 		free(r->why[i]);
 	free(r->why);

@@ -32,8 +32,10 @@ def swiglu(a, b, acc=None):
     return F.silu(a) * b
 
 
-def rope(q, cos, x2, x1, sin, acc=None):  # q * cos + rotate_half(q) * sin, the halves as the dump passes them
-    return q * cos + torch.cat((-x2, x1), dim=-1) * sin
+def rope(q, cos, sin, acc=None):  # q * cos + rotate_half(q) * sin on q's projection [b, s, h, d] seen as [b, h, s, d]
+    q = q.transpose(1, 2)
+    half = q.shape[-1] // 2
+    return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
 
 
 def geglu_tanh(a, b, acc=None):

@@ -29,10 +29,20 @@
 
 #include "fusescan/diag.h"
 #include "fusescan/graph.h"
+#include "fusescan/rewrite.h"
 #include "fusescan/scan.h"
 #include "fusescan/tune.h"
 
 #include <stdio.h>
+
+/* What an emitted op replaces, written into its descriptor: the sites by
+ * node name, each site's kernel the same as the one of the site run. */
+struct fs_emit_sites {
+	const char *candidate;          /* the candidate or pattern name */
+	const char *dump, *stage, *transform; /* the graph the sites are in */
+	const struct fs_site *v;
+	uint32_t n;
+};
 
 struct fs_numerics_opts {
 	int64_t tokens;      /* sequence length bound for the run (batch 1) */
@@ -48,6 +58,7 @@ struct fs_numerics_opts {
 	struct fs_tune_cache *cache; /* tuned tactics, or NULL: tune every run */
 	int retune;          /* profile every tactic even on a cache hit */
 	const char *emit_dir; /* write the kernel for deployment here (fuse/emit.h), or NULL */
+	const struct fs_emit_sites *emit_sites; /* with emit_dir: the sites the op replaces, or NULL */
 	const int64_t *buckets; /* token counts the fused kernel is tuned at (0 of them: powers of two up to tokens) */
 	uint32_t n_buckets;
 };
@@ -140,6 +151,15 @@ struct fs_numerics {
  * be bound, ...). */
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d);
+/* Whether the node is a view the kernels compute as index math that keeps
+ * every dim of its input (transpose, permute, slice, unsqueeze, squeeze):
+ * a region can read its input instead, every symbol still readable. */
+int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint32_t node);
+/* The region's fused kernel at `tokens` as a key (a hash of its generated
+ * source, 16 hex digits): regions with one key run one kernel. 0, or -1 when
+ * no kernel can be generated (then key is ""). nodes in file order. */
+int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
+			   int64_t tokens, char key[20]);
 void fs_numerics_print(const struct fs_numerics *r, FILE *out);
 void fs_numerics_release(struct fs_numerics *r);
 /* A cJSON object (cJSON *), owned by the caller. */

@@ -46,6 +46,9 @@ struct fs_rewritten {
 	struct fs_edit *edits;    /* sorted by line */
 	uint32_t n_edits, cap_edits;
 	uint32_t applied, skipped;
+	struct fs_site_ref {      /* per applied site, in order: which one */
+		uint32_t rewrite, site;
+	} *done;
 	char **why;               /* per skipped site: the reason */
 	uint32_t fused;           /* fused nodes in the validated after-graph */
 };

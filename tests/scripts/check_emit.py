@@ -8,6 +8,10 @@ input dim whose shape is that symbol; the launch formulas read only the
 symbols; the module compiles (py_compile) and registers fusescan::NAME.
 --tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
 --buckets LIST: the buckets expected.
+Every descriptor in DIR is checked (one per distinct kernel among the sites
+of the candidates applied); where a descriptor names the sites its op
+replaces, each has as many inputs and outputs as the op, and no node is
+replaced by two ops.
 usage: check_emit.py DIR [--tuned] [--buckets 1,2,4]"""
 import glob
 import json
@@ -16,69 +20,84 @@ import py_compile
 import re
 import sys
 
-d = sys.argv[1]
-(path,) = glob.glob(os.path.join(d, "*.json"))
-j = json.load(open(path))
-name = j["name"]
-assert j["format"] == "fusescan.kernel/2" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
-for f in ("ptx", "source", "module"):
-    assert os.path.isfile(os.path.join(d, j[f])) and j[f].startswith(name), (f, j[f])
-ptx = open(os.path.join(d, j["ptx"])).read()
-assert ".target sm_" in ptx, ptx[:300]
-entries = [k["entry"] for k in j["kernels"]]
-assert len(set(entries)) == len(entries), entries
-for e in entries:
-    assert re.search(r"\.entry %s\(" % re.escape(e), ptx), f"no .entry {e} in the PTX"
-fb = j["kernels"][j["fallback"]]
-assert fb["entry"] == "fs_any" and fb["index_bits"] == 64 and not fb["requires"] and fb["tactic"].startswith("v1 "), fb
-syms = [s["name"] for s in j["symbols"]]
-assert j["tokens"] == " * ".join(syms) or (not syms and j["tokens"] == "1"), j["tokens"]
-for s in j["symbols"]:
-    t = j["inputs"][s["from"]["input"]]
-    assert t["shape"][s["from"]["dim"]] == s["name"], (s, t)
-formula = re.compile(r"^[0-9A-Za-z_ ()+*/%,-]*$")
-for k in j["kernels"]:
-    texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [r["dim"] for r in k["requires"]]
-    for r in k["requires"]:
-        assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"], ["dim", "equals"]) and min(
-            r.get("multiple_of", 1), r.get("at_most", 1), r.get("equals", 1)) >= 1, r
-    for t in texts:
-        assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms) | {"max", "min"}, (t, syms)
-    assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
-for t in j["inputs"] + j["outputs"]:
-    assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
-    for dim in t["shape"]:
-        assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms) | {"max", "min"}), t
-assert j["outputs"], j
-buckets = [b["tokens"] for b in j["buckets"]]
-assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
-# every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
-# its requirements hold there
-# and its exact-size kernel (every symbol required equal; one per bucket, where the dims are symbolic)
+
 def holds(r, at):
     v = eval(r["dim"], {"__builtins__": {"max": max, "min": min}}, at)
     return v % r["multiple_of"] == 0 if "multiple_of" in r else v <= r["at_most"] if "at_most" in r else v == r["equals"]
 
 
-for b in j["buckets"]:
-    at = {n: 1 for n in syms}
-    if syms:
-        at[syms[-1]] = b["tokens"]
-    assert all(holds(r, at) for r in j["kernels"][b["kernel"]]["requires"]), (b, at)
-    assert ("exact" in b) == bool(syms), b
-    if syms:
-        e = j["kernels"][b["exact"]]
-        assert e["entry"] == "fs_e%d" % b["tokens"] and all(holds(r, at) for r in e["requires"]), (b, e)
-        assert sorted(r["dim"] for r in e["requires"] if "equals" in r) == sorted(syms), e
-        assert not all(holds(r, dict(at, **{syms[-1]: b["tokens"] + 1})) for r in e["requires"]), e
-if "--buckets" in sys.argv:
-    want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
-    assert buckets == want, (buckets, want)
-if "--tuned" in sys.argv:
-    assert j["tuned_on"] and all(b["tuned"] and b["median_ms"] > 0 for b in j["buckets"]), j["buckets"]
-else:
-    assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
-src = open(os.path.join(d, j["module"])).read()
-assert f'@torch.library.custom_op("fusescan::{name}"' in src and f"@{name}.register_fake" in src and "@" + "NAME@" not in src
-py_compile.compile(os.path.join(d, j["module"]), cfile=os.path.join(d, "__check.pyc"), doraise=True)
-os.remove(os.path.join(d, "__check.pyc"))
+def check(d, path, replaced):
+    j = json.load(open(path))
+    name = j["name"]
+    assert j["format"] == "fusescan.kernel/2" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
+    for f in ("ptx", "source", "module"):
+        assert os.path.isfile(os.path.join(d, j[f])) and j[f].startswith(name), (f, j[f])
+    ptx = open(os.path.join(d, j["ptx"])).read()
+    assert ".target sm_" in ptx, ptx[:300]
+    entries = [k["entry"] for k in j["kernels"]]
+    assert len(set(entries)) == len(entries), entries
+    for e in entries:
+        assert re.search(r"\.entry %s\(" % re.escape(e), ptx), f"no .entry {e} in the PTX"
+    fb = j["kernels"][j["fallback"]]
+    assert fb["entry"] == "fs_any" and fb["index_bits"] == 64 and not fb["requires"] and fb["tactic"].startswith("v1 "), fb
+    syms = [s["name"] for s in j["symbols"]]
+    assert j["tokens"] == " * ".join(syms) or (not syms and j["tokens"] == "1"), j["tokens"]
+    for s in j["symbols"]:
+        t = j["inputs"][s["from"]["input"]]
+        assert t["shape"][s["from"]["dim"]] == s["name"], (s, t)
+    formula = re.compile(r"^[0-9A-Za-z_ ()+*/%,-]*$")
+    for k in j["kernels"]:
+        texts = [k["max_elements"], k["launch"]["grid"]["work"]] + [r["dim"] for r in k["requires"]]
+        for r in k["requires"]:
+            assert sorted(r) in (["dim", "multiple_of"], ["at_most", "dim"], ["dim", "equals"]) and min(
+                r.get("multiple_of", 1), r.get("at_most", 1), r.get("equals", 1)) >= 1, r
+        for t in texts:
+            assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms) | {"max", "min"}, (t, syms)
+        assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
+    for t in j["inputs"] + j["outputs"]:
+        assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
+        for dim in t["shape"]:
+            assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms) | {"max", "min"}), t
+    assert j["outputs"], j
+    buckets = [b["tokens"] for b in j["buckets"]]
+    assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
+    # every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
+    # its requirements hold there
+    # and its exact-size kernel (every symbol required equal; one per bucket, where the dims are symbolic)
+    for b in j["buckets"]:
+        at = {n: 1 for n in syms}
+        if syms:
+            at[syms[-1]] = b["tokens"]
+        assert all(holds(r, at) for r in j["kernels"][b["kernel"]]["requires"]), (b, at)
+        assert ("exact" in b) == bool(syms), b
+        if syms:
+            e = j["kernels"][b["exact"]]
+            assert e["entry"] == "fs_e%d" % b["tokens"] and all(holds(r, at) for r in e["requires"]), (b, e)
+            assert sorted(r["dim"] for r in e["requires"] if "equals" in r) == sorted(syms), e
+            assert not all(holds(r, dict(at, **{syms[-1]: b["tokens"] + 1})) for r in e["requires"]), e
+    if "--buckets" in sys.argv:
+        want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
+        assert buckets == want, (buckets, want)
+    if "--tuned" in sys.argv:
+        assert j["tuned_on"] and all(b["tuned"] and b["median_ms"] > 0 for b in j["buckets"]), j["buckets"]
+    else:
+        assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
+    src = open(os.path.join(d, j["module"])).read()
+    assert f'@torch.library.custom_op("fusescan::{name}"' in src and f"@{name}.register_fake" in src and "@" + "NAME@" not in src
+    py_compile.compile(os.path.join(d, j["module"]), cfile=os.path.join(d, "__check.pyc"), doraise=True)
+    os.remove(os.path.join(d, "__check.pyc"))
+    for site in j.get("sites", []):
+        assert len(site["inputs"]) == len(j["inputs"]) and len(site["outputs"]) == len(j["outputs"]), (site, j["inputs"])
+        assert set(site["outputs"]) <= set(site["nodes"]) and not set(site["inputs"]) & set(site["nodes"]), site
+        assert not set(site["nodes"]) & replaced, ("replaced twice", site)
+        replaced |= set(site["nodes"])
+    if "sites" in j:
+        assert j["candidate"] and j["graph"]["dump"] and j["sites"], j
+
+
+d = sys.argv[1]
+paths = sorted(glob.glob(os.path.join(d, "*.json")))
+assert paths, f"no descriptor in {d}"
+replaced = set()
+for path in paths:
+    check(d, path, replaced)
