@@ -105,6 +105,99 @@ static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, cons
 	free(nodes);
 }
 
+/* Whether a node of site `a` (marked in `in_a`, its first node `lo`) is an
+ * ancestor of a node of site b: dependent sites cannot share a launch. */
+static int depends(const struct fs_graph *g, const uint8_t *in_a, uint32_t lo, const struct fs_site *b, uint8_t *seen,
+		   uint32_t *stack)
+{
+	uint32_t n = 0;
+	int hit = 0;
+	for (uint32_t k = 0; k < b->n_nodes; k++)
+		stack[n++] = b->nodes[k], seen[b->nodes[k]] = 1;
+	for (uint32_t top = 0; top < n && !hit; top++) {
+		const struct fs_node *x = &g->nodes[stack[top]];
+		for (uint32_t k = x->args; k < x->args + x->n_args && !hit; k++) {
+			uint32_t y = g->args[k].node;
+			if (g->args[k].kind != FS_ARG_NODE || seen[y] || y < lo) /* file order is topological */
+				continue;
+			hit = in_a[y];
+			seen[y] = 1, stack[n++] = y;
+		}
+	}
+	for (uint32_t k = 0; k < n; k++)
+		seen[stack[k]] = 0;
+	return hit;
+}
+
+/* Sibling sites (the same size, one activation tensor in common, neither
+ * reading the other, as RoPE's q and k reading cos and sin) become one site:
+ * one launch, as AutoDeploy's RoPE op takes q and k together. */
+static void merge_siblings(const struct fs_graph *g, struct fs_approval *a)
+{
+	uint8_t *in_a = fs_xcalloc(g->n_nodes + 1, 1), *in_b = fs_xcalloc(g->n_nodes + 1, 1),
+		*seen = fs_xcalloc(g->n_nodes + 1, 1);
+	uint32_t *stack = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < a->n_sites; i++) {
+		struct fs_site *x = &a->sites[i];
+		if (!x->n_nodes)
+			continue;
+		uint32_t lo = UINT32_MAX;
+		for (uint32_t k = 0; k < x->n_nodes; k++)
+			in_a[x->nodes[k]] = 1, lo = x->nodes[k] < lo ? x->nodes[k] : lo;
+		for (uint32_t j = i + 1; j < a->n_sites; j++) {
+			struct fs_site *y = &a->sites[j];
+			if (y->n_nodes != x->n_nodes)
+				continue;
+			int shared = 0, overlap = 0;
+			for (uint32_t k = 0; k < y->n_nodes; k++)
+				in_b[y->nodes[k]] = 1, overlap |= in_a[y->nodes[k]];
+			for (uint32_t k = 0; k < y->n_nodes && !shared; k++) { /* an activation both read */
+				const struct fs_node *q = &g->nodes[y->nodes[k]];
+				for (uint32_t t = q->args; t < q->args + q->n_args && !shared; t++) {
+					uint32_t v = g->args[t].node;
+					shared = g->args[t].kind == FS_ARG_NODE && !in_b[v] && g->nodes[v].kind == FS_NODE_CALL &&
+						 g->nodes[v].n_out && fs_dtype_size((enum fs_dtype)g->types[g->nodes[v].out].dtype) > 0;
+					for (uint32_t m = 0; shared && m < x->n_nodes; m++) {
+						const struct fs_node *r = &g->nodes[x->nodes[m]];
+						shared = 0;
+						for (uint32_t u = r->args; u < r->args + r->n_args && !shared; u++)
+							shared = g->args[u].kind == FS_ARG_NODE && g->args[u].node == v;
+						if (shared)
+							break;
+					}
+				}
+			}
+			uint32_t lo_b = UINT32_MAX;
+			for (uint32_t k = 0; k < y->n_nodes; k++)
+				lo_b = y->nodes[k] < lo_b ? y->nodes[k] : lo_b;
+			int merge = shared && !overlap && !depends(g, in_a, lo, y, seen, stack) && !depends(g, in_b, lo_b, x, seen, stack);
+			for (uint32_t k = 0; k < y->n_nodes; k++)
+				in_b[y->nodes[k]] = 0;
+			if (!merge)
+				continue;
+			uint32_t *u = fs_xmalloc((x->n_nodes + y->n_nodes) * sizeof(uint32_t));
+			memcpy(u, x->nodes, x->n_nodes * sizeof(uint32_t));
+			memcpy(u + x->n_nodes, y->nodes, y->n_nodes * sizeof(uint32_t));
+			a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
+			a->nodes[a->n_owned++] = u;
+			for (uint32_t k = 0; k < y->n_nodes; k++)
+				in_a[y->nodes[k]] = 1;
+			*x = (struct fs_site){u, x->n_nodes + y->n_nodes};
+			y->n_nodes = 0; /* gone; and x, now larger, merges no further sibling of y's size */
+			break;
+		}
+		for (uint32_t k = 0; k < x->n_nodes; k++)
+			in_a[x->nodes[k]] = 0;
+		a->sites[w++] = *x;
+	}
+	a->n_sites = w;
+	free(in_a);
+	free(in_b);
+	free(seen);
+	free(stack);
+}
+
 /* Only the sites that contain node `site`. */
 static void keep_site(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a, const char *site)
 {
@@ -167,6 +260,7 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		struct fs_approval *a = &pl->v[pl->n++];
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
+		merge_siblings(g, a);
 		if (site)
 			keep_site(s, g, a, site);
 		if (!a->n_sites) {

@@ -158,7 +158,10 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def build(arch, layers, sets):
+def build(arch, layers, sets, device="meta"):
+    """the architecture's model from its config, bf16, on `device` (meta: no
+    weights; a real device: weights drawn by the model's own initialisation
+    from torch's current seed)"""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
@@ -174,11 +177,24 @@ def build(arch, layers, sets):
                 setattr(cfg, key, layers)
     cfg.use_cache = False
     cfg._attn_implementation = attn
-    with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16,
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16,
                                                  attn_implementation=attn)
     model.eval()
     return model, cfg
+
+
+def export(model, device):
+    """the model exported as AutoDeploy exports it: non-strict, batch and
+    sequence dims symbolic. Dim.AUTO keeps both symbolic and records the
+    guards the model needs (Gemma 2's sliding-window mask fails a named
+    Dim's range)."""
+    import torch
+    from torch.export import Dim
+
+    ids = torch.zeros((2, 16), dtype=torch.int64, device=device)
+    with torch.no_grad():
+        return torch.export.export(model, (ids,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},), strict=False)
 
 
 def config_field(text):
@@ -199,17 +215,8 @@ def main():
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
 
-    import torch
-    from torch.export import Dim
-
     model, cfg = build(args.arch, args.layers, args.set)
-    # Dim.AUTO: export keeps both dims symbolic and records the guards the
-    # model needs (Gemma 2's sliding-window mask fails a named Dim's range).
-    ids = torch.zeros((2, 16), dtype=torch.int64, device="meta")
-    with torch.no_grad():
-        ep = torch.export.export(model, (ids,),
-                                 dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},),
-                                 strict=False)
+    ep = export(model, "meta")
     os.makedirs(args.out, exist_ok=True)
     write_atomic(os.path.join(args.out, "001_export_export_to_gm.txt"),
                  print_graph(ep.module(), "export_to_gm", "export"))

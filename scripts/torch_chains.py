@@ -32,10 +32,12 @@ def swiglu(a, b, acc=None):
     return F.silu(a) * b
 
 
-def rope(q, cos, sin, acc=None):  # q * cos + rotate_half(q) * sin on q's projection [b, s, h, d] seen as [b, h, s, d]
-    q = q.transpose(1, 2)
-    half = q.shape[-1] // 2
-    return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
+def rope(q, k, cos, sin, acc=None):  # x * cos + rotate_half(x) * sin of q and k, projections [b, s, h, d] seen as [b, h, s, d]
+    def one(x):
+        x = x.transpose(1, 2)
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+    return one(q), one(k)
 
 
 def geglu_tanh(a, b, acc=None):

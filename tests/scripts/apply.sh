@@ -46,8 +46,9 @@ check "after-dump of the parallel GEMMs parses" 0 "$exe" scan "$tmp/pg/001_expor
 
 printf '# approved for this run\nrope_rotate_half\nrepeat_kv   # the kv copies\n' > "$tmp/approvals.txt"
 check "approvals" 0 "$exe" fuse --approvals "$tmp/approvals.txt" --out "$tmp/e" "$export_dump"
-# the names are candidate names of this graph (4 RoPE chains, 4 kv copies), not the patterns
-contains "approvals summary" "$tmp/out" "[SUMMARY] matches=8 | 8 fused nodes"
+# the names are candidate names of this graph (4 RoPE chains, in 2 q / k pairs reading one cos
+# and sin: one node each; 4 kv copies), not the patterns
+contains "approvals summary" "$tmp/out" "[SUMMARY] matches=6 | 6 fused nodes"
 contains "approvals resolve to candidates" "$tmp/err" "'rope_rotate_half' is candidate rope_rotate_half-3bc3ce9c of this graph"
 
 check "unknown id" 2 "$exe" --apply nothing-12345678 --out "$tmp/f" "$final"

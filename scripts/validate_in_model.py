@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""The fusion inside the whole model (GPU machine): export an architecture as
+scripts/export_dumps.py does, with seeded random bf16 weights on the GPU;
+write its dump; `fusescan --apply ID... --emit DIR` on that dump (the
+descriptors name every site each emitted op replaces, by node name); replace
+those sites in the exported graph with the ops; run the original and the
+rewritten model on the same tokens and report
+
+  - replaced sites against fusescan's `[SUMMARY] matches=N` (must be equal);
+  - logits against the original's and against a float32 run of the original
+    (the rounding yardstick: the original's own error against float32);
+    top-1 agreement with the original and, as the yardstick, of the original
+    with float32;
+  - time per forward at a prefill and a 1-token step, eager and under
+    torch.compile, each side replayed from a CUDA graph of several calls,
+    interleaved rounds, medians;
+  - with --scaffold DIR (`fusescan --apply ID --scaffold DIR`): the
+    scaffold's search function run on the exported graph with torch.fx
+    matches exactly the sites fusescan replaced for that candidate.
+
+  python3 scripts/validate_in_model.py --fusescan build/fusescan --arch llama --layers 4 \\
+      --set hidden_size=4096 --set intermediate_size=14336 ... \\
+      --apply add_rmsnorm --apply rmsnorm --apply rope_rotate_half --apply swiglu --work /tmp/vm
+
+Exit 0 when every check holds (counts equal, top-1 agreement at least
+--min-top1, logits error within 2x the yardstick's, the scaffold's sites
+equal), 1 otherwise. Timing is reported, not gated.
+"""
+
+import argparse
+import copy
+import glob
+import importlib.util
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_dumps  # noqa: E402
+
+import torch  # noqa: E402
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def export_model(a):
+    """(HF model bf16 on the GPU, its exported graph module)"""
+    torch.manual_seed(a.seed)
+    model, cfg = export_dumps.build(a.arch, a.layers, a.set, device="cuda")
+    ep = export_dumps.export(model, "cuda")
+    if a.flavour == "decomposed":
+        ep = ep.run_decompositions()
+    try:  # the guards pin the sizes export saw to ranges (batch and length >= 2); the 1-token step needs neither
+        gm = ep.module(check_guards=False)
+    except TypeError:
+        gm = ep.module()
+    return model, cfg, gm
+
+
+def run_fusescan(a, dump):
+    apply_dir, ops = os.path.join(a.work, "apply"), os.path.join(a.work, "ops")
+    for d in (apply_dir, ops):
+        for f in glob.glob(os.path.join(d, "*")):
+            os.remove(f)
+    cmd = [a.fusescan]
+    for x in a.apply:
+        cmd += ["--apply", x]
+    cmd += ["--no-render", "--tokens", str(a.tokens), "--buckets", f"1,{a.tokens}", "--out", apply_dir, "--emit", ops]
+    if a.scaffold:
+        cmd += ["--scaffold", os.path.join(a.work, "scaffold")]
+    cmd.append(dump)
+    log("$ " + " ".join(cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write("".join(f"  | {l}\n" for l in r.stdout.splitlines() if re.search(r"SUMMARY|skipped|verdict|emitted|site %", l)))
+    if r.returncode != 0:
+        sys.exit(f"validate_in_model: fusescan exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    summary = open(os.path.join(apply_dir, "summary.txt")).read()
+    matches = int(re.search(r"matches=(\d+)", summary).group(1))
+    descs = []
+    for path in sorted(glob.glob(os.path.join(ops, "*.json"))):
+        j = json.load(open(path))
+        spec = importlib.util.spec_from_file_location(j["name"], os.path.join(ops, j["module"]))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)  # registers torch.ops.fusescan.<name>
+        descs.append((j, getattr(torch.ops.fusescan, j["name"]).default))
+    return matches, summary.strip(), descs
+
+
+def replace_sites(gm, descs):
+    """a new graph module over gm's weights with every site of every op
+    replaced: the op reads the site's inputs (made contiguous where the
+    exported strides say they are not) and its outputs take the users of the
+    site's outputs; the site's nodes (and asserts about them) go.
+    -> (module, sites replaced, contiguous copies inserted, per candidate {sites})"""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    graph._codegen = copy.deepcopy(gm.graph._codegen)  # export's pytree calling convention
+    nodes = {n.name: n for n in graph.nodes}
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    replaced, copies, per = 0, 0, {}
+    for j, op in descs:
+        for site in j["sites"]:
+            missing = [x for x in site["inputs"] + site["nodes"] if x not in nodes]
+            if missing:
+                raise SystemExit(f"validate_in_model: {j['candidate']}: node {missing[0]} of a site is not in the exported graph")
+            ins = [nodes[x] for x in site["inputs"]]
+            outs = [nodes[x] for x in site["outputs"]]
+            inside = {nodes[x] for x in site["nodes"]}
+            after = max(ins, key=lambda n: order[n])
+            for o in outs:
+                for u in o.users:
+                    if u not in inside and order[u] <= order[after]:
+                        raise SystemExit(f"validate_in_model: {o.name} is read by {u.name} before the inputs of its site are all defined")
+            with graph.inserting_after(after):
+                args = []
+                for n in ins:
+                    val = n.meta.get("val")
+                    if isinstance(val, torch.Tensor) and not val.is_contiguous():
+                        n = graph.call_function(torch.ops.aten.contiguous.default, (n,))
+                        copies += 1
+                    args.append(n)
+                fused = graph.call_function(op, tuple(args))
+            results = [fused]
+            if len(outs) > 1:
+                with graph.inserting_after(fused):
+                    results = [graph.call_function(__import__("operator").getitem, (fused, i)) for i in range(len(outs))]
+            for k, (o, r) in enumerate(zip(outs, results)):
+                r.meta = dict(o.meta)
+                o.replace_all_uses_with(r, delete_user_cb=lambda u: u not in inside)
+                nodes[o.name] = r  # a later site reading this output reads the op's
+                order[r] = order[after] + (k + 1) / (len(outs) + 2)
+            order[fused] = order[after] + 1 / (len(outs) + 2) / 2
+            dead = sorted(inside, key=lambda n: -order[n])
+            for n in dead:
+                for u in list(n.users):
+                    if u not in inside:  # an assert about a value that goes away
+                        graph.erase_node(u)
+                graph.erase_node(n)
+            replaced += 1
+            per.setdefault(j["candidate"], []).append(site)
+    graph.lint()
+    return torch.fx.GraphModule(gm, graph), replaced, copies, per
+
+
+def logits_of(out):
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return out.logits if hasattr(out, "logits") else out
+
+
+def errors(x, ref):
+    d = (x.float() - ref.float()).abs()
+    return {"max_abs": d.max().item(), "rel_rms": (d.pow(2).mean().sqrt() / ref.float().pow(2).mean().sqrt()).item()}
+
+
+def timed(fns, ids, calls, rounds):
+    """median ms per forward of each fn: a CUDA graph of `calls` forwards on
+    static ids per fn, replays interleaved over `rounds` rounds"""
+    graphs = []
+    for fn in fns:
+        for _ in range(3):
+            fn(ids)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(calls):
+                fn(ids)
+        graphs.append(g)
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for g, t in zip(graphs, times):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            g.replay()
+            e.record()
+            e.synchronize()
+            t.append(s.elapsed_time(e) / calls)
+    del graphs
+    torch.cuda.empty_cache()
+    return [statistics.median(t) for t in times]
+
+
+def scaffold_sites(a, gm, per):
+    """the scaffold's search function on the exported graph (torch.fx): its
+    matches, each as the set of graph nodes it covers, against fusescan's"""
+    mods = glob.glob(os.path.join(a.work, "scaffold", "fuse_*.py"))
+    if len(mods) != 1:
+        raise SystemExit(f"validate_in_model: {len(mods)} scaffold modules in {a.work}/scaffold, expected 1")
+    spec = importlib.util.spec_from_file_location("scaffold", mods[0])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    found = mod.find_sites(gm)
+    want = {frozenset(s["nodes"]) for s in per.get(mod.CANDIDATE, [])}
+    got = {frozenset(n.name for n in m) for m in found}
+    return mod.CANDIDATE, len(got), len(want), got == want
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fusescan", required=True)
+    ap.add_argument("--arch", required=True, choices=sorted(export_dumps.ARCHS))
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--set", action="append", default=[], type=export_dumps.config_field, metavar="KEY=INT")
+    ap.add_argument("--apply", action="append", required=True, metavar="ID", help="candidate or pattern (repeatable)")
+    ap.add_argument("--flavour", choices=("export", "decomposed"), default="export",
+                    help="the graph to rewrite: the exported one (dump 001) or after run_decompositions (002)")
+    ap.add_argument("--tokens", type=int, default=4096, help="the prefill's length (and the largest bucket)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scaffold", action="store_true", help="also write the first candidate's scaffold and check its search")
+    ap.add_argument("--min-top1", type=float, default=0.999)
+    ap.add_argument("--calls", type=int, default=5, help="forwards per CUDA graph")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile timings")
+    ap.add_argument("--work", required=True, help="scratch directory: the dump, fusescan's outputs, the ops")
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    os.makedirs(os.path.join(a.work, "dump"), exist_ok=True)
+
+    model, cfg, gm = export_model(a)
+    name = ("001_export_export_to_gm.txt", "export_to_gm", "export") if a.flavour == "export" else \
+        ("002_post_export_run_decompositions.txt", "run_decompositions", "post_export")
+    dump = os.path.join(a.work, "dump", name[0])
+    export_dumps.write_atomic(dump, export_dumps.print_graph(gm, name[1], name[2]))
+    log(f"{a.arch}: {cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, vocab {cfg.vocab_size} -> {dump}")
+    matches, summary, descs = run_fusescan(a, dump)
+    new, replaced, copies, per = replace_sites(gm, descs)
+    res = {"arch": a.arch, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size, "tokens": a.tokens,
+           "apply": a.apply, "summary": summary, "matches": matches, "replaced": replaced, "contiguous_copies": copies,
+           "per_candidate": {k: len(v) for k, v in per.items()}, "ops": len(descs)}
+    ok = replaced == matches
+    log(f"sites replaced: {replaced} ({', '.join(f'{k} {len(v)}' for k, v in per.items())}) by {len(descs)} ops; "
+        f"fusescan: matches={matches}: {'equal' if ok else 'DIFFERENT'}; {copies} contiguous copies inserted")
+
+    gen = torch.Generator(device="cuda").manual_seed(a.seed + 1)
+    ids = torch.randint(0, cfg.vocab_size, (1, a.tokens), device="cuda", generator=gen)
+    with torch.no_grad():
+        ref = logits_of(gm(ids))
+        got = logits_of(new(ids))
+        m32 = copy.deepcopy(model).float()
+        y32 = logits_of(m32(input_ids=ids)).float()
+        del m32
+        torch.cuda.empty_cache()
+    e_orig, e_new, e_pair = errors(ref, y32), errors(got, y32), errors(got, ref)
+    top1 = (got.argmax(-1) == ref.argmax(-1)).float().mean().item()
+    top1_yard = (ref.argmax(-1) == y32.argmax(-1)).float().mean().item()
+    top1_new32 = (got.argmax(-1) == y32.argmax(-1)).float().mean().item()
+    res.update({"logits_vs_fp32": {"original": e_orig, "rewritten": e_new}, "logits_vs_original": e_pair,
+                "top1_vs_original": top1, "top1_original_vs_fp32": top1_yard, "top1_rewritten_vs_fp32": top1_new32})
+    within = e_new["max_abs"] <= 2 * e_orig["max_abs"] and e_new["rel_rms"] <= 2 * e_orig["rel_rms"]
+    ok = ok and top1 >= a.min_top1 and within
+    log(f"logits over {a.tokens} tokens:")
+    log(f"  {'':34s} {'max abs':>10s} {'rel rms':>10s}   top-1 agreement")
+    log(f"  {'original bf16 vs float32':34s} {e_orig['max_abs']:10.4f} {e_orig['rel_rms']:10.2e}   {top1_yard:.4%} (yardstick)")
+    log(f"  {'rewritten vs float32':34s} {e_new['max_abs']:10.4f} {e_new['rel_rms']:10.2e}   {top1_new32:.4%}")
+    log(f"  {'rewritten vs original':34s} {e_pair['max_abs']:10.4f} {e_pair['rel_rms']:10.2e}   {top1:.4%}"
+        f" ({'at least' if top1 >= a.min_top1 else 'BELOW'} {a.min_top1:.1%})")
+    log(f"  rewritten error within 2x the yardstick's: {'yes' if within else 'NO'}")
+
+    if a.scaffold:
+        cand, got_n, want_n, same = scaffold_sites(a, gm, per)
+        res["scaffold"] = {"candidate": cand, "search_matches": got_n, "fusescan_sites": want_n, "equal": same}
+        ok = ok and same
+        log(f"scaffold of {cand}: the search function matches {got_n} sites on the exported graph, fusescan replaced "
+            f"{want_n}: {'the same nodes' if same else 'DIFFERENT'}")
+
+    rows = []
+    with torch.no_grad():
+        for tokens in (a.tokens, 1):
+            x = ids[:, :tokens].contiguous()
+            sides = [("eager", gm, new)]
+            if not a.no_compile:
+                torch._dynamo.reset()
+                sides.append(("torch.compile", torch.compile(gm, dynamic=False), torch.compile(new, dynamic=False)))
+            for mode, f0, f1 in sides:
+                t0, t1 = timed([f0, f1], x, a.calls, a.rounds)
+                rows.append({"tokens": tokens, "mode": mode, "original_ms": t0, "rewritten_ms": t1, "speedup": t0 / t1})
+                log(f"  {tokens:6d} tokens  {mode:14s} original {t0:9.4f} ms  rewritten {t1:9.4f} ms  {t0 / t1:6.3f}x")
+    res["timing"] = rows
+    res["ok"] = ok
+    if a.json:
+        export_dumps.write_atomic(a.json, json.dumps(res, indent=1) + "\n")
+    log("in-model validation: " + ("pass" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
