@@ -17,6 +17,7 @@
 #include "fusescan/numerics.h"
 #include "fusescan/render.h"
 #include "fusescan/rewrite.h"
+#include "fusescan/scaffold.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -128,7 +129,7 @@ struct runs {
 };
 
 static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *site, const struct fs_emit_sites *es,
-		    struct fs_numerics_opts *no, struct runs *out)
+		    struct fs_numerics_opts *no, struct runs *out, struct fs_scaffold_variant *sv)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
@@ -157,6 +158,14 @@ static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const 
 	cJSON_AddItemToArray(out->json, j);
 	if (!out->fused && r->fused_source)
 		out->fused = fs_xstrndup(r->fused_source, strlen(r->fused_source));
+	if (sv) { /* what --scaffold says of this kernel */
+		const struct fs_errors *f = r->gpu_ran ? &r->gpu_fused : &r->fused, *u = r->gpu_ran ? &r->gpu_unfused : &r->unfused;
+		memcpy(sv->op, r->emitted_name, sizeof(sv->op));
+		snprintf(sv->verdict, sizeof(sv->verdict), "%s on the %s (fused max abs %.3g, unfused %.3g: at most %g x unfused + %g)",
+			 fs_verdict_name(r->verdict), r->gpu_ran ? "GPU" : "CPU", f->max_abs, u->max_abs, r->k, r->tol);
+		sv->site = site;
+		sv->n_sites = es ? es->n : 1;
+	}
 	int rc = 0;
 	if (r->emit_failed) {
 		fprintf(stderr, "fusescan: --emit: %s\n", r->emitted);
@@ -195,21 +204,22 @@ static int write_runs(const char *dir, struct runs *out)
  * was, and when tuning);
  * with --emit, one run per distinct kernel among its applied sites (RoPE's
  * q and k differ in heads), each naming the sites its op replaces. */
-static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *sites, uint32_t n,
-			struct fs_numerics_opts *no, struct runs *out)
+static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, struct fs_site *sites, uint32_t n,
+			struct fs_numerics_opts *no, struct runs *out, struct fs_scaffold *sc)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_module *m = &s->modules[d->a[0].module];
 	const struct fs_dumpfile *f = &s->files[m->file];
 	if (!n) {
 		printf("%s: no site was applied; the numerics of its first site:\n", ap->name);
-		return numerics(d, ap, &ap->sites[0], NULL, no, out);
+		return numerics(d, ap, &ap->sites[0], NULL, no, out, NULL);
 	}
 	if (!no->emit_dir)
-		return numerics(d, ap, &sites[0], NULL, no, out);
+		return numerics(d, ap, &sites[0], NULL, no, out, NULL);
 	char (*key)[20] = fs_xcalloc(n, sizeof(*key));
 	uint8_t *done = fs_xcalloc(n, 1);
 	struct fs_site *group = fs_xmalloc(n * sizeof(*group));
+	sc->v = fs_xcalloc(n, sizeof(*sc->v));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nodes = fs_xmalloc((sites[i].n_nodes + 1) * sizeof(uint32_t));
 		memcpy(nodes, sites[i].nodes, sites[i].n_nodes * sizeof(uint32_t));
@@ -226,13 +236,42 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, co
 			if (!done[k] && (k == i || (key[i][0] && !strcmp(key[i], key[k]))))
 				group[ng++] = sites[k], done[k] = 1;
 		struct fs_emit_sites es = {ap->name, f->base, fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), group, ng};
-		int vi = numerics(d, ap, &group[0], &es, no, out);
+		int vi = numerics(d, ap, &sites[i], &es, no, out, &sc->v[sc->n++]);
 		v = vi < 0 ? vi : v > vi ? v : vi;
 	}
 	free(group);
 	free(done);
 	free(key);
 	return v;
+}
+
+/* --scaffold DIR: the AutoDeploy transform of each approval (scaffold.h) */
+static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_scaffold *sc, const char *emit_dir, const char *dir,
+		    const struct fs_numerics_opts *no)
+{
+	struct fs_scan *s = d->scan;
+	const struct fs_module *m = &s->modules[d->a[0].module];
+	char ops[PATH_MAX], why[512];
+	if (!realpath(emit_dir, ops))
+		snprintf(ops, sizeof(ops), "%s", emit_dir);
+	for (uint32_t i = 0; i < pl->n; i++) {
+		const struct fs_approval *a = &pl->v[i];
+		sc[i].name = a->name, sc[i].id = a->id, sc[i].recommendation = a->recommendation, sc[i].kernel = a->kernel;
+		sc[i].existing = a->rec == FS_REC_USE_EXISTING;
+		sc[i].gelu_tanh = strstr(a->name, "tanh") != NULL;
+		sc[i].dump = s->files[m->file].path;
+		sc[i].ops_dir = ops;
+		sc[i].all = a->sites;
+		sc[i].sites = a->n_sites;
+		sc[i].tokens = no->tokens;
+	}
+	if (fs_scaffold_write(s, m->graph, sc, pl->n, dir, why, sizeof(why))) {
+		fprintf(stderr, "fusescan: --scaffold: %s\n", why);
+		return -1;
+	}
+	printf("scaffold: %s/fuse_<name>.py, test_fuse_<name>.py, fuse_<name>.md for %u transform%s, and default.yaml\n", dir,
+	       pl->n, pl->n == 1 ? "" : "s");
+	return 0;
 }
 
 static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, uint32_t hops, int draw, struct fs_rewritten *r_out)
@@ -275,6 +314,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
 	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
+	const char *scaffold_dir = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	int plant = 0, triage = 0, cpu_only = 0, no_render = 0;
 	struct fs_strlist ids = {0};
@@ -296,6 +336,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
 		{"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL},
+		{"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)", &scaffold_dir, NULL},
 		{"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL},
 		{"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL},
 		{0},
@@ -324,6 +365,11 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .emit_dir = emit_dir,
 				      .buckets = buckets,
 				      .n_buckets = n_buckets};
+	if (!r && scaffold_dir && (!emit_dir || tune)) {
+		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)%s\n", cmd->name,
+			tune ? "; tune writes nothing" : "");
+		r = -1;
+	}
 	if (r || (approvals && fs_plan_read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
 		if (!r && (!npos || !ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
@@ -348,20 +394,28 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		int v = 0;
 		struct runs out = {.json = cJSON_CreateArray()};
 		out.mem = open_memstream(&out.text, &out.len);
-		struct fs_site *applied = fs_xmalloc((rr.applied + 1) * sizeof(*applied));
-		for (uint32_t i = 0; i < pl.n && v >= 0 && out.mem; i++) {
+		struct fs_site *applied = fs_xmalloc((rr.applied + 1) * sizeof(*applied)); /* by approval */
+		struct fs_scaffold *sc = fs_xcalloc(pl.n + 1, sizeof(*sc));
+		for (uint32_t i = 0, at = 0; i < pl.n && v >= 0 && out.mem; i++) {
 			uint32_t n = 0;
 			for (uint32_t k = 0; k < rr.applied; k++)
 				if (rr.done[k].rewrite == i)
-					applied[n++] = pl.v[i].sites[rr.done[k].site];
-			int vi = tune ? numerics(d, &pl.v[i], &pl.v[i].sites[0], NULL, &no, &out)
-				      : run_approval(d, &pl.v[i], applied, n, &no, &out);
+					applied[at + n++] = pl.v[i].sites[rr.done[k].site];
+			int vi = tune ? numerics(d, &pl.v[i], &pl.v[i].sites[0], NULL, &no, &out, NULL)
+				      : run_approval(d, &pl.v[i], applied + at, n, &no, &out, &sc[i]);
 			v = vi < 0 ? vi : v > vi ? v : vi;
+			sc[i].fused = n, sc[i].skipped = pl.v[i].n_sites - n;
+			at += n;
 		}
 		if (!out.mem || (!tune && write_runs(out_dir, &out)))
 			v = -1;
 		if (out.mem)
 			fclose(out.mem);
+		if (v >= 0 && scaffold_dir && scaffold(d, &pl, sc, emit_dir, scaffold_dir, &no))
+			v = -1;
+		for (uint32_t i = 0; i < pl.n; i++)
+			free(sc[i].v);
+		free(sc);
 		free(out.text);
 		free(out.fused);
 		cJSON_Delete(out.json);

@@ -67,6 +67,12 @@ static void from_candidate(const struct fs_discovery *d, const struct fs_candida
 	const struct fs_mine *m = d->a[0].mine;
 	const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
 	snprintf(a->name, sizeof(a->name), "%s", k->name);
+	snprintf(a->id, sizeof(a->id), "%s", k->id);
+	a->rec = (int)k->rec;
+	if (e && e->n_kernels)
+		snprintf(a->kernel, sizeof(a->kernel), "%s", fs_scan_str(d->scan, e->kernels[0]));
+	snprintf(a->recommendation, sizeof(a->recommendation), "%s%s%s%s", fs_rec_name(k->rec), a->kernel[0] ? " (" : "",
+		 a->kernel, a->kernel[0] ? ")" : "");
 	fused_target(a->target, sizeof(a->target), k->name,
 		     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
 	for (uint32_t j = 0; j < k->n_instances; j++) {
@@ -85,6 +91,8 @@ static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, cons
 		if (strcmp(p->name, name))
 			continue;
 		snprintf(a->name, sizeof(a->name), "%s", name);
+		snprintf(a->id, sizeof(a->id), "%s", name);
+		a->rec = -1;
 		if (p->replace)
 			snprintf(a->target, sizeof(a->target), "%s", p->replace);
 		else

@@ -12,6 +12,10 @@
 
 struct fs_approval {
 	char name[96];
+	char id[96];           /* the candidate's id, or the pattern's name */
+	int rec;               /* the candidate's enum fs_rec, or -1 for a pattern */
+	char recommendation[200]; /* in words, or "" */
+	char kernel[160];      /* the existing kernel the catalog names, or "" */
 	char target[200];      /* the op the rewrite puts in the sites' place */
 	struct fs_site *sites;
 	uint32_t n_sites;

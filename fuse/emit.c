@@ -461,9 +461,11 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		goto out;
 	}
 	if (!write_one(r, dir, name, "cu", cu.s) && !write_one(r, dir, name, "ptx", ptx) && !write_one(r, dir, name, "json", json) &&
-	    !write_one(r, dir, name, "py", py))
+	    !write_one(r, dir, name, "py", py)) {
+		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
 		snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json, .ptx, .cu: %u kernel%s for %u bucket%s",
 			 dir, name, name, nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s");
+	}
 out:
 	for (uint32_t i = 0; i < nk; i++)
 		fs_kernel_release(&k[i]);

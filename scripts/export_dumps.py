@@ -170,7 +170,7 @@ def build(arch, layers, sets, device="meta"):
     for key, value in sets:
         if not hasattr(cfg, key):
             raise SystemExit(f"export_dumps: --set {key}: {model_type}'s config has no such field")
-        setattr(cfg, key, value)
+        setattr(cfg, key, bool(value) if isinstance(getattr(cfg, key), bool) else value)  # typed configs
     if layers:
         for key in ("num_hidden_layers", "n_layer"):
             if hasattr(cfg, key):

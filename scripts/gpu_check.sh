@@ -12,7 +12,8 @@
 #                                  # numerics.json / fused.cu and bench.json
 #                                  # under OUT/bench
 # Environment: TOKENS (the sizes, default 1,2,4,...,16384), PARTS (default "tests bench plants": what to
-# run), ONLY (the chains to bench, default all).
+# run; "model" adds the in-model validation, scripts/validate_in_model.py), ONLY (the chains to bench,
+# default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
@@ -42,12 +43,18 @@ run() {
 	if [[ $parts == *" tests "* ]]; then
 		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
 		python3 -u tests/scripts/check_torch_op.py "$PWD/$carry/fusescan" tests "$out/torch_op" | sed 's/^/torch op: /' || status=1
+		bash tests/scripts/model.sh "$PWD/$carry/fusescan" "$out/model_2l" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' |
+			tail -n 14 | sed 's/^/model (2 layers): /' || status=1
+		rm -rf "$out/model_2l"
 	fi
 	if [[ $parts == *" bench "* ]]; then
 		bench "$out" "$tokens" || status=1
 	fi
 	if [[ $parts == *" plants "* ]]; then
 		plants "$out" || status=1
+	fi
+	if [[ $parts == *" model "* ]]; then
+		model "$out" || status=1
 	fi
 	return $status
 }
@@ -58,6 +65,23 @@ bench() {
 	# every size against PyTorch eager and torch.compile (scripts/bench_torch.py)
 	python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" --dumps "$carry/dumps" --tokens "$tokens" \
 		--out "$out/bench" ${ONLY:+--only "$ONLY"} 2>&1 | grep -v Warning || status=1
+	return $status
+}
+
+model() {
+	local out=$1 status=0 steps
+	# add + RMSNorm, RMSNorm, RoPE and SwiGLU applied together inside a 4-layer Llama-3-8B-width
+	# model, with their AutoDeploy scaffolds (scripts/validate_in_model.py): seeded random weights,
+	# then the same trained 300 steps on a synthetic language (peaked logits)
+	for steps in ${MODEL_STEPS:-0 300}; do
+		python3 -u scripts/validate_in_model.py --fusescan "$carry/fusescan" --arch llama --layers 4 \
+			--set hidden_size=4096 --set intermediate_size=14336 --set num_attention_heads=32 \
+			--set num_key_value_heads=8 --set vocab_size=128256 --set max_position_embeddings=8192 \
+			--train-steps "$steps" --tokens 4096 --apply add_rmsnorm --apply rmsnorm \
+			--apply rope_rotate_half --apply swiglu --scaffold --work "$out/model_$steps" \
+			--json "$out/model_$steps.json" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' || status=1
+		rm -rf "$out/model_$steps"
+	done
 	return $status
 }
 

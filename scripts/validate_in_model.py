@@ -7,16 +7,23 @@ those sites in the exported graph with the ops; run the original and the
 rewritten model on the same tokens and report
 
   - replaced sites against fusescan's `[SUMMARY] matches=N` (must be equal);
+  - (--train-steps N: first N AdamW steps on a synthetic language, whose
+    successor rule gives peaked logits as a trained model's; seeded random
+    weights give flat logits, where any rounding flips the top-1 of some
+    positions: the original's own top-1 against float32 says how many)
   - logits against the original's and against a float32 run of the original
     (the rounding yardstick: the original's own error against float32);
     top-1 agreement with the original and, as the yardstick, of the original
     with float32;
   - time per forward at a prefill and a 1-token step, eager and under
     torch.compile, each side replayed from a CUDA graph of several calls,
-    interleaved rounds, medians;
-  - with --scaffold DIR (`fusescan --apply ID --scaffold DIR`): the
-    scaffold's search function run on the exported graph with torch.fx
-    matches exactly the sites fusescan replaced for that candidate.
+    interleaved rounds: medians, and the median of the rounds' ratios with
+    its 95% interval (faster, slower, or a tie within noise);
+  - with --scaffold (`fusescan --apply ... --scaffold DIR`): each
+    candidate's transform scaffold; its search functions, run on the exported
+    graph with torch.fx, match exactly the sites fusescan replaced for it,
+    and its tests pass (micrographs that must and must not fuse, the
+    replacement's numerics on the GPU).
 
   python3 scripts/validate_in_model.py --fusescan build/fusescan --arch llama --layers 4 \\
       --set hidden_size=4096 --set intermediate_size=14336 ... \\
@@ -48,10 +55,61 @@ def log(*a):
     print(*a, flush=True)
 
 
+def bigram_language(cfg, seed):
+    """a synthetic language: 4096 words of the vocabulary, each followed by its
+    own successor 9 times in 10 and by a random word otherwise; -> draw(batch,
+    length): token ids"""
+    g = torch.Generator(device="cuda").manual_seed(seed + 2)
+    words = torch.randperm(cfg.vocab_size, device="cuda", generator=g)[:min(4096, cfg.vocab_size)]
+    succ = torch.zeros(cfg.vocab_size, dtype=torch.long, device="cuda")
+    succ[words] = words[torch.randperm(len(words), device="cuda", generator=g)]
+
+    def draw(batch, length):
+        out = torch.empty(batch, length, dtype=torch.long, device="cuda")
+        cur = words[torch.randint(0, len(words), (batch,), device="cuda", generator=g)]
+        for i in range(length):
+            out[:, i] = cur
+            jump = torch.rand(batch, device="cuda", generator=g) < 0.1
+            cur = torch.where(jump, words[torch.randint(0, len(words), (batch,), device="cuda", generator=g)], succ[cur])
+        return out
+    return draw
+
+
+def train(model, draw, steps):
+    """a few AdamW steps in float32 on the synthetic language, so the logits
+    are peaked as a trained model's are (random weights give flat logits,
+    whose top-1 flips with any rounding); back to bf16. -> the last loss"""
+    model.float().train()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.0)
+    loss = None
+    for step in range(steps):
+        x = draw(8, 256)
+        loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  train step {step}: loss {loss.item():.3f}")
+    del opt
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model.to(torch.bfloat16).eval()
+    torch.cuda.empty_cache()
+    return loss.item()
+
+
 def export_model(a):
-    """(HF model bf16 on the GPU, its exported graph module)"""
+    """(HF model bf16 on the GPU, its exported graph module, the tokens to
+    run: the synthetic language's when trained, else uniform)"""
     torch.manual_seed(a.seed)
     model, cfg = export_dumps.build(a.arch, a.layers, a.set, device="cuda")
+    if a.train_steps:
+        draw = bigram_language(cfg, a.seed)
+        train(model, draw, a.train_steps)
+        ids = draw(1, a.tokens)
+    else:
+        gen = torch.Generator(device="cuda").manual_seed(a.seed + 1)
+        ids = torch.randint(0, cfg.vocab_size, (1, a.tokens), device="cuda", generator=gen)
     ep = export_dumps.export(model, "cuda")
     if a.flavour == "decomposed":
         ep = ep.run_decompositions()
@@ -59,12 +117,12 @@ def export_model(a):
         gm = ep.module(check_guards=False)
     except TypeError:
         gm = ep.module()
-    return model, cfg, gm
+    return model, cfg, gm, ids
 
 
 def run_fusescan(a, dump):
     apply_dir, ops = os.path.join(a.work, "apply"), os.path.join(a.work, "ops")
-    for d in (apply_dir, ops):
+    for d in (apply_dir, ops, os.path.join(a.work, "scaffold")):
         for f in glob.glob(os.path.join(d, "*")):
             os.remove(f)
     cmd = [a.fusescan]
@@ -158,8 +216,8 @@ def errors(x, ref):
 
 
 def timed(fns, ids, calls, rounds):
-    """median ms per forward of each fn: a CUDA graph of `calls` forwards on
-    static ids per fn, replays interleaved over `rounds` rounds"""
+    """ms per forward of each fn in each round: a CUDA graph of `calls`
+    forwards on static ids per fn, replays interleaved over `rounds` rounds"""
     graphs = []
     for fn in fns:
         for _ in range(3):
@@ -181,22 +239,37 @@ def timed(fns, ids, calls, rounds):
             t.append(s.elapsed_time(e) / calls)
     del graphs
     torch.cuda.empty_cache()
-    return [statistics.median(t) for t in times]
+    return times
 
 
-def scaffold_sites(a, gm, per):
-    """the scaffold's search function on the exported graph (torch.fx): its
-    matches, each as the set of graph nodes it covers, against fusescan's"""
-    mods = glob.glob(os.path.join(a.work, "scaffold", "fuse_*.py"))
-    if len(mods) != 1:
-        raise SystemExit(f"validate_in_model: {len(mods)} scaffold modules in {a.work}/scaffold, expected 1")
-    spec = importlib.util.spec_from_file_location("scaffold", mods[0])
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    found = mod.find_sites(gm)
-    want = {frozenset(s["nodes"]) for s in per.get(mod.CANDIDATE, [])}
-    got = {frozenset(n.name for n in m) for m in found}
-    return mod.CANDIDATE, len(got), len(want), got == want
+def ratio_ci(t0, t1):
+    """the median of the rounds' t0 / t1 and its 95% interval (order
+    statistics of the median)"""
+    r = sorted(x / y for x, y in zip(t0, t1))
+    n = len(r)
+    k = max(0, int(n / 2 - 0.98 * n ** 0.5))
+    return statistics.median(r), r[k], r[min(n - 1, n - 1 - k)]
+
+
+def scaffold_checks(a, gm):
+    """each scaffold's search functions on the exported graph (torch.fx): their
+    matches, each the set of graph nodes it covers, against the sites fusescan
+    found for that candidate (fuse_<name>.sites.json: before overlaps were
+    resolved, as the transform alone would see the graph); then its tests
+    (micrographs, the replacement's numerics).
+    -> [(candidate, matches, fusescan's sites, equal, tests passed)]"""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(a.work, "scaffold", "fuse_*.py"))):
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        got = {frozenset(n.name for n in m) for m in mod.find_sites(gm)}
+        want = {frozenset(s) for s in json.load(open(path[:-3] + ".sites.json"))["sites"]}
+        test = os.path.join(os.path.dirname(path), "test_" + os.path.basename(path))
+        r = subprocess.run([sys.executable, test], capture_output=True, text=True)
+        sys.stdout.write("".join(f"  | {l}\n" for l in (r.stdout + r.stderr).splitlines()[-8:]))
+        rows.append((mod.CANDIDATE, len(got), len(want), got == want, r.returncode == 0))
+    return rows
 
 
 def main():
@@ -210,17 +283,20 @@ def main():
                     help="the graph to rewrite: the exported one (dump 001) or after run_decompositions (002)")
     ap.add_argument("--tokens", type=int, default=4096, help="the prefill's length (and the largest bucket)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--scaffold", action="store_true", help="also write the first candidate's scaffold and check its search")
+    ap.add_argument("--scaffold", action="store_true",
+                    help="also write each candidate's AutoDeploy scaffold; check its search functions and run its tests")
     ap.add_argument("--min-top1", type=float, default=0.999)
     ap.add_argument("--calls", type=int, default=5, help="forwards per CUDA graph")
-    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--train-steps", type=int, default=0,
+                    help="train this many steps on a synthetic language first (peaked logits, as a trained model's)")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile timings")
     ap.add_argument("--work", required=True, help="scratch directory: the dump, fusescan's outputs, the ops")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
     os.makedirs(os.path.join(a.work, "dump"), exist_ok=True)
 
-    model, cfg, gm = export_model(a)
+    model, cfg, gm, ids = export_model(a)
     name = ("001_export_export_to_gm.txt", "export_to_gm", "export") if a.flavour == "export" else \
         ("002_post_export_run_decompositions.txt", "run_decompositions", "post_export")
     dump = os.path.join(a.work, "dump", name[0])
@@ -229,14 +305,13 @@ def main():
     matches, summary, descs = run_fusescan(a, dump)
     new, replaced, copies, per = replace_sites(gm, descs)
     res = {"arch": a.arch, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size, "tokens": a.tokens,
+           "trained_steps": a.train_steps,
            "apply": a.apply, "summary": summary, "matches": matches, "replaced": replaced, "contiguous_copies": copies,
            "per_candidate": {k: len(v) for k, v in per.items()}, "ops": len(descs)}
     ok = replaced == matches
     log(f"sites replaced: {replaced} ({', '.join(f'{k} {len(v)}' for k, v in per.items())}) by {len(descs)} ops; "
         f"fusescan: matches={matches}: {'equal' if ok else 'DIFFERENT'}; {copies} contiguous copies inserted")
 
-    gen = torch.Generator(device="cuda").manual_seed(a.seed + 1)
-    ids = torch.randint(0, cfg.vocab_size, (1, a.tokens), device="cuda", generator=gen)
     with torch.no_grad():
         ref = logits_of(gm(ids))
         got = logits_of(new(ids))
@@ -261,11 +336,13 @@ def main():
     log(f"  rewritten error within 2x the yardstick's: {'yes' if within else 'NO'}")
 
     if a.scaffold:
-        cand, got_n, want_n, same = scaffold_sites(a, gm, per)
-        res["scaffold"] = {"candidate": cand, "search_matches": got_n, "fusescan_sites": want_n, "equal": same}
-        ok = ok and same
-        log(f"scaffold of {cand}: the search function matches {got_n} sites on the exported graph, fusescan replaced "
-            f"{want_n}: {'the same nodes' if same else 'DIFFERENT'}")
+        res["scaffold"] = []
+        for cand, got_n, want_n, same, tests in scaffold_checks(a, gm):
+            res["scaffold"].append({"candidate": cand, "search_matches": got_n, "fusescan_sites": want_n, "equal": same,
+                                    "tests_pass": tests})
+            ok = ok and same and tests
+            log(f"scaffold fuse_{cand}: its search functions match {got_n} sites of the exported graph, fusescan "
+                f"replaced {want_n}: {'the same nodes' if same else 'DIFFERENT'}; its tests: {'pass' if tests else 'FAIL'}")
 
     rows = []
     with torch.no_grad():
@@ -276,9 +353,14 @@ def main():
                 torch._dynamo.reset()
                 sides.append(("torch.compile", torch.compile(gm, dynamic=False), torch.compile(new, dynamic=False)))
             for mode, f0, f1 in sides:
-                t0, t1 = timed([f0, f1], x, a.calls, a.rounds)
-                rows.append({"tokens": tokens, "mode": mode, "original_ms": t0, "rewritten_ms": t1, "speedup": t0 / t1})
-                log(f"  {tokens:6d} tokens  {mode:14s} original {t0:9.4f} ms  rewritten {t1:9.4f} ms  {t0 / t1:6.3f}x")
+                r0, r1 = timed([f0, f1], x, a.calls, a.rounds)
+                t0, t1 = statistics.median(r0), statistics.median(r1)
+                sp, lo, hi = ratio_ci(r0, r1)
+                word = "faster" if lo > 1 else "slower" if hi < 1 else "tie (within noise)"
+                rows.append({"tokens": tokens, "mode": mode, "original_ms": t0, "rewritten_ms": t1, "speedup": sp,
+                             "ci95": [lo, hi], "verdict": word})
+                log(f"  {tokens:6d} tokens  {mode:14s} original {t0:9.4f} ms  rewritten {t1:9.4f} ms  "
+                    f"{sp:6.3f}x [{lo:.3f}, {hi:.3f}]  {word}")
     res["timing"] = rows
     res["ok"] = ok
     if a.json:

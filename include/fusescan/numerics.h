@@ -144,6 +144,7 @@ struct fs_numerics {
 	struct fs_bucket_run buckets[FS_MAX_BUCKETS]; /* tuned per bucket (fuse/buckets.c) */
 	uint32_t n_buckets;
 	char emitted[1100];      /* what --emit wrote, or why not */
+	char emitted_name[40];   /* the op --emit wrote (fs_...), or "" */
 	int emit_failed;
 };
 

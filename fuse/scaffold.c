@@ -1,0 +1,592 @@
+/*
+ * scaffold.c: the AutoDeploy transform of an applied fusion (scaffold.h).
+ * The search function is the site's ops as the dump prints them (targets,
+ * literals, argument order); its parameters the site's external operands in
+ * first-use order; its results the op's outputs in the op's order, which
+ * the site's program and its kernel's parameters give (as --emit does).
+ */
+#include "fusescan/scaffold.h"
+
+#include "codegen.h"
+#include "prog.h"
+#include "text.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* text escaped for a Python string literal or docstring */
+static void put_escaped(struct fs_text *t, const char *text)
+{
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		if (*c == '\\' || *c == '"' || *c == '\'')
+			fs_text_put(t, "\\%c", *c);
+		else if (*c < 0x20 || *c == 0x7f)
+			fs_text_put(t, "\\x%02x", *c);
+		else
+			fs_text_put(t, "%c", *c);
+}
+
+static int py_ident(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+/* One variant as Python: the site's nodes (file order), each node's name
+ * there (a site value "v<k>", an operand "in<k>"), the op's inputs and
+ * outputs as those names, and each operand's bound shape. */
+struct variant {
+	uint32_t *nodes, n;
+	int32_t *var;            /* per graph node: -1, v<k> (k >= 0) or in<k> (-2 - k) */
+	uint32_t n_params;
+	uint32_t *param;         /* operand k's node */
+	struct prog p;           /* bound at the scaffold's tokens */
+	struct fs_kernel k;      /* its fallback kernel: the op's parameter order */
+};
+
+static void var_name(const struct variant *v, uint32_t node, char *buf, size_t n)
+{
+	int32_t x = v->var[node];
+	if (x >= 0)
+		snprintf(buf, n, "v%d", x);
+	else
+		snprintf(buf, n, "in%d", -2 - x);
+}
+
+static int variant_build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
+			 const struct fs_scaffold_variant *sv, struct variant *v, char *why, size_t wn)
+{
+	memset(v, 0, sizeof(*v));
+	v->n = sv->site->n_nodes;
+	v->nodes = fs_xmalloc((v->n + 1) * sizeof(uint32_t));
+	memcpy(v->nodes, sv->site->nodes, v->n * sizeof(uint32_t));
+	qsort(v->nodes, v->n, sizeof(uint32_t), cmp_u32);
+	v->var = fs_xmalloc((g->n_nodes + 1) * sizeof(int32_t));
+	v->param = fs_xmalloc((g->n_args + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		v->var[i] = -1;
+	for (uint32_t i = 0; i < v->n; i++)
+		v->var[v->nodes[i]] = (int32_t)i;
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct fs_node *x = &g->nodes[v->nodes[i]];
+		const struct fs_op *op = &s->ops[x->op];
+		const char *ov = fs_scan_str(s, op->overload);
+		if (strcmp(fs_scan_str(s, op->name), "getitem") &&
+		    (!py_ident(fs_scan_str(s, op->ns)) || !py_ident(fs_scan_str(s, op->name)) || (ov[0] && !py_ident(ov))))
+			return fail(why, wn, "%s: target %s of %%%s is no torch.ops name", sc->name, fs_scan_str(s, op->target),
+				    fs_scan_str(s, x->name));
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE && v->var[g->args[a].node] == -1) {
+				v->var[g->args[a].node] = -2 - (int32_t)v->n_params;
+				v->param[v->n_params++] = g->args[a].node;
+			}
+	}
+	struct fs_diags d;
+	fs_diags_init(&d);
+	v->p = (struct prog){.s = s, .g = g, .gelu_tanh = sc->gelu_tanh};
+	int rc = fs_prog_build(&v->p, v->nodes, v->n, sc->tokens, &d);
+	if (rc)
+		fail(why, wn, "%s: %s", sc->name, d.n ? d.v[0].message : "the site cannot be bound");
+	fs_diags_release(&d);
+	if (rc)
+		return -1;
+	struct prog any = v->p;
+	any.index64 = 1;
+	char w[256];
+	if (fs_codegen(&any, -1, FS_GEN_KERNEL, NULL, &v->k, w, sizeof(w)))
+		return fail(why, wn, "%s: no op to call (%s)", sc->name, w);
+	return 0;
+}
+
+static void variant_free(struct variant *v)
+{
+	fs_kernel_release(&v->k);
+	fs_prog_free(&v->p);
+	free(v->nodes);
+	free(v->var);
+	free(v->param);
+}
+
+static uint32_t param_node(const struct variant *v, uint32_t i)
+{
+	int32_t x = v->k.value[i];
+	return x < (int32_t)v->p.n_in ? v->p.in_node[x] : v->p.ops[x - v->p.n_in].node;
+}
+
+/* an argument subtree as Python */
+static uint32_t put_arg(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct variant *v, uint32_t a)
+{
+	const struct fs_arg *x = &g->args[a];
+	const char *text = fs_scan_str(s, x->text);
+	char name[32];
+	switch (x->kind) {
+	case FS_ARG_NODE:
+		var_name(v, x->node, name, sizeof(name));
+		fs_text_put(t, "%s", name);
+		break;
+	case FS_ARG_STR:
+		fs_text_put(t, "'");
+		put_escaped(t, text);
+		fs_text_put(t, "'");
+		break;
+	case FS_ARG_FLOAT:
+		if (strstr(text, "inf") || strstr(text, "nan"))
+			fs_text_put(t, "float('%s')", text);
+		else
+			fs_text_put(t, "%s", text);
+		break;
+	case FS_ARG_LIST:
+	case FS_ARG_TUPLE: {
+		uint32_t k = 0;
+		fs_text_put(t, x->kind == FS_ARG_LIST ? "[" : "(");
+		for (uint32_t c = a + 1; c < a + x->span; c += g->args[c].span, k++) {
+			fs_text_put(t, k ? ", " : "");
+			put_arg(t, s, g, v, c);
+		}
+		fs_text_put(t, x->kind == FS_ARG_LIST ? "]" : k == 1 ? ",)" : ")");
+		break;
+	}
+	default: /* ints, bools, None, dtypes: as printed */
+		fs_text_put(t, "%s", text);
+	}
+	return x->span;
+}
+
+/* The dump's target as a Python callable. */
+static void put_target(struct fs_text *t, const struct fs_scan *s, const struct fs_node *x)
+{
+	const struct fs_op *op = &s->ops[x->op];
+	const char *ns = fs_scan_str(s, op->ns), *name = fs_scan_str(s, op->name), *ov = fs_scan_str(s, op->overload);
+	if (!strcmp(name, "getitem"))
+		fs_text_put(t, "operator.getitem");
+	else
+		fs_text_put(t, "torch.ops.%s.%s.%s", ns, name, ov[0] ? ov : "default");
+}
+
+static const char *py_dtype(uint8_t dt)
+{
+	return fs_dtype_name((enum fs_dtype)dt);
+}
+
+static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
+			uint32_t k, const struct variant *v)
+{
+	const struct fs_scaffold_variant *sv = &sc->v[k];
+	struct fs_text params = {0};
+	char name[32];
+	for (uint32_t i = 0; i < v->n_params; i++)
+		fs_text_put(&params, "%sin%u", i ? ", " : "", i);
+	fs_text_put(t, "\n\n# ---- kernel %u: %u site%s, the first ending at %%%s; op fusescan::%s\n", k, sv->n_sites,
+		    sv->n_sites == 1 ? "" : "s", fs_scan_str(s, g->nodes[v->nodes[v->n - 1]].name), sv->op);
+	fs_text_put(t, "# numerics: %s\n", sv->verdict);
+	fs_text_put(t, "\n\ndef _chain_%u(%s):\n", k, params.s ? params.s : "");
+	fs_text_put(t, "    \"\"\"the chain as the dump prints it (operands:");
+	for (uint32_t i = 0; i < v->n_params; i++)
+		fs_text_put(t, "%s in%u = %%%s", i ? "," : "", i, fs_scan_str(s, g->nodes[v->param[i]].name));
+	fs_text_put(t, " at the first site):\n    (outputs in the op's order, intermediates)\"\"\"\n");
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct fs_node *x = &g->nodes[v->nodes[i]];
+		const char *op_name = fs_scan_str(s, s->ops[x->op].name);
+		fs_text_put(t, "    v%u = ", i);
+		put_target(t, s, x);
+		fs_text_put(t, "(");
+		uint32_t a = x->args, end = x->args + x->n_args, c = 0;
+		while (a < end) {
+			fs_text_put(t, c++ ? ", " : "");
+			a += put_arg(t, s, g, v, a);
+		}
+		/* the dumps print no keyword arguments: a copy's dtype is its output's */
+		if ((!strcmp(op_name, "_to_copy") || !strcmp(fs_scan_str(s, s->ops[x->op].overload), "dtype_layout")) && x->n_out)
+			fs_text_put(t, "%sdtype=%s", c ? ", " : "", py_dtype(g->types[x->out].dtype));
+		fs_text_put(t, ")  # %%%s\n", fs_scan_str(s, x->name));
+	}
+	fs_text_put(t, "    return (");
+	uint32_t n_out = 0, n_mid = 0;
+	for (uint32_t i = 0; i < v->k.n_params; i++)
+		if (v->k.write[i]) {
+			var_name(v, param_node(v, i), name, sizeof(name));
+			fs_text_put(t, "%s%s", n_out++ ? ", " : "", name);
+		}
+	fs_text_put(t, "%s), (", n_out == 1 ? "," : "");
+	for (uint32_t i = 0; i < v->n; i++) {
+		int out = 0;
+		for (uint32_t p = 0; p < v->k.n_params; p++)
+			out |= v->k.write[p] && param_node(v, p) == v->nodes[i];
+		if (!out)
+			fs_text_put(t, "%sv%u", n_mid++ ? ", " : "", i);
+	}
+	fs_text_put(t, "%s)\n", n_mid == 1 ? "," : "");
+	fs_text_put(t, "\n\ndef _search_%u(%s):\n    return _chain_%u(%s)[0]%s\n", k, params.s ? params.s : "", k,
+		    params.s ? params.s : "", n_out == 1 ? "[0]" : "");
+	fs_text_put(t, "\n\ndef _replace_%u(%s):\n    return _op(\"%s\")(", k, params.s ? params.s : "", sv->op);
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < v->k.n_params; i++)
+		if (!v->k.write[i]) {
+			var_name(v, param_node(v, i), name, sizeof(name));
+			fs_text_put(t, "%s%s", c++ ? ", " : "", name);
+		}
+	fs_text_put(t, ")\n");
+	fs_text_put(t, "\n\ndef _dummy_args_%u():\n    \"\"\"operands of the first site's shapes at %lld tokens (meta tensors)\"\"\"\n    return [",
+		    k, (long long)sc->tokens);
+	for (uint32_t i = 0; i < v->n_params; i++) {
+		const struct ten *in = NULL;
+		for (uint32_t j = 0; j < v->p.n_in && !in; j++)
+			if (v->p.in_node[j] == v->param[i])
+				in = &v->p.in[j];
+		fs_text_put(t, "%s", i ? ",\n            " : "");
+		if (!in) { /* a size the site reads, not a tensor */
+			fs_text_put(t, "%lld", (long long)sc->tokens);
+			continue;
+		}
+		int fl = in->dtype == FS_DT_BF16 || in->dtype == FS_DT_F16 || in->dtype == FS_DT_F32 || in->dtype == FS_DT_F64;
+		fs_text_put(t, "torch.%s((", fl ? "randn" : "zeros");
+		for (uint8_t d = 0; d < in->rank; d++)
+			fs_text_put(t, "%lld%s", (long long)in->shape[d], in->rank == 1 ? "," : d + 1 < in->rank ? ", " : "");
+		fs_text_put(t, "), device=\"meta\", dtype=%s)", py_dtype(in->dtype));
+	}
+	fs_text_put(t, "]\n");
+	free(params.s);
+}
+
+static void camel(const char *name, char *out, size_t n)
+{
+	size_t k = (size_t)snprintf(out, n, "Fuse");
+	int up = 1;
+	for (const char *c = name; *c && k + 1 < n; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) {
+			up = 1;
+			continue;
+		}
+		out[k++] = up && *c >= 'a' && *c <= 'z' ? (char)(*c - 'a' + 'A') : *c;
+		up = 0;
+	}
+	out[k] = '\0';
+}
+
+static void key_of(const char *name, char *out, size_t n)
+{
+	size_t k = (size_t)snprintf(out, n, "fuse_");
+	for (const char *c = name; *c && k + 1 < n; c++)
+		out[k++] = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a')
+			   : ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')) ? *c
+										 : '_';
+	out[k] = '\0';
+}
+
+static const char *path_of(const struct fs_scaffold *sc)
+{
+	return sc->existing ? "existing_kernel_path" : sc->recommendation[0] ? "triton_fallback_path" : "other";
+}
+
+static void put_module(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
+		       const struct variant *v, const char *key)
+{
+	char cls[128];
+	camel(sc->name, cls, sizeof(cls));
+	fs_text_put(t, "\"\"\"%s: the AutoDeploy transform of fusescan's candidate %s.\n\n", key, sc->id);
+	fs_text_put(t, "Written by `fusescan --apply %s --emit ... --scaffold ...` from\n", sc->id);
+	put_escaped(t, sc->dump);
+	fs_text_put(t, ",\nwhere the chain has %u site%s. Each search function is one kernel's chain as the dump\n"
+		       "prints it (its targets and literals); each replacement calls the op fusescan\n"
+		       "emitted for that kernel and validated (fusescan::fs_..., from OPS_DIR).\n",
+		    sc->sites, sc->sites == 1 ? "" : "s");
+	if (sc->existing)
+		fs_text_put(t, "Discovery names an existing kernel for this chain,\n%s: calling it instead\n"
+			       "is the production path once its arguments are mapped.\n",
+			    sc->kernel);
+	fs_text_put(t, "\nIn TensorRT-LLM: place this file under\n"
+		       "tensorrt_llm/_torch/auto_deploy/transform/library/ and add default.yaml's\n"
+		       "entry. Elsewhere find_sites(gm) runs the search functions with torch.fx.\n"
+		       "Regenerate it with fusescan rather than editing it.\n\"\"\"\n\n");
+	fs_text_put(t, "import operator  # noqa: F401 (a chain may read a getitem)\nimport os\nimport sys\nfrom typing import Tuple\n\n"
+		       "import torch\nfrom torch.fx import GraphModule\n\n"
+		       "try:  # inside TensorRT-LLM's transform library\n"
+		       "    from ...models.factory import ModelFactory\n"
+		       "    from ...shim.interface import CachedSequenceInterface\n"
+		       "    from ...utils.pattern_matcher import ADPatternMatcherPass, register_ad_pattern\n"
+		       "    from ..interface import BaseTransform, SharedConfig, TransformInfo, TransformRegistry\n"
+		       "except ImportError:  # elsewhere: the search and replacement functions and find_sites\n"
+		       "    BaseTransform = None\n\n");
+	fs_text_put(t, "CANDIDATE = \"%s\"\n", sc->name);
+	fs_text_put(t, "OPS_DIR = os.environ.get(\"FUSESCAN_OPS\", \"");
+	put_escaped(t, sc->ops_dir);
+	fs_text_put(t, "\")\n");
+	fs_text_put(t, "\n\ndef _op(name):\n"
+		       "    \"\"\"the emitted op fusescan::name, its module imported from OPS_DIR once\"\"\"\n"
+		       "    if not hasattr(torch.ops.fusescan, name):\n"
+		       "        sys.path.insert(0, OPS_DIR)\n"
+		       "        try:\n"
+		       "            __import__(name)\n"
+		       "        finally:\n"
+		       "            sys.path.remove(OPS_DIR)\n"
+		       "    return getattr(torch.ops.fusescan, name).default\n");
+	for (uint32_t k = 0; k < sc->n; k++)
+		put_variant(t, s, g, sc, k, &v[k]);
+	fs_text_put(t, "\n\n# (search, replacement, dummy operands, chain) per kernel\nVARIANTS = [");
+	for (uint32_t k = 0; k < sc->n; k++)
+		fs_text_put(t, "%s(_search_%u, _replace_%u, _dummy_args_%u, _chain_%u)", k ? ",\n            " : "", k, k, k, k);
+	fs_text_put(t, "]\n");
+	fs_text_put(t, "\n_ASSERTS = (\"_assert_tensor_metadata\", \"_assert_scalar\", \"sym_constrain_range\")\n");
+	fs_text_put(t, "\n\ndef find_sites(gm, kernels=None):\n"
+		       "    \"\"\"the search functions' matches on gm's graph with torch.fx (those of the\n"
+		       "    kernels listed, default all), each a list of gm's nodes; matched on a copy\n"
+		       "    without export's metadata asserts (as AutoDeploy's export cleanup leaves\n"
+		       "    the graph: an assert would read as a second consumer); a node joins one\n"
+		       "    match at most\"\"\"\n"
+		       "    from torch.fx.passes.utils.matcher_utils import SubgraphMatcher\n\n"
+		       "    graph = torch.fx.Graph()\n"
+		       "    graph.output(graph.graph_copy(gm.graph, {}))\n"
+		       "    for n in reversed(list(graph.nodes)):\n"
+		       "        if n.op == \"call_function\" and not n.users and any(a in str(n.target) for a in _ASSERTS):\n"
+		       "            graph.erase_node(n)\n"
+		       "    by_name = {n.name: n for n in gm.graph.nodes}\n"
+		       "    order = {n.name: i for i, n in enumerate(gm.graph.nodes)}\n"
+		       "    taken, sites = set(), []\n"
+		       "    for k, (search, *_) in enumerate(VARIANTS):\n"
+		       "        if kernels is not None and k not in kernels:\n"
+		       "            continue\n"
+		       "        pattern = torch.fx.symbolic_trace(search).graph\n"
+		       "        matcher = SubgraphMatcher(pattern, match_output=False, match_placeholder=False,\n"
+		       "                                  remove_overlapping_matches=True, ignore_literals=False)\n"
+		       "        for m in matcher.match(graph):\n"
+		       "            names = {n.name for p, n in m.nodes_map.items() if p.op not in (\"placeholder\", \"output\")}\n"
+		       "            if not names & taken:\n"
+		       "                taken |= names\n"
+		       "                sites.append([by_name[x] for x in sorted(names, key=order.get)])\n"
+		       "    return sites\n");
+	fs_text_put(t, "\n\nif BaseTransform is not None:\n\n"
+		       "    @TransformRegistry.register(\"%s\")\n"
+		       "    class %s(BaseTransform):\n"
+		       "        \"\"\"Fuse the %s chain (fusescan candidate %s) into fusescan's validated op:\n"
+		       "        one search / replacement pair per kernel its sites need.\"\"\"\n\n"
+		       "        def _apply(\n"
+		       "            self,\n"
+		       "            gm: GraphModule,\n"
+		       "            cm: CachedSequenceInterface,\n"
+		       "            factory: ModelFactory,\n"
+		       "            shared_config: SharedConfig,\n"
+		       "        ) -> Tuple[GraphModule, TransformInfo]:\n"
+		       "            patterns = ADPatternMatcherPass()\n"
+		       "            for search, replace, dummy_args, _ in VARIANTS:\n"
+		       "                register_ad_pattern(\n"
+		       "                    search_fn=search,\n"
+		       "                    replace_fn=replace,\n"
+		       "                    patterns=patterns,\n"
+		       "                    dummy_args=dummy_args(),\n"
+		       "                )\n"
+		       "            num_matches = patterns.apply(gm.graph)\n"
+		       "            info = TransformInfo(\n"
+		       "                skipped=False,\n"
+		       "                num_matches=num_matches,\n"
+		       "                is_clean=num_matches == 0,\n"
+		       "                has_valid_shapes=num_matches == 0,\n"
+		       "            )\n"
+		       "            return gm, info\n",
+		    key, cls, sc->name, sc->id);
+}
+
+static void put_test(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+{
+	fs_text_put(t, "\"\"\"Tests of %s (written by fusescan --scaffold). Per kernel: a micrograph\n"
+		       "of its chain alone must fuse (one match), the chain with an intermediate also\n"
+		       "returned (a second consumer) must not, and on a GPU the replacement computes\n"
+		       "what the chain computes. Run with pytest, or as a script.\n\"\"\"\n"
+		       "import os\nimport sys\n\nimport torch\n\n"
+		       "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+		       "import %s as t  # noqa: E402\n\n\n",
+		    key, key);
+	fs_text_put(t, "def _export(fn, args):\n"
+		       "    class Micro(torch.nn.Module):\n"
+		       "        def forward(self, *a):\n"
+		       "            return fn(*a)\n\n"
+		       "    return torch.export.export(Micro(), tuple(args), strict=False).module()\n\n\n"
+		       "def _tapped(chain):\n"
+		       "    def fn(*a):\n"
+		       "        outs, mids = chain(*a)\n"
+		       "        return outs + mids[:1]\n"
+		       "    return fn\n\n\n"
+		       "def test_chain_fuses():\n"
+		       "    for k, (_, _, dummy, chain) in enumerate(t.VARIANTS):\n"
+		       "        sites = t.find_sites(_export(lambda *a: chain(*a)[0], dummy()), kernels=[k])\n"
+		       "        assert len(sites) == 1, f\"kernel {k}: {len(sites)} matches, expected 1\"\n\n\n"
+		       "def test_second_consumer_keeps_the_chain():\n"
+		       "    for k, (_, _, dummy, chain) in enumerate(t.VARIANTS):\n"
+		       "        if chain(*dummy())[1]:\n"
+		       "            sites = t.find_sites(_export(_tapped(chain), dummy()), kernels=[k])\n"
+		       "            assert not sites, f\"kernel {k}: fused although an intermediate has a second consumer\"\n\n\n"
+		       "def test_replacement_numerics():\n"
+		       "    if not torch.cuda.is_available():\n"
+		       "        return \"skipped (no GPU)\"\n"
+		       "    # fusescan's verdict: against the chain on float64 operands (its casts kept), the\n"
+		       "    # replacement's error is at most 3x the chain's own (eager rounding) + 1e-5\n"
+		       "    gen = torch.Generator(device=\"cuda\").manual_seed(0)\n"
+		       "    tup = lambda x: x if isinstance(x, tuple) else (x,)  # noqa: E731\n"
+		       "    for k, (search, replace, dummy, _) in enumerate(t.VARIANTS):\n"
+		       "        args = [torch.randn(a.shape, device=\"cuda\", generator=gen).to(a.dtype) if a.is_floating_point()\n"
+		       "                else torch.zeros(a.shape, device=\"cuda\", dtype=a.dtype) for a in dummy()]\n"
+		       "        ref = tup(search(*[a.double() if a.is_floating_point() else a for a in args]))\n"
+		       "        for r, w, g in zip(ref, tup(search(*args)), tup(replace(*args))):\n"
+		       "            eager, fused = (w.double() - r).abs().max().item(), (g.double() - r).abs().max().item()\n"
+		       "            assert fused <= 3 * eager + 1e-5, f\"kernel {k}: max abs error {fused:.3g}, eager's {eager:.3g}\"\n\n\n"
+		       "if __name__ == \"__main__\":\n"
+		       "    for name, fn in list(globals().items()):\n"
+		       "        if name.startswith(\"test_\"):\n"
+		       "            print(f\"%s: {name}: {fn() or 'pass'}\")\n",
+		    key);
+	(void)sc;
+}
+
+static void put_note(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+{
+	fs_text_put(t, "# Iteration note: %s\n\n", key);
+	fs_text_put(t, "- **Candidate**: `%s` (`%s`), %u site%s in `%s`\n", sc->id, sc->name, sc->sites, sc->sites == 1 ? "" : "s",
+		    sc->dump);
+	fs_text_put(t, "- **Path**: %s\n", path_of(sc));
+	fs_text_put(t, "- **Rationale**: %s%s", sc->recommendation[0] ? "discovery recommends " : "a pattern of the library, ",
+		    sc->recommendation[0] ? sc->recommendation : "no discovery recommendation");
+	if (sc->existing)
+		fs_text_put(t, ". The catalog's kernel `%s` implements the chain; fusescan generated and validated its own "
+			       "CUDA kernel for it, which the replacement calls until the existing kernel's arguments are mapped.\n",
+			    sc->kernel);
+	else
+		fs_text_put(t, ". No existing kernel implements it: fusescan generated, validated and tuned a CUDA kernel "
+			       "(loaded as a PyTorch custom op), which the replacement calls.\n");
+	fs_text_put(t, "- **Graph validation**: %s (the after-graph parsed again and validated, the graph's outputs "
+		       "unchanged: %u fused node%s)\n",
+		    sc->fused ? "pass" : "fail", sc->fused, sc->fused == 1 ? "" : "s");
+	fs_text_put(t, "- **Summary logs**: matches before: %u chain%s in the dump; after: `[stage=fusescan, transform=apply "
+		       "%s] [SUMMARY] matches=%u`; %u site%s skipped (inside a larger approved site, or with no valid place: "
+		       "summary.txt says which)\n",
+		    sc->sites, sc->sites == 1 ? "" : "s", sc->name, sc->fused, sc->skipped, sc->skipped == 1 ? "" : "s");
+	fs_text_put(t, "- **Numerics** (fusescan's verdict against a float64 reference, per kernel):\n");
+	for (uint32_t k = 0; k < sc->n; k++)
+		fs_text_put(t, "  - kernel %u (`fusescan::%s`, %u site%s): %s\n", k, sc->v[k].op, sc->v[k].n_sites,
+			    sc->v[k].n_sites == 1 ? "" : "s", sc->v[k].verdict);
+	fs_text_put(t, "- **Tests**: `test_%s.py`: per kernel a micrograph that must fuse, one that must not (an "
+		       "intermediate with a second consumer), the replacement's numerics on a GPU; the whole model: "
+		       "`scripts/validate_in_model.py` (replaced sites, logits, top-1, timings)\n",
+		    key);
+	fs_text_put(t, "- **Open risks**:\n"
+		       "  - the search functions carry the dump's literals (eps, dims, head sizes): a model with other "
+		       "literals needs another pattern, and the replacement's op was generated for these shapes;\n"
+		       "  - the ops take the token count at run time; counts past the largest tuned bucket run its kernel "
+		       "where its requirements hold, else the fallback;\n"
+		       "  - the ops need contiguous operands: where the graph's operand is a strided view, a copy goes in "
+		       "front of them;\n"
+		       "  - the dumps print no keyword arguments: a copy's dtype is written from its output type; other "
+		       "keyword arguments are not in the search functions.\n");
+}
+
+static void put_sites(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc)
+{
+	cJSON *j = cJSON_CreateObject(), *a;
+	cJSON_AddStringToObject(j, "candidate", sc->name);
+	cJSON_AddStringToObject(j, "id", sc->id);
+	cJSON_AddStringToObject(j, "dump", sc->dump);
+	a = cJSON_AddArrayToObject(j, "sites");
+	for (uint32_t i = 0; i < sc->sites; i++) {
+		uint32_t *nodes = fs_xmalloc((sc->all[i].n_nodes + 1) * sizeof(uint32_t));
+		memcpy(nodes, sc->all[i].nodes, sc->all[i].n_nodes * sizeof(uint32_t));
+		qsort(nodes, sc->all[i].n_nodes, sizeof(uint32_t), cmp_u32);
+		cJSON *x = cJSON_CreateArray();
+		for (uint32_t k = 0; k < sc->all[i].n_nodes; k++)
+			cJSON_AddItemToArray(x, cJSON_CreateString(fs_scan_str(s, g->nodes[nodes[k]].name)));
+		cJSON_AddItemToArray(a, x);
+		free(nodes);
+	}
+	char *text = cJSON_Print(j);
+	fs_text_put(t, "%s\n", text);
+	free(text);
+	cJSON_Delete(j);
+}
+
+static int write_text(const char *dir, const char *name, const struct fs_text *t, char *why, size_t n)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (fs_write_file_atomic(path, t->s ? t->s : "", t->n))
+		return fail(why, n, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int fs_scaffold_write(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc, uint32_t n,
+		      const char *dir, char *why, size_t why_n)
+{
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return fail(why, why_n, "cannot create %s: %s", dir, strerror(errno));
+	struct fs_text yaml = {0};
+	fs_text_put(&yaml, "# fusescan --scaffold: entries for tensorrt_llm/_torch/auto_deploy/config/default.yaml\n"
+			   "transforms:\n");
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		char key[128], file[160];
+		key_of(sc[i].name, key, sizeof(key));
+		if (!sc[i].n) {
+			rc = fail(why, why_n, "%s: no site was applied: nothing to scaffold", sc[i].name);
+			break;
+		}
+		struct variant *v = fs_xcalloc(sc[i].n + 1, sizeof(*v));
+		uint32_t built = 0;
+		for (uint32_t k = 0; k < sc[i].n && !rc; k++, built++) {
+			if (!sc[i].v[k].op[0])
+				rc = fail(why, why_n, "%s: no op was emitted for its site: --scaffold needs the ops --emit writes",
+					  sc[i].name);
+			else
+				rc = variant_build(s, g, &sc[i], &sc[i].v[k], &v[k], why, why_n);
+		}
+		struct fs_text mod = {0}, test = {0}, note = {0}, sites = {0};
+		if (!rc) {
+			put_module(&mod, s, g, &sc[i], v, key);
+			put_test(&test, &sc[i], key);
+			put_note(&note, &sc[i], key);
+			put_sites(&sites, s, g, &sc[i]);
+			snprintf(file, sizeof(file), "%s.py", key);
+			rc = write_text(dir, file, &mod, why, why_n);
+			snprintf(file, sizeof(file), "test_%s.py", key);
+			rc = rc ? rc : write_text(dir, file, &test, why, why_n);
+			snprintf(file, sizeof(file), "%s.md", key);
+			rc = rc ? rc : write_text(dir, file, &note, why, why_n);
+			snprintf(file, sizeof(file), "%s.sites.json", key);
+			rc = rc ? rc : write_text(dir, file, &sites, why, why_n);
+			fs_text_put(&yaml, "  %s:\n    stage: post_load_fusion\n    enabled: false\n", key);
+		}
+		for (uint32_t k = 0; k < built; k++)
+			variant_free(&v[k]);
+		free(v);
+		free(mod.s);
+		free(test.s);
+		free(note.s);
+		free(sites.s);
+	}
+	if (!rc)
+		rc = write_text(dir, "default.yaml", &yaml, why, why_n);
+	free(yaml.s);
+	return rc;
+}
