@@ -44,24 +44,32 @@ def ok(what, cond, detail=""):
         print(f"FAIL {what} {detail}", flush=True)
 
 
-def row_chunks(args, rows):
-    """slices of `rows` rows along dim -2 of every tensor of at least 2 dims"""
-    n = max((a.shape[-2] for a in args if a.dim() >= 2), default=1)
-    for at in range(0, n, rows):
-        yield [a[..., at:at + rows, :] if a.dim() >= 2 and a.shape[-2] == n else a for a in args], slice(at, at + rows)
+def token_dim(t, n):
+    """the dim of t that runs over the n tokens: the last one of size n but
+    the innermost (q's projection [b, s, h, d], cos [1, 1, s, d], scores
+    [b, h, s, s]'s rows), or None (a weight)"""
+    return next((d for d in range(t.dim() - 2, -1, -1) if t.shape[d] == n), None)
 
 
-def errors(fn, args, outs):
-    """max abs error of outs and of eager against the float64 reference, chunked"""
-    per_row = max(1, sum(a[..., :1, :].numel() if a.dim() >= 2 else 0 for a in args) * 8)
-    rows = max(1, CHUNK // per_row)
+def take(t, n, sl):
+    d = token_dim(t, n)
+    return t if d is None else t.narrow(d, sl.start, min(sl.stop, n) - sl.start)
+
+
+def errors(fn, args, outs, n):
+    """max abs error of outs and of eager against the float64 reference,
+    chunked along the n tokens"""
+    per_token = max(1, sum(a.numel() // n for a in args if token_dim(a, n) is not None) * 8)
+    rows = max(1, CHUNK // per_token)
     e_op = e_eager = 0.0
     with torch.no_grad():
-        for part, sl in row_chunks(args, rows):
+        for at in range(0, n, rows):
+            sl = slice(at, at + rows)
+            part = [take(a, n, sl) for a in args]
             ref = tc.listify(fn(*[a.double() for a in part], acc=torch.float64))
             eager = tc.listify(fn(*part))
             for o, r, e in zip(outs, ref, eager):
-                o = o[..., sl, :] if o.dim() >= 2 else o
+                o = take(o, n, sl)
                 e_op = max(e_op, (o.double() - r).abs().max().item())
                 e_eager = max(e_eager, (e.double() - r).abs().max().item())
             del ref, eager
@@ -94,7 +102,7 @@ def main():
             finite = all(torch.isfinite(o).all().item() for o in outs)
             ok(f"{name} at {t} tokens: every output written, finite", finite)
             # the region's outputs in the function's order: match by shape, in order
-            e_op, e_eager = errors(fn, args, outs)
+            e_op, e_eager = errors(fn, args, outs, t)
             bound = 3 * e_eager + 1e-5
             kernel = op.pick(s).entry
             if t in (1, 256, 4096):
