@@ -4,7 +4,8 @@
  *   1. a candidate id of this graph (`add_rmsnorm-407262a5`);
  *   2. a candidate name (`add_rmsnorm`) that exactly one candidate of this
  *      graph has (said on stderr); two or more is an error listing their ids;
- *   3. a pattern name of the library (every match of every variant).
+ *   3. a pattern name of the library (every match of every variant);
+ *      `pattern:NAME` names the pattern whatever the candidates are called.
  * A name with no site in the graph (or none containing --site) is an error:
  * nothing runs on an empty plan. Called by cmd_fuse.c.
  */
@@ -226,6 +227,14 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 	const struct fs_mine *m = d->a[0].mine;
 	const struct fs_candidate *named = NULL;
 	uint32_t n_named = 0;
+	if (!strncmp(name, "pattern:", 8)) { /* the pattern, whatever the candidates are called */
+		if (fs_patlib_find(lib, name + 8) >= 0) {
+			from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, name + 8, a);
+			return 0;
+		}
+		fprintf(stderr, "fusescan fuse: '%s': the library has no pattern '%s' (patterns/README.md lists them)\n", name, name + 8);
+		return -1;
+	}
 	for (uint32_t i = 0; i < m->n_cands; i++) {
 		if (!strcmp(m->cands[i].id, name)) {
 			from_candidate(d, &m->cands[i], a);

@@ -63,4 +63,10 @@ output %c
 DUMP
 check "contradictory GEMM shapes" 2 "$exe" --apply parallel_gemm --cpu-only --no-render --out "$tmp/bad" "$tmp/bad.txt"
 contains "contradictory GEMM shapes message" "$tmp/err" "bad.txt:5:1: error: numerics: cannot execute %b (aten.linear.default): a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])"
+# the SwiGLU MLP pattern (gate, up, silu * up, down: three linears), named past the candidate 'swiglu'
+check "pattern:swiglu" 0 "$exe" --apply pattern:swiglu --cpu-only --no-render --tokens 2 --out "$tmp/sw" "$d/export_tiny_llama_2l/001_export_export_to_gm.txt"
+contains "pattern:swiglu: the MLP" "$tmp/out" "%m_model_layers_0_mlp_down_proj_weight 256x688 bfloat16 -> %linear_6 1x2x256 bfloat16"
+contains "pattern:swiglu: verdict" "$tmp/out" "verdict: pass"
+check "pattern:nope" 2 "$exe" --apply pattern:nope --cpu-only --no-render --out "$tmp/sw" "$d/export_tiny_llama_2l/001_export_export_to_gm.txt"
+contains "pattern:nope: why" "$tmp/err" "the library has no pattern 'nope'"
 finish
