@@ -133,9 +133,7 @@ static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const 
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
-	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t)); /* file order */
-	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
-	qsort(nodes, site->n_nodes, sizeof(uint32_t), fs_cmp_u32);
+	uint32_t *nodes = fs_site_file_order(site);
 	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
 	no->gelu_tanh = strstr(ap->name, "tanh") != NULL;
 	no->emit_sites = es;
@@ -221,9 +219,7 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, st
 	struct fs_site *group = fs_xmalloc(n * sizeof(*group));
 	sc->v = fs_xcalloc(n, sizeof(*sc->v));
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t *nodes = fs_xmalloc((sites[i].n_nodes + 1) * sizeof(uint32_t));
-		memcpy(nodes, sites[i].nodes, sites[i].n_nodes * sizeof(uint32_t));
-		qsort(nodes, sites[i].n_nodes, sizeof(uint32_t), fs_cmp_u32);
+		uint32_t *nodes = fs_site_file_order(&sites[i]);
 		fs_numerics_kernel_key(s, m->graph, nodes, sites[i].n_nodes, strstr(ap->name, "tanh") != NULL, no->tokens, key[i]);
 		free(nodes);
 	}

@@ -198,12 +198,6 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	return q;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The sites the op replaces, by node name: each one's program, bound as the
  * base, must generate the op's fallback kernel k0 byte for byte, so its
  * values line up with the kernel's parameters: its inputs in the op's order,
@@ -221,9 +215,7 @@ static int sites_json(const struct prog *base, const struct fs_kernel *k0, const
 	cJSON *a = cJSON_AddArrayToObject(j, "sites");
 	for (uint32_t i = 0; i < es->n; i++) {
 		const struct fs_site *site = &es->v[i];
-		uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t));
-		memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
-		qsort(nodes, site->n_nodes, sizeof(uint32_t), cmp_u32);
+		uint32_t *nodes = fs_site_file_order(site);
 		struct prog q = {.s = base->s, .g = base->g, .gelu_tanh = base->gelu_tanh};
 		struct fs_diags d;
 		struct fs_kernel k = {0};

@@ -504,6 +504,14 @@ int fs_rewrite_apply(const struct fs_scan *s, uint32_t module, const char *text,
 	return rc;
 }
 
+uint32_t *fs_site_file_order(const struct fs_site *site)
+{
+	uint32_t *nodes = fs_xmalloc((site->n_nodes + 1) * sizeof(uint32_t));
+	memcpy(nodes, site->nodes, site->n_nodes * sizeof(uint32_t));
+	qsort(nodes, site->n_nodes, sizeof(uint32_t), fs_cmp_u32);
+	return nodes;
+}
+
 void fs_rewritten_release(struct fs_rewritten *r)
 {
 	free(r->text);

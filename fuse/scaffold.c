@@ -20,12 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(char *why, size_t n, const char *fmt, ...)
@@ -85,9 +79,7 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 {
 	memset(v, 0, sizeof(*v));
 	v->n = sv->site->n_nodes;
-	v->nodes = fs_xmalloc((v->n + 1) * sizeof(uint32_t));
-	memcpy(v->nodes, sv->site->nodes, v->n * sizeof(uint32_t));
-	qsort(v->nodes, v->n, sizeof(uint32_t), cmp_u32);
+	v->nodes = fs_site_file_order(sv->site);
 	v->var = fs_xmalloc((g->n_nodes + 1) * sizeof(int32_t));
 	v->param = fs_xmalloc((g->n_args + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < g->n_nodes; i++)
@@ -512,9 +504,7 @@ static void put_sites(struct fs_text *t, const struct fs_scan *s, const struct f
 	cJSON_AddStringToObject(j, "dump", sc->dump);
 	a = cJSON_AddArrayToObject(j, "sites");
 	for (uint32_t i = 0; i < sc->sites; i++) {
-		uint32_t *nodes = fs_xmalloc((sc->all[i].n_nodes + 1) * sizeof(uint32_t));
-		memcpy(nodes, sc->all[i].nodes, sc->all[i].n_nodes * sizeof(uint32_t));
-		qsort(nodes, sc->all[i].n_nodes, sizeof(uint32_t), cmp_u32);
+		uint32_t *nodes = fs_site_file_order(&sc->all[i]);
 		cJSON *x = cJSON_CreateArray();
 		for (uint32_t k = 0; k < sc->all[i].n_nodes; k++)
 			cJSON_AddItemToArray(x, cJSON_CreateString(fs_scan_str(s, g->nodes[nodes[k]].name)));

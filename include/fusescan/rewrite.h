@@ -26,6 +26,9 @@ struct fs_site {
 	uint32_t n_nodes;
 };
 
+/* The site's nodes in file order: a copy, which the caller frees. */
+uint32_t *fs_site_file_order(const struct fs_site *site);
+
 struct fs_rewrite {
 	const char *name;         /* candidate or pattern name: names the fused nodes */
 	const char *target;       /* printed target of the fused op */
