@@ -2,8 +2,10 @@
 # Matrix products in the numerics check of --apply (CPU, float64 reference):
 # every parallel-GEMM candidate of the bundled dumps that discovery finds (at
 # 2 tokens: several dumps have full widths),
-# linear + bias + GELU (gemm_bias_act, GPT-NeoX widths), and eager attention's
-# two batched matmuls around the softmax (a transposed key) pass; a region
+# linear + bias + GELU (gemm_bias_act, GPT-NeoX widths), eager attention's
+# two batched matmuls around the softmax (a transposed key), the library's GEMM
+# patterns where they match in three decomposed graphs, and the SwiGLU MLP
+# (pattern:swiglu) pass; a region
 # holding a GEMM generates no kernel and says so, and too many multiply-adds
 # for the CPU is an input error naming them.
 # usage: gemm.sh FUSESCAN TESTS_DIR
@@ -63,6 +65,22 @@ output %c
 DUMP
 check "contradictory GEMM shapes" 2 "$exe" --apply parallel_gemm --cpu-only --no-render --out "$tmp/bad" "$tmp/bad.txt"
 contains "contradictory GEMM shapes message" "$tmp/err" "bad.txt:5:1: error: numerics: cannot execute %b (aten.linear.default): a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])"
+# the library's GEMM patterns where they match in decomposed graphs (mm / bmm / addmm on
+# permuted weights): GPT-2's addmm + bias + GELU, eager attention's bmm, Qwen2's biased QKV, the MLP
+n=0
+for a in gpt2 llama_eager qwen2; do
+	f=$d/export_${a}_2l/002_post_export_run_decompositions.txt
+	for p in parallel_gemm gemm_bias_act swiglu eager_attention; do
+		"$exe" match -p "$p" "$f" | grep -q "pattern=$p\] \[SUMMARY\] matches=0" && continue
+		rc=0
+		"$exe" --apply "pattern:$p" --cpu-only --no-render --tokens 2 --out "$tmp/dp" "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
+		n=$((n + 1))
+		if [ "$rc" -eq 0 ] && grep -qF "verdict: pass" "$tmp/out"; then pass=$((pass + 1)); else
+			fail=$((fail + 1)) && echo "FAIL pattern:$p on $f: exit $rc" && head -3 "$tmp/err"; fi
+	done
+done
+[ "$n" -ge 6 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL only $n GEMM patterns matched in decomposed graphs"; }
+
 # the SwiGLU MLP pattern (gate, up, silu * up, down: three linears), named past the candidate 'swiglu'
 check "pattern:swiglu" 0 "$exe" --apply pattern:swiglu --cpu-only --no-render --tokens 2 --out "$tmp/sw" "$d/export_tiny_llama_2l/001_export_export_to_gm.txt"
 contains "pattern:swiglu: the MLP" "$tmp/out" "%m_model_layers_0_mlp_down_proj_weight 256x688 bfloat16 -> %linear_6 1x2x256 bfloat16"
