@@ -126,7 +126,8 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 	if (o->emit_dir && ne)
 		fs_emit(p, eb, ne, o, r);
 	else if (o->emit_dir) {
-		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel");
+		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel%s%.900s%s", nb && r->buckets[r->n_buckets - 1].error[0] ? " (" : "",
+			 nb ? r->buckets[r->n_buckets - 1].error : "", nb && r->buckets[r->n_buckets - 1].error[0] ? ")" : "");
 		r->emit_failed = 1;
 	}
 	for (uint32_t i = 0; i < nb; i++)

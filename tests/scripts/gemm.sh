@@ -34,6 +34,8 @@ contains "QKV: three outputs" "$tmp/out" "-> %linear 1x16x256 bfloat16, %linear_
 contains "QKV: verdict" "$tmp/out" "verdict: pass"
 contains "QKV: no kernel, and why" "$tmp/out" "error: fused kernel: a matrix product: fusescan generates no GEMM kernel"
 contains "QKV: json" "$tmp/q/numerics.json" '"verdict":	"pass"'
+check "QKV: --emit" 2 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
+contains "QKV: --emit says why" "$tmp/err" "fusescan: --emit: no bucket has a kernel (a matrix product: fusescan generates no GEMM kernel"
 
 neox=$d/export_gpt_neox_2l/001_export_export_to_gm.txt
 check "linear + bias + GELU" 0 "$exe" --apply gemm_bias_act --cpu-only --no-render --out "$tmp/g" "$neox"
