@@ -165,8 +165,19 @@ static uint32_t put_arg(struct fs_text *t, const struct fs_scan *s, const struct
 		fs_text_put(t, x->kind == FS_ARG_LIST ? "]" : k == 1 ? ",)" : ")");
 		break;
 	}
-	default: /* ints, bools, None, dtypes: as printed */
-		fs_text_put(t, "%s", text);
+	default: { /* ints, bools, None, dtypes: as printed, where that is Python; else a string */
+		int plain = *text != '\0';
+		for (const char *c = text; *c && plain; c++)
+			plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+				*c == '.' || *c == '-' || *c == '+';
+		if (plain)
+			fs_text_put(t, "%s", text);
+		else {
+			fs_text_put(t, "'");
+			put_escaped(t, text);
+			fs_text_put(t, "'");
+		}
+	}
 	}
 	return x->span;
 }
