@@ -328,6 +328,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	uint64_t h = 0x656d6974ull;
 	for (uint32_t i = 0; i < nk; i++)
 		h = fs_hash_bytes(src[i], strlen(src[i]), h);
+	if (o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */
+		h = fs_hash_bytes(o->emit_sites->candidate, strlen(o->emit_sites->candidate), h);
 	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
 	bundle(&cu, name, src, entry, nk);
 	char arch[16], varch[24];
