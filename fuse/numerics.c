@@ -255,6 +255,9 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 			return fail_at(p, node, "dims are not integers", buf, n);
 		if (np > 2 && ints_of(g, pa[2].a, op))
 			return fail_at(p, node, "dims are not integers", buf, n);
+		/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
+		if (!strcmp(op->sem->key, "permute") && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
+			op->ints[1] = op->ints[0];
 		break;
 	case SLICE: /* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
 		op->n_ints = 4;
@@ -725,6 +728,8 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 		const struct op *op = &p->ops[i];
 		struct ten *out = &vals[p->n_in + i];
 		*out = op->out;
+		if (op->elided)
+			continue;
 		out->d = fs_xmalloc((size_t)(out->n ? out->n : 1) * sizeof(double));
 		for (int64_t e = 0; e < out->n; e++)
 			out->d[e] = NAN; /* poison: every element must be written */
@@ -961,6 +966,37 @@ void fs_prog_free(struct prog *p)
 	release(p, none);
 }
 
+/* A transpose of a matrix input that only 2-D matrix products read, as their
+ * second operand (the decomposed graph's mm(x, t(w))), is read in place: the
+ * product takes the input as linear's [N, K] weight and the transpose is
+ * never computed, so a region's weights count once against the CPU budget. */
+static void elide_transposes(struct prog *p)
+{
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		struct op *t = &p->ops[i];
+		int32_t v = (int32_t)(p->n_in + i), in = t->n_src ? t->src[0] : -1;
+		if (t->sem->kind != PERMUTE || p->is_output[i] || in < 0 || in >= (int32_t)p->n_in || p->in[in].rank != 2 ||
+		    (t->n_ints == 2 && dim_at(t->ints[0], 2) == dim_at(t->ints[1], 2)) || (t->n_ints != 0 && t->n_ints != 2))
+			continue;
+		int only = 1, any = 0;
+		for (uint32_t j = i + 1; j < p->n_ops && only; j++) {
+			const struct op *u = &p->ops[j];
+			for (uint32_t s = 0; s < u->n_src && only; s++)
+				if (u->src[s] == v) {
+					only = u->sem->kind == GEMM && s == 1 && !u->ints[0] && u->out.rank == 2 &&
+					       src_ten(p, u->src[0])->rank == 2;
+					any = 1;
+				}
+		}
+		if (!only || !any)
+			continue;
+		for (uint32_t j = i + 1; j < p->n_ops; j++)
+			if (p->ops[j].sem->kind == GEMM && p->ops[j].src[1] == v)
+				p->ops[j].src[1] = in, p->ops[j].ints[0] = 1;
+		t->elided = 1;
+	}
+}
+
 int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
 {
 	const struct fs_scan *s = p->s;
@@ -1006,6 +1042,7 @@ int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tok
 				p->is_output[p->n_ops] = 1;
 		p->n_ops++;
 	}
+	elide_transposes(p);
 	return 0;
 }
 
@@ -1064,7 +1101,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	}
 	int64_t elems = 0, budget = o->max_elems > 0 ? o->max_elems : (int64_t)1 << 25;
 	for (uint32_t v = 0; v < p.n_in + p.n_ops; v++)
-		elems += v < p.n_in ? p.in[v].n : p.ops[v - p.n_in].out.n;
+		elems += v < p.n_in ? p.in[v].n : p.ops[v - p.n_in].elided ? 0 : p.ops[v - p.n_in].out.n;
 	r->out_dtype = FS_DT_F64;
 	for (uint32_t i = 0; i < p.n_ops; i++)
 		if (p.is_output[i]) {

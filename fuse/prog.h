@@ -47,6 +47,7 @@ struct op {
 	uint32_t n_ints;
 	double eps;
 	uint8_t keepdim;
+	uint8_t elided;            /* a transpose of an input that matrix products read in place: never computed */
 };
 
 struct prog {
