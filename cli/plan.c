@@ -17,37 +17,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A site and the views feeding it that nothing else reads (recursively):
- * they become index math in the fused kernel, whose input is then what they
- * view. RoPE's site reads the projection's contiguous output instead of its
- * transpose and two strided slices of it. */
-static void add_site(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a, const uint32_t *nodes, uint32_t n)
+static uint32_t *own(struct fs_approval *a, uint32_t *nodes)
+{
+	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
+	return a->nodes[a->n_owned++] = nodes;
+}
+
+static void add_site(struct fs_approval *a, const uint32_t *nodes, uint32_t n)
 {
 	a->sites = fs_xrealloc(a->sites, (a->n_sites + 1) * sizeof(*a->sites));
-	a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
-	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
-	uint32_t *copy = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	uint32_t *copy = own(a, fs_xmalloc((n ? n : 1) * sizeof(uint32_t)));
 	memcpy(copy, nodes, n * sizeof(uint32_t));
-	for (uint32_t i = 0; i < n; i++)
-		in[nodes[i]] = 1;
-	for (uint32_t i = 0; i < n; i++) { /* the list grows as views join */
-		const struct fs_node *x = &g->nodes[copy[i]];
-		for (uint32_t k = x->args; k < x->args + x->n_args; k++) {
-			uint32_t y = g->args[k].node;
-			if (g->args[k].kind != FS_ARG_NODE || in[y] || !fs_numerics_is_view(s, g, y))
-				continue;
-			int only = 1;
-			for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++) {
-				uint32_t user = g->users[g->nodes[y].users + u];
-				only = in[user] || (g->nodes[user].flags & FS_NODE_SIDE_EFFECT);
+	a->sites[a->n_sites++] = (struct fs_site){copy, n};
+}
+
+/* Each site takes in the views feeding it that nothing else reads
+ * (recursively): they become index math in the fused kernel, whose input is
+ * then what they view. RoPE's site reads the projection's contiguous output
+ * instead of its transpose and two strided slices of it. */
+static void absorb_views(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a)
+{
+	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
+	for (uint32_t i = 0; i < a->n_sites; i++) {
+		uint32_t n = a->sites[i].n_nodes, cap = n;
+		uint32_t *v = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
+		memcpy(v, a->sites[i].nodes, n * sizeof(uint32_t));
+		for (uint32_t k = 0; k < n; k++)
+			in[v[k]] = 1;
+		for (uint32_t k = 0; k < n; k++) { /* the list grows as views join */
+			const struct fs_node *x = &g->nodes[v[k]];
+			for (uint32_t t = x->args; t < x->args + x->n_args; t++) {
+				uint32_t y = g->args[t].node;
+				if (g->args[t].kind != FS_ARG_NODE || in[y] || !fs_numerics_is_view(s, g, y))
+					continue;
+				int only = 1;
+				for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++) {
+					uint32_t user = g->users[g->nodes[y].users + u];
+					only = in[user] || (g->nodes[user].flags & FS_NODE_SIDE_EFFECT);
+				}
+				if (only) {
+					FS_GROW(v, cap, n + 1);
+					in[y] = 1, v[n++] = y;
+				}
 			}
-			if (only)
-				in[y] = 1, copy[n++] = y;
 		}
+		for (uint32_t k = 0; k < n; k++)
+			in[v[k]] = 0;
+		if (n > a->sites[i].n_nodes)
+			a->sites[i] = (struct fs_site){own(a, v), n};
+		else
+			free(v);
 	}
 	free(in);
-	a->nodes[a->n_owned++] = copy;
-	a->sites[a->n_sites++] = (struct fs_site){copy, n};
 }
 
 static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
@@ -78,7 +99,7 @@ static void from_candidate(const struct fs_discovery *d, const struct fs_candida
 		     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
 	for (uint32_t j = 0; j < k->n_instances; j++) {
 		const struct fs_region *r = &m->regions[k->instances[j]];
-		add_site(d->scan, d->scan->modules[d->a[0].module].graph, a, r->nodes, r->n_nodes);
+		add_site(a, r->nodes, r->n_nodes);
 	}
 }
 
@@ -107,7 +128,7 @@ static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, cons
 					FS_GROW(nodes, cap, n + 1);
 					nodes[n++] = m.v[i].bind[pn];
 				}
-			add_site(s, g, a, nodes, n);
+			add_site(a, nodes, n);
 		}
 		fs_matches_release(&m);
 	}
@@ -138,71 +159,73 @@ static int depends(const struct fs_graph *g, const uint8_t *in_a, uint32_t lo, c
 	return hit;
 }
 
-/* Sibling sites (the same size, one activation tensor in common, neither
- * reading the other, as RoPE's q and k reading cos and sin) become one site:
- * one launch, as AutoDeploy's RoPE op takes q and k together. */
+static uint32_t first_node(const struct fs_site *x)
+{
+	uint32_t lo = UINT32_MAX;
+	for (uint32_t k = 0; k < x->n_nodes; k++)
+		lo = x->nodes[k] < lo ? x->nodes[k] : lo;
+	return lo;
+}
+
+/* Sibling sites become one site: a site and the next one (instances are in
+ * file order), the same size, disjoint, one activation tensor read by both,
+ * neither reading the other, as RoPE's q and k reading cos and sin. One
+ * launch, as AutoDeploy's RoPE op takes q and k together; each site is
+ * compared with its successor only, so the pass stays linear. */
 static void merge_siblings(const struct fs_graph *g, struct fs_approval *a)
 {
 	uint8_t *in_a = fs_xcalloc(g->n_nodes + 1, 1), *in_b = fs_xcalloc(g->n_nodes + 1, 1),
-		*seen = fs_xcalloc(g->n_nodes + 1, 1);
+		*read_a = fs_xcalloc(g->n_nodes + 1, 1), *seen = fs_xcalloc(g->n_nodes + 1, 1);
 	uint32_t *stack = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < a->n_sites; i++) {
-		struct fs_site *x = &a->sites[i];
-		if (!x->n_nodes)
-			continue;
-		uint32_t lo = UINT32_MAX;
-		for (uint32_t k = 0; k < x->n_nodes; k++)
-			in_a[x->nodes[k]] = 1, lo = x->nodes[k] < lo ? x->nodes[k] : lo;
-		for (uint32_t j = i + 1; j < a->n_sites; j++) {
-			struct fs_site *y = &a->sites[j];
-			if (y->n_nodes != x->n_nodes)
-				continue;
+		struct fs_site *x = &a->sites[i], *y = i + 1 < a->n_sites ? &a->sites[i + 1] : NULL;
+		if (y && y->n_nodes == x->n_nodes) {
 			int shared = 0, overlap = 0;
+			for (uint32_t k = 0; k < x->n_nodes; k++)
+				in_a[x->nodes[k]] = 1;
 			for (uint32_t k = 0; k < y->n_nodes; k++)
 				in_b[y->nodes[k]] = 1, overlap |= in_a[y->nodes[k]];
-			for (uint32_t k = 0; k < y->n_nodes && !shared; k++) { /* an activation both read */
-				const struct fs_node *q = &g->nodes[y->nodes[k]];
-				for (uint32_t t = q->args; t < q->args + q->n_args && !shared; t++) {
-					uint32_t v = g->args[t].node;
-					shared = g->args[t].kind == FS_ARG_NODE && !in_b[v] && g->nodes[v].kind == FS_NODE_CALL &&
-						 g->nodes[v].n_out && fs_dtype_size((enum fs_dtype)g->types[g->nodes[v].out].dtype) > 0;
-					for (uint32_t m = 0; shared && m < x->n_nodes; m++) {
-						const struct fs_node *r = &g->nodes[x->nodes[m]];
-						shared = 0;
-						for (uint32_t u = r->args; u < r->args + r->n_args && !shared; u++)
-							shared = g->args[u].kind == FS_ARG_NODE && g->args[u].node == v;
-						if (shared)
-							break;
+			for (int pass = 0; pass < 2; pass++) /* what x reads, then whether y reads an activation of it */
+				for (uint32_t k = 0; k < (pass ? y : x)->n_nodes && !shared; k++) {
+					const struct fs_node *q = &g->nodes[(pass ? y : x)->nodes[k]];
+					for (uint32_t t = q->args; t < q->args + q->n_args; t++) {
+						uint32_t v = g->args[t].node;
+						if (g->args[t].kind != FS_ARG_NODE || (pass ? in_b : in_a)[v])
+							continue;
+						if (!pass)
+							read_a[v] = 1;
+						else if (read_a[v] && g->nodes[v].kind == FS_NODE_CALL && g->nodes[v].n_out &&
+							 fs_dtype_size((enum fs_dtype)g->types[g->nodes[v].out].dtype) > 0)
+							shared = 1;
 					}
 				}
+			int merge = shared && !overlap && !depends(g, in_a, first_node(x), y, seen, stack) &&
+				    !depends(g, in_b, first_node(y), x, seen, stack);
+			for (uint32_t k = 0; k < x->n_nodes; k++) {
+				const struct fs_node *q = &g->nodes[x->nodes[k]];
+				in_a[x->nodes[k]] = 0;
+				for (uint32_t t = q->args; t < q->args + q->n_args; t++)
+					if (g->args[t].kind == FS_ARG_NODE)
+						read_a[g->args[t].node] = 0;
 			}
-			uint32_t lo_b = UINT32_MAX;
-			for (uint32_t k = 0; k < y->n_nodes; k++)
-				lo_b = y->nodes[k] < lo_b ? y->nodes[k] : lo_b;
-			int merge = shared && !overlap && !depends(g, in_a, lo, y, seen, stack) && !depends(g, in_b, lo_b, x, seen, stack);
 			for (uint32_t k = 0; k < y->n_nodes; k++)
 				in_b[y->nodes[k]] = 0;
-			if (!merge)
+			if (merge) {
+				uint32_t *u = own(a, fs_xmalloc((x->n_nodes + y->n_nodes) * sizeof(uint32_t)));
+				memcpy(u, x->nodes, x->n_nodes * sizeof(uint32_t));
+				memcpy(u + x->n_nodes, y->nodes, y->n_nodes * sizeof(uint32_t));
+				a->sites[w++] = (struct fs_site){u, x->n_nodes + y->n_nodes};
+				i++; /* y is in it */
 				continue;
-			uint32_t *u = fs_xmalloc((x->n_nodes + y->n_nodes) * sizeof(uint32_t));
-			memcpy(u, x->nodes, x->n_nodes * sizeof(uint32_t));
-			memcpy(u + x->n_nodes, y->nodes, y->n_nodes * sizeof(uint32_t));
-			a->nodes = fs_xrealloc(a->nodes, (a->n_owned + 1) * sizeof(*a->nodes));
-			a->nodes[a->n_owned++] = u;
-			for (uint32_t k = 0; k < y->n_nodes; k++)
-				in_a[y->nodes[k]] = 1;
-			*x = (struct fs_site){u, x->n_nodes + y->n_nodes};
-			y->n_nodes = 0; /* gone; and x, now larger, merges no further sibling of y's size */
-			break;
+			}
 		}
-		for (uint32_t k = 0; k < x->n_nodes; k++)
-			in_a[x->nodes[k]] = 0;
 		a->sites[w++] = *x;
 	}
 	a->n_sites = w;
 	free(in_a);
 	free(in_b);
+	free(read_a);
 	free(seen);
 	free(stack);
 }
@@ -277,6 +300,7 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		struct fs_approval *a = &pl->v[pl->n++];
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
+		absorb_views(s, g, a);
 		merge_siblings(g, a);
 		if (site)
 			keep_site(s, g, a, site);

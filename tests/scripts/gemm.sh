@@ -15,15 +15,20 @@ exe=$1 tests=$2
 . "$(dirname "$0")/lib.sh"
 d=$tests/data
 
+# passes_cpu ID FILE: --apply ID on the CPU at 2 tokens exits 0 with verdict pass; counts in n
+passes_cpu() {
+	local rc=0
+	"$exe" --apply "$1" --cpu-only --no-render --tokens 2 --out "$tmp/pc" "$2" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	n=$((n + 1))
+	if [ "$rc" -eq 0 ] && grep -qF "verdict: pass" "$tmp/out"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL $1 on $2: exit $rc" && head -3 "$tmp/err"; fi
+}
+
 n=0
 for f in "$d"/export_*_2l/001_export_export_to_gm.txt "$d"/adrun_tiny_llama_2l/001_export_export_to_gm.txt; do
 	case $f in */export_cohere_2l/*) continue ;; esac # its five fused projections hold 4 GB of weights in double
 	for id in $("$exe" discover "$f" 2>/dev/null | sed -n 's/^Candidate [0-9]*: parallel_gemm .*id \(parallel_gemm-[0-9a-f]*\)\]$/\1/p'); do
-		rc=0
-		"$exe" --apply "$id" --cpu-only --no-render --tokens 2 --out "$tmp/pg" "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
-		n=$((n + 1))
-		if [ "$rc" -eq 0 ] && grep -qF "verdict: pass" "$tmp/out"; then pass=$((pass + 1)); else
-			fail=$((fail + 1)) && echo "FAIL $id on $f: exit $rc" && head -3 "$tmp/err"; fi
+		passes_cpu "$id" "$f"
 	done
 done
 [ "$n" -ge 30 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL only $n parallel-GEMM candidates"; }
@@ -74,11 +79,7 @@ for a in gpt2 llama_eager qwen2; do
 	f=$d/export_${a}_2l/002_post_export_run_decompositions.txt
 	for p in parallel_gemm gemm_bias_act swiglu eager_attention; do
 		"$exe" match -p "$p" "$f" | grep -q "pattern=$p\] \[SUMMARY\] matches=0" && continue
-		rc=0
-		"$exe" --apply "pattern:$p" --cpu-only --no-render --tokens 2 --out "$tmp/dp" "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
-		n=$((n + 1))
-		if [ "$rc" -eq 0 ] && grep -qF "verdict: pass" "$tmp/out"; then pass=$((pass + 1)); else
-			fail=$((fail + 1)) && echo "FAIL pattern:$p on $f: exit $rc" && head -3 "$tmp/err"; fi
+		passes_cpu "pattern:$p" "$f"
 	done
 done
 [ "$n" -ge 6 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL only $n GEMM patterns matched in decomposed graphs"; }
