@@ -415,7 +415,7 @@ static void put_module(struct fs_text *t, const struct fs_scan *s, const struct 
 		    key, cls, sc->name, sc->id);
 }
 
-static void put_test(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+static void put_test(struct fs_text *t, const char *key)
 {
 	fs_text_put(t, "\"\"\"Tests of %s (written by fusescan --scaffold). Per kernel: a micrograph\n"
 		       "of its chain alone must fuse (one match), the chain with an intermediate also\n"
@@ -463,7 +463,6 @@ static void put_test(struct fs_text *t, const struct fs_scaffold *sc, const char
 		       "        if name.startswith(\"test_\"):\n"
 		       "            print(f\"%s: {name}: {fn() or 'pass'}\")\n",
 		    key);
-	(void)sc;
 }
 
 static void put_note(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
@@ -565,7 +564,7 @@ int fs_scaffold_write(const struct fs_scan *s, const struct fs_graph *g, const s
 		struct fs_text mod = {0}, test = {0}, note = {0}, sites = {0};
 		if (!rc) {
 			put_module(&mod, s, g, &sc[i], v, key);
-			put_test(&test, &sc[i], key);
+			put_test(&test, key);
 			put_note(&note, &sc[i], key);
 			put_sites(&sites, s, g, &sc[i]);
 			snprintf(file, sizeof(file), "%s.py", key);

@@ -39,6 +39,7 @@ import copy
 import glob
 import importlib.util
 import json
+import operator
 import os
 import re
 import statistics
@@ -186,7 +187,7 @@ def replace_sites(gm, descs):
             results = [fused]
             if len(outs) > 1:
                 with graph.inserting_after(fused):
-                    results = [graph.call_function(__import__("operator").getitem, (fused, i)) for i in range(len(outs))]
+                    results = [graph.call_function(operator.getitem, (fused, i)) for i in range(len(outs))]
             for k, (o, r) in enumerate(zip(outs, results)):
                 r.meta = dict(o.meta)
                 o.replace_all_uses_with(r, delete_user_cb=lambda u: u not in inside)
