@@ -354,7 +354,11 @@ static int own_index(const struct ten *t, const struct ix *x)
 	char name[16];
 	for (int k = 0; k < t->rank; k++) {
 		snprintf(name, sizeof(name), k + 1 < t->rank ? "i%d" : "j0", k);
-		if (!((!strcmp(x->t[k], name) || (fs_dim_one(t, k) && !strcmp(x->t[k], "0"))) && x->lane[k] == (k + 1 == t->rank) && !x->dep[k]))
+		if (x->dep[k])
+			return 0;
+		if (fs_dim_one(t, k) && !strcmp(x->t[k], "0"))
+			continue; /* a dim of size 1 (a row of one key): its one index, whatever the lane */
+		if (strcmp(x->t[k], name) || x->lane[k] != (k + 1 == t->rank))
 			return 0;
 	}
 	return 1;

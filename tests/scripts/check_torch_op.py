@@ -6,7 +6,8 @@ buckets 1, 16, 256 and 4096 and emits it; then, at token counts 1, 3, 17,
 where the op must take that bucket's exact-size kernel; the last two past the
 largest bucket), the op's outputs, written into outputs poisoned with NaN, must be finite and within
 the verdict's bound of a float64 reference (at most 3x eager's error + 1e-5,
-eager and the reference computed chunk by chunk along the rows); the op
+eager and the reference computed chunk by chunk along the rows; softmax
+also under a causal mask of -inf at 256, 1000 and 4096 tokens); the op
 path equals the launch path; a wrong dtype, a CPU tensor and a wrong static
 dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
 a captured CUDA graph, replayed on new inputs.
@@ -110,6 +111,8 @@ def main():
             ok(f"{name} at {t} tokens ({kernel}): error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= bound,
                f"(kernel {kernel})")
             print(f"{name:12s} {t:6d} tokens  kernel {kernel:8s} max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
+            if name == "softmax" and t in (256, 1000, 4096):
+                check_causal(name, op, fn, names, t, gen)
             if t == 17:
                 y = tc.listify(getattr(torch.ops.fusescan, desc["name"])(*ins))
                 ok(f"{name}: the op equals the launch", all(torch.equal(a, b) for a, b in zip(y, outs)))
@@ -119,6 +122,25 @@ def main():
             torch.cuda.empty_cache()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
+
+
+def check_causal(name, op, fn, names, t, gen):
+    """a causal mask of -inf (row i sees keys 0..i): the first rows' keys are
+    nearly all -inf, whole parts of a row a thread holds"""
+    args, ins = tc.draw_inputs(op, names, t, gen)
+    mask = args[1]
+    mask.copy_(torch.full(mask.shape[-2:], float("-inf"), device="cuda").triu(1).expand_as(mask))
+    desc = op.DESC
+    s = tc.symbols_at(op, t)
+    outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
+                       dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in desc["outputs"]]
+    op.launch(*ins, out=tuple(outs))
+    torch.cuda.synchronize()
+    ok(f"{name} at {t} tokens, causal -inf mask: every output finite", all(torch.isfinite(o).all().item() for o in outs))
+    e_op, e_eager = errors(fn, args, outs, t)
+    ok(f"{name} at {t} tokens, causal -inf mask: error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5",
+       e_op <= 3 * e_eager + 1e-5)
+    print(f"{name:12s} {t:6d} tokens  causal -inf mask: max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
 
 
 def raises(what, f):
