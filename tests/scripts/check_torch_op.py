@@ -96,8 +96,7 @@ def main():
         for t in COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
             s = tc.symbols_at(op, t)
-            outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
-                               dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in desc["outputs"]]
+            outs = poisoned_outputs(op, s)
             op.launch(*ins, out=tuple(outs))
             torch.cuda.synchronize()
             finite = all(torch.isfinite(o).all().item() for o in outs)
@@ -124,16 +123,19 @@ def main():
     sys.exit(1 if failed else 0)
 
 
+def poisoned_outputs(op, s):
+    """the op's outputs at these symbol values, filled with NaN"""
+    return [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
+                       dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in op.DESC["outputs"]]
+
+
 def check_causal(name, op, fn, names, t, gen):
     """a causal mask of -inf (row i sees keys 0..i): the first rows' keys are
     nearly all -inf, whole parts of a row a thread holds"""
     args, ins = tc.draw_inputs(op, names, t, gen)
     mask = args[1]
     mask.copy_(torch.full(mask.shape[-2:], float("-inf"), device="cuda").triu(1).expand_as(mask))
-    desc = op.DESC
-    s = tc.symbols_at(op, t)
-    outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
-                       dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in desc["outputs"]]
+    outs = poisoned_outputs(op, tc.symbols_at(op, t))
     op.launch(*ins, out=tuple(outs))
     torch.cuda.synchronize()
     ok(f"{name} at {t} tokens, causal -inf mask: every output finite", all(torch.isfinite(o).all().item() for o in outs))
