@@ -95,21 +95,10 @@ def main():
         ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
         for t in COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
-            s = tc.symbols_at(op, t)
-            outs = poisoned_outputs(op, s)
-            op.launch(*ins, out=tuple(outs))
-            torch.cuda.synchronize()
-            finite = all(torch.isfinite(o).all().item() for o in outs)
-            ok(f"{name} at {t} tokens: every output written, finite", finite)
-            # the region's outputs in the function's order: match by shape, in order
-            e_op, e_eager = errors(fn, args, outs, t)
-            bound = 3 * e_eager + 1e-5
-            kernel = op.pick(s).entry
+            kernel = op.pick(tc.symbols_at(op, t)).entry
             if t in (1, 256, 4096):
                 ok(f"{name} at {t} tokens: the bucket's exact-size kernel", kernel == f"fs_e{t}", kernel)
-            ok(f"{name} at {t} tokens ({kernel}): error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= bound,
-               f"(kernel {kernel})")
-            print(f"{name:12s} {t:6d} tokens  kernel {kernel:8s} max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
+            outs = launch_and_check(f"{name} at {t} tokens ({kernel})", op, fn, args, ins, t)
             if name == "softmax" and t in (256, 1000, 4096):
                 check_causal(name, op, fn, names, t, gen)
             if t == 17:
@@ -123,10 +112,21 @@ def main():
     sys.exit(1 if failed else 0)
 
 
-def poisoned_outputs(op, s):
-    """the op's outputs at these symbol values, filled with NaN"""
-    return [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
+def launch_and_check(what, op, fn, args, ins, t):
+    """the op at t tokens into outputs poisoned with NaN: every output
+    written and finite, and within 3x eager's error + 1e-5 of the float64
+    reference (the region's outputs in the function's order, matched by
+    shape); returns the outputs"""
+    s = tc.symbols_at(op, t)
+    outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
                        dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in op.DESC["outputs"]]
+    op.launch(*ins, out=tuple(outs))
+    torch.cuda.synchronize()
+    ok(f"{what}: every output written, finite", all(torch.isfinite(o).all().item() for o in outs))
+    e_op, e_eager = errors(fn, args, outs, t)
+    ok(f"{what}: error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= 3 * e_eager + 1e-5)
+    print(f"{what}: max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
+    return outs
 
 
 def check_causal(name, op, fn, names, t, gen):
@@ -135,14 +135,7 @@ def check_causal(name, op, fn, names, t, gen):
     args, ins = tc.draw_inputs(op, names, t, gen)
     mask = args[1]
     mask.copy_(torch.full(mask.shape[-2:], float("-inf"), device="cuda").triu(1).expand_as(mask))
-    outs = poisoned_outputs(op, tc.symbols_at(op, t))
-    op.launch(*ins, out=tuple(outs))
-    torch.cuda.synchronize()
-    ok(f"{name} at {t} tokens, causal -inf mask: every output finite", all(torch.isfinite(o).all().item() for o in outs))
-    e_op, e_eager = errors(fn, args, outs, t)
-    ok(f"{name} at {t} tokens, causal -inf mask: error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5",
-       e_op <= 3 * e_eager + 1e-5)
-    print(f"{name:12s} {t:6d} tokens  causal -inf mask: max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
+    launch_and_check(f"{name} at {t} tokens, causal -inf mask", op, fn, args, ins, t)
 
 
 def raises(what, f):
