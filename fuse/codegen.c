@@ -57,7 +57,8 @@ struct gen {
 	int32_t only;
 	int emulate;          /* round every op like eager (triage) */
 	int ref;              /* the float64 reference (double arithmetic, casts ignored, outputs compared with
-	                         the result under test): 1, or 2 with that result in double */
+	                         the result under test): 1, or 2 with that result in double, or 3: outputs stored
+	                         in double instead (what the reference's later products read) */
 	int plants;           /* the planted bugs apply (the fused kernel under test) */
 	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
@@ -93,6 +94,11 @@ static int is_view(const struct op *op)
 	return k == VIEW || k == EXPAND || k == PERMUTE || k == SLICE || k == ID;
 }
 
+static int given(const struct prog *p, int32_t v)
+{
+	return p->given && p->given[v];
+}
+
 static const char *ctype(uint8_t dt)
 {
 	switch (dt) {
@@ -124,7 +130,13 @@ const char *fs_dt_suffix(uint8_t dt)
 /* the dtype an output is stored in, or (the reference) read back as */
 static const char *out_sfx(const struct gen *G, const struct ten *t)
 {
-	return G->ref == 2 ? "f64" : fs_dt_suffix(t->dtype);
+	return G->ref >= 2 ? "f64" : fs_dt_suffix(t->dtype);
+}
+
+/* outputs compared with a result under test (a reference), else stored */
+static int compares(const struct gen *G)
+{
+	return G->ref == 1 || G->ref == 2;
 }
 
 static void fail(struct gen *G, const char *why)
@@ -217,14 +229,21 @@ static int moves(const struct ix *x, int k)
 	return x->lane[k] || x->dep[k];
 }
 
-/* Contiguous offset of x in shape t; `base`: lane 0's. */
-static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, struct fs_text *b)
+/* Offset of x in shape t, rows `pitch` elements apart (0: contiguous);
+ * `base`: lane 0's. */
+static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, int64_t pitch, struct fs_text *b)
 {
 	char tmp[IDX_LEN + 16], stride[DIM_LEN];
 	fs_text_put(b, "(0");
-	for (int k = t->rank - 1; k >= 0; k--)
-		if (!fs_dim_one(t, k))
+	for (int k = t->rank - 1; k >= 0; k--) {
+		if (fs_dim_one(t, k))
+			continue;
+		if (pitch && k < t->rank - 1)
+			fs_text_put(b, " + (fs_ix)(%s) * %s * %lld", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank - 1, stride),
+			    (long long)pitch);
+		else
 			fs_text_put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank, stride));
+	}
 	fs_text_put(b, ")");
 }
 
@@ -321,13 +340,22 @@ static int broadcast(const struct ten *t, const struct ten *out)
 	return 0;
 }
 
+/* the dtype a kernel reads v in: its own, or double where the reference reads a given value */
+static uint8_t read_dtype(const struct gen *G, int32_t v)
+{
+	return G->ref && given(G->p, v) ? FS_DT_F64 : shape_of(G->p, v)->dtype;
+}
+
 static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct ten *t = shape_of(G->p, v);
+	/* a slice of a concatenated product, in the fused kernel only (the
+	 * unfused kernels and the reference read dense buffers of their own) */
+	int64_t pitch = G->fused && !G->ref && G->p->pitch ? G->p->pitch[v] : 0;
 	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
-	int same = G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r);
+	int same = !pitch && G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r);
 	for (int k = 0; same && k < r; k++) { /* the output's own index: its element index */
 		char name[16];
 		snprintf(name, sizeof(name), "d%d", k);
@@ -338,13 +366,13 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		if (same)
 			fs_text_put(&off, "e0");
 		else
-			offset(G, t, x, 1, &off);
-		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], t->dtype, (uint8_t)broadcast(t, G->out), off.s));
+			offset(G, t, x, 1, pitch, &off);
+		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], read_dtype(G, v), (uint8_t)broadcast(t, G->out), off.s));
 		free(off.s);
 		return;
 	}
-	fs_text_put(b, "ld_%s(p%d, ", fs_dt_suffix(t->dtype), G->param[v]);
-	offset(G, t, x, 0, b);
+	fs_text_put(b, "ld_%s(p%d, ", fs_dt_suffix(read_dtype(G, v)), G->param[v]);
+	offset(G, t, x, 0, pitch, b);
 	fs_text_put(b, ")");
 }
 
@@ -428,7 +456,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		/* lane 0's linear index is a multiple of V; with V | both last dims
 		 * the lane stays inside one row of the source */
 		struct fs_text lin = {0};
-		offset(G, out, x, keep, &lin);
+		offset(G, out, x, keep, 0, &lin);
 		char stride[DIM_LEN], len[DIM_LEN];
 		for (int k = src->rank - 1; k >= 0; k--) {
 			fmt_idx(G, to->t[k], "((%s / %s) %% %s)", lin.s, dims(G, src, k + 1, src->rank, stride), dims(G, src, k, k + 1, len));
@@ -849,12 +877,12 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			struct fs_text eo = {0}, off = {0};
 			row_idx(t, "j0", x);
 			expr(G, outs[o], x, &eo);
-			offset(G, t, x, 1, &off);
+			offset(G, t, x, 1, 0, &off);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
 			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in) " : G->cache ? "if (live) " : "",
-			    G->ref ? "cmpv" : "stv",
-			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, G->ref ? ", err" : "");
+			    compares(G) ? "cmpv" : "stv",
+			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
 			free(eo.s);
 			free(off.s);
 		}
@@ -910,15 +938,15 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		row_idx(t, one ? "0" : "j0", x);
 		struct fs_text e = {0}, off = {0};
 		expr(G, outs[o], x, &e);
-		offset(G, t, x, 1, &off);
+		offset(G, t, x, 1, 0, &off);
 		if (one)
-			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", G->ref ? "cmp" : "st", out_sfx(G, t),
-			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", G->ref ? ", err" : "");
+			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
+			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
 		else {
 			fs_text_put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
-			    off.s, o, G->ref ? ", err" : "");
+			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
+			    off.s, o, compares(G) ? ", err" : "");
 		}
 		free(e.s);
 		free(off.s);
@@ -1018,8 +1046,8 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			expr(G, outs[q], x, &e);
 			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
 			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", G->ref ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
-			    G->ref ? ", err" : "");
+			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
+			    compares(G) ? ", err" : "");
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
@@ -1061,7 +1089,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
 	if (only < 0) {
 		G.emulate = mode == FS_GEN_EMULATE;
-		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 0;
+		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : mode == FS_GEN_REF_STORE ? 3 : 0;
 		G.plants = !G.ref;
 	}
 	uint32_t nv = p->n_in + p->n_ops;
@@ -1072,13 +1100,13 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	k->tactic = tac ? *tac : fallback;
 	for (uint32_t v = 0; v < nv; v++) {
 		G.param[v] = -1;
-		G.buffered[v] = G.fused ? v < p->n_in : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
+		G.buffered[v] = G.fused ? v < p->n_in || given(p, (int32_t)v) : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
 	}
 	/* what this kernel writes: the region's outputs, or the one op */
 	int32_t outs[FS_KERNEL_MAX_PARAMS];
 	uint32_t n_out = 0;
 	for (uint32_t i = 0; i < p->n_ops && n_out < FS_KERNEL_MAX_PARAMS; i++)
-		if (G.fused ? p->is_output[i] : (int32_t)i == only)
+		if (G.fused ? p->is_output[i] && !given(p, (int32_t)(p->n_in + i)) : (int32_t)i == only)
 			outs[n_out++] = (int32_t)(p->n_in + i);
 	if (!n_out) {
 		snprintf(why, n, "nothing to write");
@@ -1095,7 +1123,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			G.out = shape_of(p, outs[o]);
 	}
 	for (uint32_t i = 0; i < p->n_ops; i++)
-		if (p->ops[i].sem->kind == GEMM && (G.fused || (int32_t)i == only))
+		if (p->ops[i].sem->kind == GEMM && !given(p, (int32_t)(p->n_in + i)) && (G.fused || (int32_t)i == only))
 			fail(&G, "a matrix product: fusescan generates no GEMM kernel (the CPU executions check it)");
 	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
@@ -1145,6 +1173,10 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		if (!most || shape_of(p, (int32_t)v)->n > most->n)
 			most = shape_of(p, (int32_t)v);
 	k->index64 = p->index64 || most->n > (1 << 30);
+	for (uint32_t v = 0; p->pitch && v < nv; v++) { /* a slice of a wider buffer spans its rows at the pitch */
+		const struct ten *t = shape_of(p, (int32_t)v);
+		k->index64 |= p->pitch[v] && t->rank && t->shape[t->rank - 1] && t->n / t->shape[t->rank - 1] * p->pitch[v] > (1 << 30);
+	}
 	fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, k->most_py, sizeof(k->most_py));
 	template(&b, G.ref ? "double" : "float", k->index64 ? "long long" : "int", tc->fast, tc->l2);
 	size_t body = b.n;
@@ -1165,12 +1197,12 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = shape_of(p, k->value[i]);
-		const char *ct = G.ref == 2 && k->write[i] ? "double" : ctype(t->dtype);
+		const char *ct = G.ref >= 2 && k->write[i] ? "double" : ctype(k->write[i] ? t->dtype : read_dtype(&G, k->value[i]));
 		/* a row kernel reads its inputs through the read-only path (restrict:
 		 * ld.global.nc, better for its passes over a row); an elementwise one
 		 * reads each element once, where the plain path has the shorter latency */
 		int plain = !k->row && !k->write[i];
-		fs_text_put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !G.ref ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
+		fs_text_put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !compares(&G) ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
 		    i);
 	}
 	/* the symbols' values and their divisors' magic numbers, then (a
@@ -1181,8 +1213,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	}
 	for (uint32_t i = 0; i < p->n_bind; i++)
 		fs_text_put(&b, ", unsigned long long F%u_", i);
-	k->check = G.ref != 0;
-	fs_text_put(&b, "%s)\n{\n%s", G.ref ? ", fs_stats *__restrict__ st" : "", G.ref ? "\tfs_acc err = {};\n" : "");
+	k->check = (uint8_t)compares(&G);
+	fs_text_put(&b, "%s)\n{\n%s", k->check ? ", fs_stats *__restrict__ st" : "", k->check ? "\tfs_acc err = {};\n" : "");
 	for (uint32_t i = 0; i < p->n_bind; i++)
 		fs_text_put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
 		    i, i, i);
@@ -1206,7 +1238,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			at += (uint32_t)strlen(k->grid_work_py + at);
 		}
 	}
-	fs_text_put(&b, "%s}\n", G.ref ? "\tfs_acc_flush(err, st);\n" : "");
+	fs_text_put(&b, "%s}\n", k->check ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
 	k->transcendental = b.s && (strstr(b.s + body, "fs_exp(") || strstr(b.s + body, "fs_tanh(") || strstr(b.s + body, "fs_gelu_tanh"));
@@ -1217,6 +1249,17 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	int rc = G.failed ? -1 : 0;
 	release_gen(&G);
 	return rc;
+}
+
+char *fs_codegen_f64_source(const char *defines, const char *file)
+{
+	struct fs_text b = {0};
+	template(&b, "double", "long long", 0, 0);
+	fs_text_put(&b, "%s\n", defines);
+	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
+		if (!strcmp(fs_builtin_kernels[i].name, file))
+			fs_text_put(&b, "%s\n", fs_builtin_kernels[i].data);
+	return b.s;
 }
 
 char *fs_codegen_fill(void)

@@ -47,9 +47,11 @@ struct fs_kernel {
  * float64 reference of the region (casts ignored, as the CPU reference),
  * which does not store its outputs but compares them with a result under
  * test and adds the errors to an fs_stats (kernels/fused.cuh); REF_F64
- * reads that result as double (the CPU reference's values). The last three
- * are fused kernels only. */
-enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64 };
+ * reads that result as double (the CPU reference's values); REF_STORE
+ * stores the reference's outputs in double instead (the operands of the
+ * reference's later matrix products, fuse/gemm.h). The last four are fused
+ * kernels only. */
+enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE };
 
 /* Values an unfused execution keeps in buffers: inputs and every op that
  * launches a kernel in eager PyTorch (views and dropout do not). */
@@ -72,6 +74,9 @@ uint64_t fs_div_magic(int64_t d);
  * fs_fill_<f64|f32|bf16|f16|i64|i32|u8>(p, n, stream, kind) per storage
  * type. Owned by the caller. */
 char *fs_codegen_fill(void);
+/* A translation unit of float64 kernels: the template (fs_real double),
+ * then `defines`, then kernels/`file` (embedded). Owned by the caller. */
+char *fs_codegen_f64_source(const char *defines, const char *file);
 /* "bf16", "f32", ...: the suffix of the template's functions for a dtype */
 const char *fs_dt_suffix(uint8_t dt);
 

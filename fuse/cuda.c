@@ -13,7 +13,7 @@
 
 enum { CU_ATTR_SMS = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 
-static void *open_first(const char *const *names)
+void *fs_cuda_dlopen_first(const char *const *names)
 {
 	for (const char *const *n = names; *n; n++) {
 		void *h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
@@ -30,7 +30,7 @@ static int load_nvrtc(struct fs_cuda *c)
 {
 	static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
 					    "/usr/local/cuda/lib64/libnvrtc.so", NULL};
-	c->nvrtc_lib = open_first(names);
+	c->nvrtc_lib = fs_cuda_dlopen_first(names);
 	if (!c->nvrtc_lib)
 		return -1;
 	void *l = c->nvrtc_lib;
@@ -46,7 +46,7 @@ static int load_nvrtc(struct fs_cuda *c)
 static int load_driver(struct fs_cuda *c)
 {
 	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-	c->driver_lib = open_first(names);
+	c->driver_lib = fs_cuda_dlopen_first(names);
 	if (!c->driver_lib) {
 		snprintf(c->why_not, sizeof(c->why_not), "no CUDA driver (libcuda.so.1 not found)");
 		return -1;

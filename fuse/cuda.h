@@ -88,6 +88,8 @@ void fs_cuda_arch(const struct fs_cuda *c, char *arch, size_t n);
  * contraction and NVRTC version. 0, or -1 with NVRTC's error and log in err. */
 int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
 		    char *err, size_t n);
+/* The first of `names` (NULL-ended) that dlopen loads, or NULL. */
+void *fs_cuda_dlopen_first(const char *const *names);
 /* A driver result: 0, or -1 with "call: CUDA_ERROR_NAME" in err. */
 int fs_cuda_check(const struct fs_cuda *c, int result, const char *call, char *err, size_t n);
 

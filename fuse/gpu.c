@@ -5,6 +5,7 @@
 
 #include "codegen.h"
 #include "cuda.h"
+#include "gemm.h"
 #include "rand.h"
 
 #include <math.h>
@@ -14,9 +15,16 @@
 
 enum { CU_ATTR_L2 = 38 };
 
+/* a generated kernel, or (gc set) a cuBLASLt product */
 struct launch {
 	struct fs_kernel k;
 	void *module, *fn;
+	uint8_t ref;                    /* a reference kernel: reads given values in double */
+	uint8_t store;                  /* the reference storing its outputs (into refbuf) */
+	const struct fs_gemm_call *gc;
+	struct fs_lt_plan lt;
+	uint32_t slot;                  /* a fused plan's product: its index (concatenated buffers) */
+	int64_t bytes;
 };
 
 /* where a kernel's region values live: the unfused run's buffers (inputs
@@ -25,6 +33,8 @@ enum where { UNFUSED_BUFS, FUSED_BUFS, CPU_REF_BUFS };
 
 struct run {
 	const struct prog *p;
+	struct prog q;             /* p, reading its products' outputs as given (gemm.h); p itself without products */
+	struct prog qs;            /* q writing only the later products' operands: the reference that stores them */
 	const struct fs_gpu_opts *o;
 	struct fs_cuda c;
 	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
@@ -37,6 +47,17 @@ struct run {
 	void *stream;              /* every launch and timing event */
 	uint32_t rotate;
 	struct fs_gpu_result *g;
+	/* matrix products (gemm.h): the plan, cuBLASLt, the fused plan's products
+	 * (variant 0, before the fused kernel) and its cuBLASLt-epilogue variant 1 */
+	int gemm, kernel;          /* the region holds products; the fused plan has a generated kernel */
+	struct fs_gemm_plan gp;
+	struct fs_lt lt;
+	struct launch gl[FS_GEMM_MAX], absorbed;
+	fs_devptr *wcat, *bcat;    /* per fused product and input copy: concatenated weights, biases */
+	fs_devptr catout[FS_GEMM_MAX];
+	fs_devptr *refbuf;         /* per value: a product's float64 reference */
+	struct launch refg[FS_GEMM_MAX], cmp[FS_GEMM_MAX], cmp64[FS_GEMM_MAX]; /* per product */
+	struct launch store;       /* the reference of what the later products read (FS_GEN_REF_STORE) */
 };
 
 #define CK(call)                                                                          \
@@ -55,17 +76,54 @@ static const struct ten *val(const struct prog *p, int32_t v)
 	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
 }
 
+/* Where a fused group's product v lies: its columns of the group's output. */
+static void in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
+{
+	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
+		const struct fs_gemm_call *c = &R->gp.calls[k];
+		for (uint32_t j = 0; j < c->n_members; j++)
+			if (c->member[j] == v) {
+				*x = R->catout[k] + (fs_devptr)c->col[j] * fs_dtype_size((enum fs_dtype)c->mm.dtype);
+				*ld = c->mm.N;
+			}
+	}
+}
+
+/* where value v lies for a run on input copy `copy` of the results in w */
+static fs_devptr buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
+{
+	if (v < (int32_t)R->p->n_in)
+		return R->dev[(size_t)v * R->rotate + copy];
+	return w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
+}
+
+/* A cuBLASLt product: the concatenated weight and bias of a fused group
+ * (b < 0), its output buffer (a group's: one for all of it). */
+static int launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+{
+	const struct fs_gemm_call *c = L->gc;
+	int group = c->b < 0;
+	fs_devptr a = buffer(R, c->a, copy, w), b = group ? R->wcat[L->slot * R->rotate + copy] : buffer(R, c->b, copy, w);
+	fs_devptr bias = group ? (c->mm.bias ? R->bcat[L->slot * R->rotate + copy] : 0) : c->bias >= 0 ? buffer(R, c->bias, copy, w) : 0;
+	fs_devptr cm = c->c >= 0 ? buffer(R, c->c, copy, w) : 0, d = group ? R->catout[L->slot] : buffer(R, c->out, copy, w);
+	return fs_lt_run(&R->lt, &L->lt, L->lt.chosen, a, b, bias, cm, d, R->stream, R->g->error, sizeof(R->g->error));
+}
+
 static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
+	if (L->gc)
+		return launch_lt(R, L, copy, w);
 	void *args[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
 	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
-		if (v < (int32_t)R->p->n_in)
-			ptr[i] = R->dev[(size_t)v * R->rotate + copy];
-		else
-			ptr[i] = w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
+		int given = !L->k.write[i] && R->q.given && R->q.given[v];
+		ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : buffer(R, v, copy, w);
+		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
+			long long ld;
+			in_group(R, v, &ptr[i], &ld);
+		}
 		args[i] = &ptr[i];
 	}
 	long long sym[FS_KERNEL_MAX_SYMS];
@@ -92,13 +150,37 @@ static int run_unfused(struct run *R, uint32_t copy)
 	return 0;
 }
 
-/* The errors of the results in `w` against the float64 reference kernel. */
+/* The products that are region outputs, in `w`, against their float64
+ * reference (fs_ref_cmp), added to the statistics. */
+static int compare_products(struct run *R, enum where w)
+{
+	for (uint32_t k = 0; k < R->gp.n; k++) {
+		const struct fs_gemm_call *c = &R->gp.ref[k];
+		if (!R->p->is_output[c->op])
+			continue;
+		fs_devptr ref = R->refbuf[c->out], x = buffer(R, c->out, 0, w);
+		long long rows = c->mm.M * c->mm.batch, cols = c->mm.N, ld = cols;
+		if (w == FUSED_BUFS)
+			in_group(R, c->out, &x, &ld);
+		void *args[] = {&ref, &x, &rows, &cols, &ld, &R->stats};
+		long long blocks = (rows * cols + 255) / 256;
+		blocks = blocks > 4096 ? 4096 : blocks;
+		CK(R->c.cuLaunchKernel((w == CPU_REF_BUFS ? &R->cmp64[k] : &R->cmp[k])->fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, R->stream,
+				       args, NULL));
+	}
+	return 0;
+}
+
+/* The errors of the results in `w` against the float64 reference kernel
+ * (and, with products, their reference). */
 static int measure(struct run *R, enum where w, struct fs_errors *e)
 {
 	uint64_t st[6]; /* struct fs_stats */
 	double se, sr;
 	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
-	if (launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
+	if (R->gemm && compare_products(R, w))
+		return -1;
+	if ((!R->gemm || R->ref.fn) && launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
 		return -1;
 	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
 	memset(e, 0, sizeof(*e));
@@ -272,11 +354,12 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
  * (only < 0) under tactic t, or op `only`'s kernel. */
 static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
 {
-	const struct prog *p = R->p;
+	const struct prog *p = mode == FS_GEN_REF_STORE ? &R->qs : &R->q;
 	struct fs_gpu_result *g = R->g;
 	char why[256], *cubin = NULL;
 	size_t len;
 	memset(L, 0, sizeof(*L));
+	L->ref = mode >= FS_GEN_REF, L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
 		snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s",
 			 only >= 0 ? "unfused" : mode >= FS_GEN_REF ? "reference" : "fused", only < 0 ? "" : " of %",
@@ -299,19 +382,48 @@ static void unload(struct run *R, struct launch *L)
 {
 	if (L->module && R->c.driver)
 		R->c.cuModuleUnload(L->module);
+	if (L->lt.desc)
+		fs_lt_plan_release(&R->lt, &L->lt);
 	fs_kernel_release(&L->k);
 	L->module = L->fn = NULL;
 }
 
-/* The fused kernel L once, on copy 0 of the inputs, into poisoned outputs,
- * checked against the reference. */
-static int run_once(struct run *R, const struct launch *L, struct fs_errors *e)
+/* The fused plan's products before its kernel (post 0) or after it:
+ * variant 0's (concatenated groups), or variant 1, the product with
+ * cuBLASLt's epilogue. */
+static int run_products(struct run *R, int variant, uint32_t copy, int post)
+{
+	if (variant)
+		return post ? 0 : launch(R, &R->absorbed, copy, FUSED_BUFS);
+	for (uint32_t k = 0; k < R->gp.n_calls; k++)
+		if (R->gp.calls[k].post == post && launch(R, &R->gl[k], copy, FUSED_BUFS))
+			return -1;
+	return 0;
+}
+
+/* The fused plan on input copy `copy`: products, the fused kernel L (NULL:
+ * none), the products after it. */
+static int run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
+{
+	if (!R->gemm)
+		return launch(R, L, copy, FUSED_BUFS);
+	return run_products(R, variant, copy, 0) || (L && launch(R, L, copy, FUSED_BUFS)) || run_products(R, variant, copy, 1) ? -1 : 0;
+}
+
+/* The fused plan once, on copy 0 of the inputs, into poisoned outputs,
+ * checked against the reference: its products (variant), then the fused
+ * kernel L (NULL: none). */
+static int run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
 {
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 		if (R->fused_out[v])
 			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))));
-	if (launch(R, L, 0, FUSED_BUFS))
+	for (uint32_t k = 0; R->gemm && k < R->gp.n_calls; k++)
+		if (R->catout[k])
+			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
+								  fs_dtype_size((enum fs_dtype)R->gp.calls[k].mm.dtype)));
+	if (run_plan(R, variant, L, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
 	return measure(R, FUSED_BUFS, e);
@@ -421,7 +533,7 @@ static int tune(struct run *R)
 		/* a launch or memory error here is the context's end: stop */
 		struct timing tm = {0};
 		const void *what = &L[i];
-		rc = run_once(R, &L[i], &e) || time_set(R, run_fused, &what, 1, o->reps, &tm);
+		rc = run_once(R, 0, &L[i], &e) || time_set(R, run_fused, &what, 1, o->reps, &tm);
 		tr->rec.ms = tm.ms, tr->rec.spread = tm.spread, tr->rec.ci = tm.ci;
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
 			g->n_failed++;
@@ -524,7 +636,7 @@ static int check_reference(struct run *R)
 	R->cpu_ref = fs_xcalloc(nv + 1, sizeof(fs_devptr));
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct ten *t = &R->o->cpu_ref[p->n_in + i];
-		if (!p->is_output[i])
+		if (!R->q.is_output[i]) /* the region's outputs and what the fused kernel writes for later products */
 			continue;
 		CK(R->c.cuMemAlloc(&R->cpu_ref[p->n_in + i], (size_t)(t->n ? t->n : 1) * sizeof(double)));
 		CK(R->c.cuMemcpyHtoD(R->cpu_ref[p->n_in + i], t->d, (size_t)t->n * sizeof(double)));
@@ -532,6 +644,201 @@ static int check_reference(struct run *R)
 	if (measure(R, CPU_REF_BUFS, &R->g->ref_vs_cpu))
 		return -1;
 	R->g->ref_checked = 1;
+	return 0;
+}
+
+/* ---- matrix products (gemm.h) ------------------------------------------------------------ */
+
+/* What a product moves: its operands read, its output written. */
+static int64_t lt_bytes(const struct fs_gemm_call *c)
+{
+	const struct fs_lt_mm *m = &c->mm;
+	int64_t a = m->M * m->K * (m->stride_a ? m->batch : 1), b = m->K * m->N * (m->stride_b ? m->batch : 1), d = m->M * m->N * m->batch;
+	return (a + b + d + (m->bias ? m->N : 0) + (m->add_c ? d : 0)) * (int64_t)fs_dtype_size((enum fs_dtype)m->dtype);
+}
+
+static void lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot)
+{
+	memset(L, 0, sizeof(*L));
+	L->gc = c, L->slot = slot, L->k.bytes = lt_bytes(c);
+}
+
+/* The float64 reference kernels of every product (fs_ref_gemm, with the
+ * check of its dtype, fs_ref_cmp), and the check of the CPU's reference;
+ * compiled when asked, loaded when `load`. */
+static int prepare_products(struct run *R, int load)
+{
+	struct fs_gpu_result *g = R->g;
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		for (int x = 0; x < (R->o->cpu_ref ? 2 : 1); x++) {
+			const struct fs_gemm_call *c = &R->gp.ref[k];
+			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
+			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : val(R->p, c->out)->dtype), *cubin = NULL;
+			size_t len;
+			g->kernels++, g->ref_kernels++;
+			int rc = R->o->compile && fs_cuda_compile(&R->c, src, g->arch, 1, &cubin, &len, g->error, sizeof(g->error));
+			free(src);
+			g->compiled += R->o->compile && !rc;
+			rc = rc || (load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L->module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
+					     fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L->fn, L->module, x ? "fs_ref_cmp" : "fs_ref_gemm"),
+							   "cuModuleGetFunction", g->error, sizeof(g->error)) ||
+					     (!x && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"),
+								  "cuModuleGetFunction", g->error, sizeof(g->error)))));
+			free(cubin);
+			if (rc)
+				return -1;
+		}
+	return 0;
+}
+
+/* Product k's float64 reference: a product after the fused kernel reads
+ * the reference's own double value of its operand. */
+static int reference_product(struct run *R, uint32_t k)
+{
+	const struct fs_gemm_call *c = &R->gp.ref[k];
+	const struct fs_lt_mm *m = &c->mm;
+	CK(R->c.cuMemAlloc(&R->refbuf[c->out], (size_t)(m->M * m->N * m->batch) * sizeof(double)));
+	fs_devptr a = c->post ? R->refbuf[c->a] : buffer(R, c->a, 0, UNFUSED_BUFS), b = buffer(R, c->b, 0, UNFUSED_BUFS);
+	fs_devptr d = R->refbuf[c->out];
+	fs_devptr bias = c->bias >= 0 ? buffer(R, c->bias, 0, UNFUSED_BUFS) : c->c >= 0 ? buffer(R, c->c, 0, UNFUSED_BUFS) : 0;
+	long long M = m->M, N = m->N, K = m->K, sa = m->stride_a, sb = m->stride_b, bm = m->add_c ? m->N : 0;
+	int bnk = m->b_nk;
+	void *args[] = {&a, &b, &bias, &d, &M, &N, &K, &sa, &sb, &bm, &bnk};
+	CK(R->c.cuLaunchKernel(R->refg[k].fn, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), (unsigned)m->batch, 256, 1, 1, 0, R->stream,
+			       args, NULL));
+	return 0;
+}
+
+/* The products' float64 reference, once, on copy 0 of the inputs: those
+ * reading inputs, then the reference of what the fused kernel writes for
+ * the later ones (stored in double), then those. */
+static int reference_products(struct run *R)
+{
+	const struct prog *p = R->p;
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		if (!R->gp.ref[k].post && reference_product(R, k))
+			return -1;
+	if (R->store.fn) {
+		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
+			if (R->gp.kernel_out[v])
+				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)val(p, (int32_t)v)->n * sizeof(double)));
+		if (launch(R, &R->store, 0, UNFUSED_BUFS))
+			return -1;
+	}
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		if (R->gp.ref[k].post && reference_product(R, k))
+			return -1;
+	CK(R->c.cuCtxSynchronize());
+	return 0;
+}
+
+/* A fused group's concatenated weight (and bias), built once per input copy
+ * as AutoDeploy's fuse_gemms does at load time, and its output buffer. */
+static int concatenate(struct run *R, uint32_t k)
+{
+	const struct fs_gemm_call *c = &R->gp.calls[k];
+	size_t es = fs_dtype_size((enum fs_dtype)c->mm.dtype), K = (size_t)c->mm.K;
+	CK(R->c.cuMemAlloc(&R->catout[k], (size_t)(c->mm.M * c->mm.N) * es));
+	for (uint32_t r = 0; r < R->rotate; r++) {
+		fs_devptr *w = &R->wcat[k * R->rotate + r], *b = &R->bcat[k * R->rotate + r];
+		CK(R->c.cuMemAlloc(w, (size_t)c->mm.N * K * es));
+		if (c->mm.bias)
+			CK(R->c.cuMemAlloc(b, (size_t)c->mm.N * es));
+		for (uint32_t j = 0; j < c->n_members; j++) {
+			size_t n = (size_t)((j + 1 < c->n_members ? c->col[j + 1] : c->mm.N) - c->col[j]), at = (size_t)c->col[j];
+			CK(R->c.cuMemcpyDtoD(*w + at * K * es, buffer(R, c->member_b[j], r, UNFUSED_BUFS), n * K * es));
+			if (c->mm.bias)
+				CK(R->c.cuMemcpyDtoD(*b + at * es, buffer(R, c->member_bias[j], r, UNFUSED_BUFS), n * es));
+		}
+	}
+	return 0;
+}
+
+/* One product timed under each of cuBLASLt's heuristic algorithms; the
+ * fastest chosen, and said in g->gemm. */
+static int tune_product(struct run *R, struct launch *L, const char *what)
+{
+	struct timing tm[FS_LT_ALGOS];
+	const void *one = L;
+	uint32_t win = 0;
+	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
+		L->lt.chosen = a;
+		if (time_set(R, run_fused, &one, 1, R->o->reps, &tm[a]))
+			return -1;
+		win = tm[a].ms < tm[win].ms ? a : win;
+	}
+	L->lt.chosen = win;
+	size_t at = strlen(R->g->gemm);
+	snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u, %.4f ms (#1 %.4f)", what, win + 1, L->lt.n_algos,
+		 tm[win].ms, tm[0].ms);
+	return 0;
+}
+
+/* cuBLASLt loaded, every product planned, the fused groups' weights
+ * concatenated, the float64 reference computed. 0, 1 when cuBLASLt is
+ * missing (said in g->skipped), or -1. */
+static int setup_products(struct run *R)
+{
+	struct fs_gpu_result *g = R->g;
+	char why[200];
+	if (fs_lt_open(&R->lt, &R->c, why, sizeof(why))) {
+		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", why);
+		return 1;
+	}
+	snprintf(g->gemm, sizeof(g->gemm), "cuBLASLt %zu", R->lt.version);
+	for (uint32_t i = 1; i < R->n; i++)
+		if (R->l[i].gc && fs_lt_plan(&R->lt, &R->l[i].gc->mm, &R->l[i].lt, g->error, sizeof(g->error)))
+			return -1;
+	R->wcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	R->bcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
+		lt_launch(&R->gl[k], &R->gp.calls[k], k);
+		if (fs_lt_plan(&R->lt, &R->gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
+		    (R->gp.calls[k].n_members && concatenate(R, k)))
+			return -1;
+	}
+	if (R->gp.absorbs) {
+		lt_launch(&R->absorbed, &R->gp.absorbed, 0);
+		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
+			return -1;
+	}
+	return reference_products(R);
+}
+
+static int run_variant(struct run *R, const void *what, uint32_t r)
+{
+	int variant = *(const int *)what;
+	return run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
+}
+
+/* The fused plan's two variants timed side by side (interleaved): the
+ * products then the generated kernel, and the product with cuBLASLt's
+ * epilogue; the faster that passes the check is the fused plan. */
+static int time_variants(struct run *R)
+{
+	static const int which[2] = {0, 1};
+	const void *what[2] = {&which[0], &which[1]};
+	struct fs_gpu_result *g = R->g;
+	struct timing tm[2];
+	struct fs_errors e;
+	char why[200] = "";
+	uint32_t k = R->gp.absorbs ? 2 : 1;
+	for (uint32_t i = 0; i < R->gp.n_calls; i++)
+		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
+			return -1;
+	if (k == 2 && (tune_product(R, &R->absorbed, "product with its epilogue") || run_once(R, 1, NULL, &e)))
+		return -1;
+	int ok1 = k == 2 && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+	if (time_set(R, run_variant, what, k, R->o->reps, tm))
+		return -1;
+	g->variant = ok1 && tm[1].ms < tm[0].ms ? 1 : 0;
+	g->fused_ms = tm[g->variant].ms;
+	size_t at = strlen(g->gemm);
+	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms", R->gp.n_calls,
+			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms);
+	if (k == 2 && at < sizeof(g->gemm))
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s: %s chosen", R->gp.epilogue,
+			 tm[1].ms, ok1 ? "" : ", failed: ", why, g->variant ? "the cuBLASLt epilogue" : "the generated kernel");
 	return 0;
 }
 
@@ -547,7 +854,7 @@ static int execute(struct run *R)
 	/* the copy bandwidth first, while the memory is free: of 1 GiB, and of the
 	 * fused kernel's own traffic (a small kernel's ramp and tail cost a copy too) */
 	if (copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
-	    copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs))
+	    (!R->gemm && copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs)))
 		return -1;
 	for (uint32_t i = 0; i < p->n_in; i++)
 		in_bytes += bytes_of(&p->in[i]);
@@ -570,23 +877,33 @@ static int execute(struct run *R)
 			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
 			CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb)); /* poison */
 		}
-		if (p->is_output[v - p->n_in])
+		if (R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v]))
 			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
 	}
-	if (draw_inputs(R) || run_unfused(R, 0))
+	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
+	int skip = draw_inputs(R) ? -1 : R->gemm ? setup_products(R) : 0;
+	if (skip)
+		return skip < 0 ? -1 : 0;
+	if (run_unfused(R, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
-	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) || tune(R) ||
-	    run_once(R, &R->l[0], &g->fused))
-		return -1;
 	g->reps = R->o->reps;
-	g->fused_ms = g->tactics[g->chosen].rec.ms;
+	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) || (R->kernel && tune(R)) ||
+	    (R->gemm && time_variants(R)) ||
+	    run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused))
+		return -1;
+	if (!R->gemm)
+		g->fused_ms = g->tactics[g->chosen].rec.ms;
 	struct timing tu;
 	const void *none = NULL;
 	if (time_set(R, run_unfused_seq, &none, 1, R->o->reps, &tu))
 		return -1;
 	g->unfused_ms = tu.ms;
-	g->fused_bytes = R->l[0].k.bytes;
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
+	g->fused_bytes = g->variant ? R->absorbed.k.bytes : R->kernel ? R->l[0].k.bytes : 0;
+	for (uint32_t k = 0; !g->variant && k < R->gp.n_calls; k++)
+		g->fused_bytes += R->gl[k].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
 		g->unfused_bytes += R->l[i].k.bytes;
 	g->unfused_launches = R->n - 1;
@@ -599,14 +916,14 @@ static int execute(struct run *R)
 static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 {
 	struct launch L;
-	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || run_once(R, &L, e);
+	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || run_once(R, 0, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
 }
 
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
 {
-	struct run R = {.p = p, .o = o, .g = g};
+	struct run R = {.p = p, .q = *p, .o = o, .g = g, .kernel = 1};
 	memset(g, 0, sizeof(*g));
 	g->chosen = g->runner_up = -1;
 	fs_cuda_open(&R.c);
@@ -621,21 +938,47 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	int exec = local.compile && o->execute && R.c.driver;
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
 	int rc = 0;
-	for (int32_t i = -1; i < (int32_t)p->n_ops && !rc; i++) {
+	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
+		R.gemm = 1;
+		rc = fs_gemm_plan(p, &R.gp, g->error, sizeof(g->error));
+		R.q.given = R.gp.given, R.q.pitch = R.gp.pitch;
+		R.q.is_output = fs_xcalloc(p->n_ops + 1, 1), R.qs = R.q, R.qs.is_output = fs_xcalloc(p->n_ops + 1, 1);
+		R.kernel = 0;
+		for (uint32_t i = 0; i < p->n_ops && !rc; i++) {
+			uint8_t later = R.gp.kernel_out[p->n_in + i]; /* a later product's operand: the kernel writes it */
+			R.q.is_output[i] = p->is_output[i] || later, R.qs.is_output[i] = later;
+			R.kernel |= R.q.is_output[i] && !R.gp.given[p->n_in + i];
+		}
+	}
+	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
 		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
 			continue; /* a view: no kernel in eager either */
 		struct launch *L = &R.l[R.n++];
+		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
+			lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
+			continue;
+		}
+		if (i < 0 && !R.kernel)
+			continue; /* only products: no fused kernel */
 		g->kernels++;
 		g->unfused_kernels += i >= 0;
 		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
 	}
+	if (R.gemm && !rc)
+		rc = prepare_products(&R, exec);
+	for (uint32_t i = 0; R.gemm && !rc && i < R.gp.n; i++)
+		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
+			g->kernels++, g->ref_kernels++;
+			rc = prepare(&R, &R.store, -1, &fs_tactic_eager, FS_GEN_REF_STORE, 1, exec);
+			break;
+		}
 	/* the float64 reference, and the same reading the CPU reference's values */
-	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc; k++) {
+	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc && R.kernel; k++) {
 		g->kernels++, g->ref_kernels++;
 		rc = prepare(&R, k ? &R.ref64 : &R.ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
 	}
 	g->row = R.l[0].k.row;
-	if (!rc && local.compile && !exec) { /* every tactic compiles (what a GPU would time) */
+	if (!rc && local.compile && !exec && R.kernel) { /* every tactic compiles (what a GPU would time) */
 		struct fs_tactic list[FS_MAX_TACTICS];
 		uint32_t n = fs_tactics(&R.l[0].k, list);
 		for (uint32_t i = 1; i < n && !rc; i++) {
@@ -655,7 +998,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
 	else if (!rc)
 		rc = execute(&R);
-	if (!rc && g->ran && o->triage) { /* FMA contraction off, then eager rounding */
+	if (!rc && g->ran && o->triage && R.kernel && !g->variant) { /* FMA contraction off, then eager rounding */
 		rc = triage_run(&R, FS_GEN_KERNEL, &g->no_fma) || triage_run(&R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
 		g->triaged = !rc;
 	}
@@ -669,6 +1012,19 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 			if (R.cpu_ref && R.cpu_ref[v])
 				R.c.cuMemFree(R.cpu_ref[v]);
 		}
+		for (uint32_t v = 0; R.refbuf && v < p->n_in + p->n_ops; v++)
+			if (R.refbuf[v])
+				R.c.cuMemFree(R.refbuf[v]);
+		for (uint32_t k = 0; k < R.gp.n_calls; k++) {
+			if (R.catout[k])
+				R.c.cuMemFree(R.catout[k]);
+			for (uint32_t r = 0; R.wcat && r < R.rotate; r++) {
+				if (R.wcat[k * R.rotate + r])
+					R.c.cuMemFree(R.wcat[k * R.rotate + r]);
+				if (R.bcat[k * R.rotate + r])
+					R.c.cuMemFree(R.bcat[k * R.rotate + r]);
+			}
+		}
 		if (R.stats)
 			R.c.cuMemFree(R.stats);
 		if (R.stream)
@@ -680,6 +1036,23 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		unload(&R, &R.l[i]);
 	unload(&R, &R.ref);
 	unload(&R, &R.ref64);
+	for (uint32_t k = 0; k < FS_GEMM_MAX; k++) {
+		unload(&R, &R.gl[k]);
+		unload(&R, &R.refg[k]);
+		unload(&R, &R.cmp64[k]);
+	}
+	unload(&R, &R.absorbed);
+	unload(&R, &R.store);
+	if (R.gemm) {
+		free(R.q.is_output);
+		free(R.qs.is_output);
+	}
+	if (R.lt.handle)
+		fs_lt_close(&R.lt);
+	fs_gemm_plan_release(&R.gp);
+	free(R.refbuf);
+	free(R.wcat);
+	free(R.bcat);
 	free(R.dev);
 	free(R.fused_out);
 	free(R.cpu_ref);

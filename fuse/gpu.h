@@ -71,6 +71,10 @@ struct fs_gpu_result {
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
 	int cache_hit;                /* the tactic came from the tuning cache */
+	/* a region with matrix products (fuse/gemm.h) */
+	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue */
+	double flops;                 /* the products' floating-point operations */
+	char gemm[640];               /* cuBLASLt's version, the algorithms chosen, the variants' times */
 };
 
 /* Generates every kernel; compiles them when `compile` (every tactic of the

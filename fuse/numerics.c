@@ -9,6 +9,7 @@
 #include "fusescan/mine.h"
 #include "codegen.h"
 #include "buckets.h"
+#include "gemm.h"
 #include "gpu.h"
 #include "half.h"
 #include "prog.h"
@@ -914,6 +915,8 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
 	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
 	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
+	snprintf(r->gemm, sizeof(r->gemm), "%s", g->gemm);
+	r->flops = g->flops;
 	r->fused_source = g->fused_source, g->fused_source = NULL;
 	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
 	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit;
@@ -1181,8 +1184,13 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		b *= 2;
 	fs_prog_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
 	gpu(&p, o, seed, vals[REF], key, r);
-	if (!o->generate_only && (r->gpu_ran || o->emit_dir))
+	if (!o->generate_only && (r->gpu_ran || o->emit_dir) && !fs_gemm_any(&p))
 		fs_buckets_run(&p, nodes, n, o, seed, r);
+	else if (o->emit_dir && fs_gemm_any(&p)) {
+		snprintf(r->emitted, sizeof(r->emitted), "a region with matrix products is not emitted: they run through cuBLASLt, "
+							 "which the emitted op does not call");
+		r->emit_failed = 1;
+	}
 	free(narrow);
 	release(&p, vals);
 	if (!r->cpu_ran && !r->gpu_ran) {
@@ -1236,7 +1244,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
 		return;
 	}
-	if (r->cache_hit)
+	if (r->gemm[0])
+		fprintf(out, "  matrix products: %s\n", r->gemm);
+	if (!r->n_tactics)
+		;
+	else if (r->cache_hit)
 		fprintf(out, "  tuning: cache hit (%s, bucket %s): no tactic profiled\n", r->tactics[r->chosen].name, r->bucket);
 	else {
 		uint32_t fin = 0;
@@ -1278,10 +1290,16 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			r->triage == FS_TRIAGE_ROUNDING ? "the kernel passes with FMA contraction off or eager rounding"
 							: "the kernel fails with FMA contraction off and with eager rounding");
 	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
-	fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s"
-		     " (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
-		r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs,
-		r->copy_same_gbs, r->unfused_ms, r->unfused_launches, ug, r->unfused_ms / r->fused_ms);
+	if (r->flops > 0) /* matrix products: their rate, not a copy's */
+		fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.1f TFLOP/s, %.0f GB/s; unfused %.4f ms (%u launches), "
+			     "%.1f TFLOP/s; speedup %.2fx\n",
+			r->reps, r->rotate, r->fused_ms, r->flops / (r->fused_ms * 1e-3) / 1e12, fg, r->unfused_ms, r->unfused_launches,
+			r->flops / (r->unfused_ms * 1e-3) / 1e12, r->unfused_ms / r->fused_ms);
+	else
+		fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s"
+			     " (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
+			r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs,
+			r->copy_same_gbs, r->unfused_ms, r->unfused_launches, ug, r->unfused_ms / r->fused_ms);
 	fs_buckets_print(r, out);
 }
 
@@ -1350,6 +1368,8 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddStringToObject(gp, "skipped", r->gpu_skipped);
 	else {
 		cJSON_AddStringToObject(gp, "device", r->device);
+		if (r->gemm[0])
+			cJSON_AddStringToObject(gp, "matrix_products", r->gemm);
 		if (r->ref_checked)
 			cJSON_AddItemToObject(gp, "reference_vs_cpu", errors_json(&r->ref_vs_cpu));
 		cJSON_AddItemToObject(gp, "unfused", errors_json(&r->gpu_unfused));
@@ -1360,6 +1380,8 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
 		cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
 		cJSON_AddNumberToObject(gp, "copy_same_size_gbs", r->copy_same_gbs);
+		if (r->flops > 0)
+			cJSON_AddNumberToObject(gp, "flops", r->flops);
 		cJSON_AddNumberToObject(gp, "reps", r->reps);
 		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
 		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);

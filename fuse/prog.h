@@ -63,6 +63,12 @@ struct prog {
 	uint8_t *is_output;  /* per op */
 	int gelu_tanh;       /* gelu is the tanh approximation */
 	uint8_t index64;     /* generate 64-bit index arithmetic whatever the sizes (a kernel for any size) */
+	/* per value, or NULL: computed before the fused kernel (a matrix product,
+	 * by cuBLASLt), which reads it from a buffer like an input and does not
+	 * write it; the reference kernels read it in double (fuse/gemm.c) */
+	uint8_t *given;
+	int64_t *pitch;      /* per value, or NULL: a given value's rows lie this many elements apart (0: dense), a slice of
+	                        a concatenated product's output */
 	/* planted bugs (debug), applied to the fused side only */
 	double plant_eps;    /* eps-like add literals and norm eps become this; 0 = off */
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */

@@ -47,6 +47,7 @@ __device__ __forceinline__ unsigned short to_f16(float f)
 }
 __device__ __forceinline__ void st_f32(float *p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void st_f64(double *p, long long i, float v) { p[i] = v; }
+__device__ __forceinline__ void st_f64(double *p, long long i, double v) { p[i] = v; } // the reference's stored values
 __device__ __forceinline__ void st_bf16(unsigned short *p, long long i, float v) { p[i] = to_bf16(v); }
 __device__ __forceinline__ void st_f16(unsigned short *p, long long i, float v) { p[i] = to_f16(v); }
 __device__ __forceinline__ void st_i64(long long *p, long long i, float v) { p[i] = (long long)v; }
@@ -211,7 +212,7 @@ template <int V, typename S> __device__ __forceinline__ void fs_st_raw(S *p, lon
 		for (int u = 0; u < V; u++)                                                 \
 			f[u] = ld_##sfx(r, u);                                              \
 	}                                                                                   \
-	template <int V> __device__ __forceinline__ void stv_##sfx(S *p, long long i, const float *f) \
+	template <int V, typename R> __device__ __forceinline__ void stv_##sfx(S *p, long long i, const R *f) \
 	{                                                                                   \
 		alignas(16) S r[V];                                                         \
 		for (int u = 0; u < V; u++)                                                 \

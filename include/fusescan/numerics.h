@@ -133,6 +133,8 @@ struct fs_numerics {
 	struct fs_errors gpu_no_fma, gpu_emulated;
 	double fused_ms, unfused_ms, copy_gbs, copy_same_gbs; /* copies of 1 GiB and of the fused kernel's traffic */
 	int64_t fused_bytes, unfused_bytes;
+	double flops;            /* its products' floating-point operations */
+	char gemm[640];          /* a region with matrix products: cuBLASLt, its algorithms, the fused plan's variants */
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
 	char bucket[64];         /* the tuning cache's shape bucket */

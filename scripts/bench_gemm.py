@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""fusescan's GEMM fusions against PyTorch (GPU machine), at Llama-3-8B widths.
+
+Rows (tests/data/gemm/*.txt, bf16): QKV (4096 -> 4096 + 1024 + 1024), gate /
+up + SwiGLU (4096 -> 2 x 14336), the SwiGLU MLP (that, then down 14336 ->
+4096), addmm + bias + GELU-tanh (4096 -> 14336), o_proj + residual add (4096
+-> 4096), each at every size of --tokens. The plain GEMM column is one torch.mm
+of the concatenated gate / up (QKV) weight: for the MLP, its first product only.
+
+fusescan side: `fusescan --apply ID --tokens T` runs the fused plan (its
+products through cuBLASLt, concatenated where they read one input, then the
+generated epilogue kernel, or cuBLASLt's own epilogue: the faster) against the
+unfused baseline (a cuBLASLt GEMM per product, a kernel per op), each checked
+against fusescan's float64 reference; times from numerics.json (medians; CUDA
+graphs of 20 calls at 256 tokens and below). PyTorch side, in this process:
+eager, torch.compile (default) and torch.compile max-autotune (compiled
+`max-autotune-no-cudagraphs`: the graph is ours), and one plain torch.mm of
+the fused shape (the concatenated weight: the GEMM's own floor), each captured
+in a CUDA graph of 10 calls with input copies rotated, replays interleaved
+round after round (100 rounds). The two sides run one after the other in one
+run, not interleaved with each other.
+
+    python3 scripts/bench_gemm.py --fusescan gpu-carry/fusescan [--tokens 16,16384] [--out DIR]
+
+Prints per row and size: ms per call of eager, compile, max-autotune, the
+plain GEMM, fusescan's unfused baseline and fused plan, and the best of
+compile / max-autotune over fusescan's fused plan (> 1: fusescan faster).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_torch import graph_of, interleaved, median_ci  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "tests", "data", "gemm")
+PATS = os.path.join(DATA, "patterns")
+H, I, KV = 4096, 14336, 1024
+
+
+def rows():
+    """name, fusescan --apply arguments, make(tokens) -> (inputs, eager fn, plain GEMM fn)"""
+    def qkv(t, g):
+        x = torch.randn(1, t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        ws = [torch.randn(n, H, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02 for n in (H, KV, KV)]
+        cat = torch.cat(ws)
+        return (x, *ws), lambda x, a, b, c: (x @ a.t(), x @ b.t(), x @ c.t()), lambda x, *_: x @ cat.t()
+
+    def gate_up(t, g):
+        x = torch.randn(1, t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        wg, wu = (torch.randn(I, H, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02 for _ in range(2))
+        cat = torch.cat([wg, wu])
+        return (x, wg, wu), lambda x, a, b: torch.nn.functional.silu(x @ a.t()) * (x @ b.t()), lambda x, *_: x @ cat.t()
+
+    def mlp(t, g):
+        x = torch.randn(1, t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        wg, wu = (torch.randn(I, H, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02 for _ in range(2))
+        wd = torch.randn(H, I, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02
+        cat = torch.cat([wg, wu])
+        return ((x, wg, wu, wd), lambda x, a, b, d: (torch.nn.functional.silu(x @ a.t()) * (x @ b.t())) @ d.t(),
+                lambda x, *_: x @ cat.t())
+
+    def addmm_gelu(t, g):
+        x = torch.randn(t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        w = torch.randn(H, I, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02
+        b = torch.randn(I, device="cuda", dtype=torch.bfloat16, generator=g)
+        return ((b, x, w), lambda b, x, w: torch.nn.functional.gelu(torch.addmm(b, x, w), approximate="tanh"),
+                lambda b, x, w: x @ w)
+
+    def oproj(t, g):
+        x = torch.randn(1, t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        w = torch.randn(H, H, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02
+        r = torch.randn(1, t, H, device="cuda", dtype=torch.bfloat16, generator=g)
+        return (x, w, r), lambda x, w, r: r + x @ w.t(), lambda x, w, r: x @ w.t()
+
+    return [("qkv", ["parallel_gemm", "qkv.txt"], qkv),
+            ("gate_up_swiglu", ["gate_up_swiglu", "gate_up.txt", "--patterns", PATS], gate_up),
+            ("swiglu_mlp", ["pattern:swiglu", "mlp.txt"], mlp),
+            ("addmm_gelu_tanh", ["gemm_bias_gelu_tanh", "addmm_gelu.txt", "--patterns", PATS], addmm_gelu),
+            ("oproj_residual", ["gemm_residual", "oproj_residual.txt", "--patterns", PATS], oproj)]
+
+
+def fusescan(exe, args, tokens, out):
+    ident, dump, rest = args[0], os.path.join(DATA, args[1]), args[2:]
+    cmd = [exe, "--apply", ident, "--tokens", str(tokens), "--no-render", "--out", out, dump, *rest]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    try:
+        with open(os.path.join(out, "numerics.json")) as f:
+            j = json.load(f)
+    except (OSError, ValueError):
+        return None, text
+    g = j.get("gpu", {})
+    if r.returncode or not g.get("ran") or j.get("verdict") != "pass":
+        return None, text
+    return g, text
+
+
+def torch_side(make, tokens, calls=10):
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    copies = []
+    for _ in range(2):
+        ins, eager, plain = make(tokens, gen)
+        copies.append(ins)
+    comp = torch.compile(eager, dynamic=False)
+    auto = torch.compile(eager, dynamic=False, mode="max-autotune-no-cudagraphs")
+    sides = [eager, comp, auto, plain]
+    ref = eager(*copies[0])
+    for f in (comp, auto):
+        got = f(*copies[0])
+        for a, b in zip(ref if isinstance(ref, tuple) else (ref,), got if isinstance(got, tuple) else (got,)):
+            d = (a.float() - b.float()).abs().max().item()
+            if not d < 0.05 * max(1.0, a.float().abs().max().item()):
+                sys.exit(f"bench_gemm: torch.compile differs from eager by {d}")
+    graphs = [graph_of(lambda c, f=f: f(*c), copies, calls) for f in sides]
+    times = interleaved([g.replay for g in graphs])
+    del graphs
+    return [median_ci([t / calls for t in ts])[0] for ts in times]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fusescan", required=True)
+    ap.add_argument("--tokens", default="16,16384")
+    ap.add_argument("--out", default="/tmp/bench_gemm")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per call")
+    print(f"{'row':<16} {'tokens':>6} {'eager':>9} {'compile':>9} {'max-auto':>9} {'plainGEMM':>9} "
+          f"{'fs unfused':>10} {'fs fused':>9} {'best/fs':>7}  fused plan")
+    failed, results = 0, []
+    for name, args, make in rows():
+        for t in [int(x) for x in a.tokens.split(",")]:
+            g, text = fusescan(a.fusescan, args, t, os.path.join(a.out, f"{name}_{t}"))
+            if g is None:
+                failed += 1
+                print(f"{name:<16} {t:>6} fusescan failed:\n{text[-1500:]}")
+                continue
+            eager, comp, auto, plain = torch_side(make, t)
+            fs = g["fused_ms"]
+            best = min(comp, auto)
+            plan = g.get("matrix_products", "")
+            plan = plan[plan.find("fused plan:"):] if "fused plan:" in plan else plan
+            print(f"{name:<16} {t:>6} {eager:9.4f} {comp:9.4f} {auto:9.4f} {plain:9.4f} {g['unfused_ms']:10.4f} {fs:9.4f} "
+                  f"{best / fs:7.3f}  {plan}")
+            results.append({"row": name, "tokens": t, "eager_ms": eager, "compile_ms": comp, "max_autotune_ms": auto,
+                            "plain_gemm_ms": plain, "fusescan_unfused_ms": g["unfused_ms"], "fusescan_fused_ms": fs,
+                            "best_over_fusescan": best / fs, "plan": g.get("matrix_products", "")})
+            sys.stdout.flush()
+    with open(os.path.join(a.out, "bench_gemm.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

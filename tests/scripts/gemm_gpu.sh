@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Matrix products on the GPU (label gpu), at Llama-3-8B widths: QKV (three
+# products on one input, run as one on the concatenated weight), gate / up +
+# SwiGLU (one product on the concatenated weight, then the generated epilogue
+# kernel reading its two halves), the SwiGLU MLP (the same, then the down
+# projection reading what the kernel wrote), addmm + bias +
+# GELU-tanh and o_proj + residual add (the generated kernel against
+# cuBLASLt's own epilogue, side by side). At 2 tokens the float64 reference
+# kernels agree with the CPU's reference; at 100 and 1000 tokens (no CPU
+# reference) the GPU's reference alone checks. Every run: verdict pass.
+# Skipped (exit 77) where no GPU or no cuBLASLt can be used.
+# usage: gemm_gpu.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+d=$tests/data/gemm
+P="--patterns $d/patterns"
+"$exe" --apply parallel_gemm --tokens 2 --no-render --out "$tmp/probe" "$d/qkv.txt" >"$tmp/probe.out" 2>&1
+if ! grep -q "GPU verdict" "$tmp/probe.out"; then
+	echo "skipped: $(grep -h '^  GPU\|error' "$tmp/probe.out" | head -1 | sed 's/^  //')"
+	exit 77
+fi
+# run ID FILE TOKENS [--patterns DIR]: --apply on the GPU, verdict pass, products by cuBLASLt
+run() {
+	check "$1 at $3 tokens" 0 "$exe" --apply "$1" --tokens "$3" --reps 20 --no-render --out "$tmp/$1.$3" "$d/$2.txt" "${@:4}"
+	contains "$1 at $3: GPU verdict" "$tmp/out" "GPU verdict: pass"
+	contains "$1 at $3: cuBLASLt" "$tmp/out" "matrix products: cuBLASLt "
+	[ "$3" != 2 ] || contains "$1 at 2: the GPU's reference is the CPU's" "$tmp/out" "float64 reference on the GPU (against the CPU's: max abs"
+}
+for t in 2 100 1000; do
+	run parallel_gemm qkv $t
+	contains "QKV at $t: one product on the concatenated weight" "$tmp/out" "concatenated product: heuristic #"
+	contains "QKV at $t: no kernel besides" "$tmp/out" "fused plan: 1 product "
+	contains "QKV at $t: its rate" "$tmp/out" "TFLOP/s"
+	run gate_up_swiglu gate_up $t $P
+	contains "gate/up at $t: one product on the concatenated weight, then the kernel" "$tmp/out" "fused plan: 1 product + the fused kernel"
+	contains "gate/up at $t: concatenated" "$tmp/out" "concatenated product: heuristic #"
+	run pattern:swiglu mlp $t
+	contains "MLP at $t: gate / up, the kernel, then down" "$tmp/out" "fused plan: 2 products + the fused kernel"
+	run gemm_bias_gelu_tanh addmm_gelu $t $P
+	contains "addmm + GELU at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (bias + gelu (tanh))"
+	run gemm_residual oproj_residual $t $P
+	contains "o_proj + residual at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (residual add (C, beta 1))"
+done
+finish
