@@ -754,12 +754,38 @@ static int concatenate(struct run *R, uint32_t k)
 	return 0;
 }
 
-/* One product timed under each of cuBLASLt's heuristic algorithms; the
- * fastest chosen, and said in g->gemm. */
+/* A product's tuning-cache key: its exact description (cuBLASLt's
+ * heuristic list depends on every size), cuBLASLt's version for the
+ * compiler's. */
+static void lt_key(const struct run *R, const struct fs_lt_mm *m, struct fs_tune_key *k)
+{
+	char d[320];
+	cache_key(R, k);
+	int n = snprintf(d, sizeof(d), "cuBLASLt dt%u M%lld N%lld K%lld b%lld sa%lld sb%lld sd%lld nk%u relu%u gelu%u bias%u c%u ld%lld",
+			 m->dtype, (long long)m->M, (long long)m->N, (long long)m->K, (long long)m->batch, (long long)m->stride_a,
+			 (long long)m->stride_b, (long long)m->stride_d, m->b_nk, m->relu, m->gelu, m->bias, m->add_c, (long long)m->ldd);
+	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)fs_hash_bytes(d, (size_t)n, 0x6c74));
+	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)m->M);
+	snprintf(k->nvrtc, sizeof(k->nvrtc), "cuBLASLt %zu", R->lt.version);
+}
+
+/* One product timed under each of cuBLASLt's heuristic algorithms, the
+ * fastest chosen and kept in the tuning cache (a hit times none); said in
+ * g->gemm. */
 static int tune_product(struct run *R, struct launch *L, const char *what)
 {
-	struct timing tm[FS_LT_ALGOS];
+	struct timing tm[FS_LT_ALGOS] = {{0, 0, 0}};
 	const void *one = L;
+	struct fs_tune_key key;
+	struct fs_tune_entry hit;
+	size_t at = strlen(R->g->gemm);
+	lt_key(R, &L->lt.mm, &key);
+	if (R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per <= L->lt.n_algos) {
+		L->lt.chosen = hit.tactic.per - 1u;
+		snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what, L->lt.chosen + 1,
+			 L->lt.n_algos);
+		return 0;
+	}
 	uint32_t win = 0;
 	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
 		L->lt.chosen = a;
@@ -768,9 +794,15 @@ static int tune_product(struct run *R, struct launch *L, const char *what)
 		win = tm[a].ms < tm[win].ms ? a : win;
 	}
 	L->lt.chosen = win;
-	size_t at = strlen(R->g->gemm);
 	snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u, %.4f ms (#1 %.4f)", what, win + 1, L->lt.n_algos,
 		 tm[win].ms, tm[0].ms);
+	if (R->o->cache) {
+		struct fs_tune_entry e = {.key = key, .tactic = {.vec = 1, .threads = 1, .per = (uint16_t)(win + 1)}, .ms = tm[win].ms,
+					  .spread = tm[win].spread,
+					  .timed = L->lt.n_algos};
+		snprintf(e.name, sizeof(e.name), "heuristic #%u", win + 1);
+		fs_tune_record(R->o->cache, &e);
+	}
 	return 0;
 }
 
@@ -819,8 +851,8 @@ static int time_variants(struct run *R)
 	static const int which[2] = {0, 1};
 	const void *what[2] = {&which[0], &which[1]};
 	struct fs_gpu_result *g = R->g;
-	struct timing tm[2];
-	struct fs_errors e;
+	struct timing tm[2] = {{0, 0, 0}, {0, 0, 0}};
+	struct fs_errors e = {0};
 	char why[200] = "";
 	uint32_t k = R->gp.absorbs ? 2 : 1;
 	for (uint32_t i = 0; i < R->gp.n_calls; i++)

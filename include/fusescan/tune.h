@@ -9,6 +9,11 @@
  *   nvrtc   the compiler version
  *   policy  how tactics were timed
  *
+ * A cuBLASLt product of a region (fuse/gemm.h) has entries of its own:
+ * kernel hashes the product's description, bucket is "M=<rows>", nvrtc is
+ * cuBLASLt's version, and the tactic is vec 1, threads 1, per = the index
+ * of the heuristic's algorithm + 1.
+ *
  * The file is JSON (fusescan.tuning/1); a save re-reads it and merges, then
  * replaces it atomically, so concurrent runs lose no one's entries. A file
  * that does not parse is reported (warning) and ignored, never fatal; it is

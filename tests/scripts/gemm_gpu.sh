@@ -7,7 +7,8 @@
 # GELU-tanh and o_proj + residual add (the generated kernel against
 # cuBLASLt's own epilogue, side by side). At 2 tokens the float64 reference
 # kernels agree with the CPU's reference; at 100 and 1000 tokens (no CPU
-# reference) the GPU's reference alone checks. Every run: verdict pass.
+# reference) the GPU's reference alone checks. Every run: verdict pass. A
+# second run finds cuBLASLt's fastest algorithm in the tuning cache.
 # Skipped (exit 77) where no GPU or no cuBLASLt can be used.
 # usage: gemm_gpu.sh FUSESCAN TESTS_DIR
 set -u
@@ -16,6 +17,7 @@ exe=$1 tests=$2
 . "$(dirname "$0")/lib.sh"
 d=$tests/data/gemm
 P="--patterns $d/patterns"
+export FUSESCAN_CACHE=$tmp/cache
 "$exe" --apply parallel_gemm --tokens 2 --no-render --out "$tmp/probe" "$d/qkv.txt" >"$tmp/probe.out" 2>&1
 if ! grep -q "GPU verdict" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU\|error' "$tmp/probe.out" | head -1 | sed 's/^  //')"
@@ -43,4 +45,10 @@ for t in 2 100 1000; do
 	run gemm_residual oproj_residual $t $P
 	contains "o_proj + residual at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (residual add (C, beta 1))"
 done
+# the fastest of cuBLASLt's heuristic algorithms is kept in the tuning cache: a second run times none
+check "QKV, cache filled" 0 "$exe" --apply parallel_gemm --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c1" "$d/qkv.txt"
+contains "QKV: algorithms timed" "$tmp/out" " ms (#1 "
+check "QKV, cache hit" 0 "$exe" --apply parallel_gemm --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c2" "$d/qkv.txt"
+contains "QKV: cache hit" "$tmp/out" "(tuning cache hit)"
+contains "QKV: cache hit, verdict" "$tmp/out" "GPU verdict: pass"
 finish
