@@ -20,7 +20,7 @@ in a CUDA graph of 10 calls with input copies rotated, replays interleaved
 round after round (100 rounds). The two sides run one after the other in one
 run, not interleaved with each other.
 
-    python3 scripts/bench_gemm.py --fusescan gpu-carry/fusescan [--tokens 16,16384] [--out DIR]
+    python3 scripts/bench_gemm.py --fusescan gpu-carry/fusescan [--tokens 16,16384] [--only qkv,swiglu_mlp] [--out DIR]
 
 Prints per row and size: ms per call of eager, compile, max-autotune, the
 plain GEMM, fusescan's unfused baseline and fused plan, and the best of
@@ -128,6 +128,7 @@ def main():
     ap.add_argument("--fusescan", required=True)
     ap.add_argument("--tokens", default="16,16384")
     ap.add_argument("--out", default="/tmp/bench_gemm")
+    ap.add_argument("--only", help="rows to run, comma-separated (default all)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per call")
@@ -135,6 +136,8 @@ def main():
           f"{'fs unfused':>10} {'fs fused':>9} {'best/fs':>7}  fused plan")
     failed, results = 0, []
     for name, args, make in rows():
+        if a.only and name not in a.only.split(","):
+            continue
         for t in [int(x) for x in a.tokens.split(",")]:
             g, text = fusescan(a.fusescan, args, t, os.path.join(a.out, f"{name}_{t}"))
             if g is None:
