@@ -5,7 +5,10 @@
 # kernel reading its two halves), the SwiGLU MLP (the same, then the down
 # projection reading what the kernel wrote), addmm + bias +
 # GELU-tanh and o_proj + residual add (the generated kernel against
-# cuBLASLt's own epilogue, side by side). At 2 tokens the float64 reference
+# cuBLASLt's own epilogue, side by side); Qwen2's biased QKV (weights and
+# biases concatenated), attention scores (a batched product on a transposed
+# key) + softmax, and a decomposed linear (mm on a permuted weight, read in
+# place) + relu. At 2 tokens the float64 reference
 # kernels agree with the CPU's reference; at 100 and 1000 tokens (no CPU
 # reference) the GPU's reference alone checks. Every run: verdict pass. A
 # second run finds cuBLASLt's fastest algorithm in the tuning cache.
@@ -44,6 +47,12 @@ for t in 2 100 1000; do
 	contains "addmm + GELU at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (bias + gelu (tanh))"
 	run gemm_residual oproj_residual $t $P
 	contains "o_proj + residual at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (residual add (C, beta 1))"
+	run parallel_gemm qkv_bias $t
+	contains "biased QKV at $t: weights and biases concatenated" "$tmp/out" "concatenated product: heuristic #"
+	run bmm_softmax bmm_softmax $t $P
+	contains "scores + softmax at $t: a batched product, then the kernel" "$tmp/out" "fused plan: 1 product + the fused kernel"
+	run mm_relu mm_relu $t $P
+	contains "mm on a permuted weight + relu at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (relu)"
 done
 # the fastest of cuBLASLt's heuristic algorithms is kept in the tuning cache: a second run times none
 check "QKV, cache filled" 0 "$exe" --apply parallel_gemm --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c1" "$d/qkv.txt"
