@@ -26,6 +26,7 @@
 #include "dims.h"
 #include "text.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,7 +268,10 @@ static void operand(struct gen *G, const struct op *op, uint32_t k, const struct
 		double lit = op->args[k].lit;
 		if (G->plants && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
 			lit = G->p->plant_eps; /* planted bug: a wrong eps */
-		fs_text_put(b, "(fs_real)(%.17g)", lit);
+		if (isinf(lit) || isnan(lit)) /* no INFINITY without headers: the float's bits */
+			fs_text_put(b, "(fs_real)__int_as_float(%s)", isnan(lit) ? "0x7fffffff" : lit > 0 ? "0x7f800000" : "(int)0xff800000");
+		else
+			fs_text_put(b, "(fs_real)(%.17g)", lit);
 		return;
 	}
 	int32_t v = op->src[op->args[k].ten];

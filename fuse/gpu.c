@@ -909,7 +909,7 @@ static int execute(struct run *R)
 			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
 			CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb)); /* poison */
 		}
-		if (R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v]))
+		if ((R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) && !(R->q.pitch && R->q.pitch[v]))
 			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
 	}
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));

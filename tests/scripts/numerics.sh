@@ -127,5 +127,14 @@ DUMP
 id=$("$exe" discover --format json "$tmp/bad.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["analyses"][0]["candidates"][0]["id"])')
 check "contradictory shapes" 2 "$exe" --apply "$id" --out "$tmp/bad" "$tmp/bad.txt"
 contains "contradictory shapes message" "$tmp/err" "bad.txt:5:1: error: numerics: cannot execute %b (aten.mul.Tensor): an operand does not broadcast to the output shape"
+# a literal of -inf (gpt-oss's clamp(x, -inf, 7)) compiles: the float's bits, not "inf"
+check "clamp to -inf" 0 "$exe" --apply clamped_swiglu-fc878b9c --cpu-only --no-render --tokens 2 --out "$tmp/inf" \
+	"$tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
+contains "clamp to -inf: every kernel compiled" "$tmp/out" "71 generated (fused under 61 tactics, 8 unfused, 2 float64 reference), 71 compiled"
+# log1p (Bamba's decomposed softplus after its dt projection)
+check "log1p" 0 "$exe" --apply gemm_epilogue.add-cast-exp-log1p-gt-where-7fcfb601 --cpu-only --no-render --tokens 2 --out "$tmp/l1p" \
+	"$tests/data/export_bamba_2l/002_post_export_run_decompositions.txt"
+contains "log1p: verdict" "$tmp/out" "verdict: pass"
+contains "log1p: every kernel compiled" "$tmp/out" "71 generated (fused under 61 tactics, 8 unfused, 2 float64 reference), 71 compiled"
 
 finish
