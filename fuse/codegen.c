@@ -84,11 +84,6 @@ struct gen {
 	char why[160];
 };
 
-static const struct ten *shape_of(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
-}
-
 static int is_view(const struct op *op)
 {
 	uint8_t k = op->sem->kind;
@@ -100,7 +95,7 @@ static int given(const struct prog *p, int32_t v)
 	return p->given && p->given[v];
 }
 
-static const char *ctype(uint8_t dt)
+const char *fs_dt_ctype(uint8_t dt)
 {
 	switch (dt) {
 	case FS_DT_F64: return "double";
@@ -276,7 +271,7 @@ static void operand(struct gen *G, const struct op *op, uint32_t k, const struct
 	}
 	int32_t v = op->src[op->args[k].ten];
 	struct ix *to = fs_xmalloc(sizeof(*to));
-	bcast_idx(shape_of(G->p, v), &op->out, x, to);
+	bcast_idx(fs_prog_value(G->p, v), &op->out, x, to);
 	expr(G, v, to, b);
 	free(to);
 }
@@ -347,12 +342,12 @@ static int broadcast(const struct ten *t, const struct ten *out)
 /* the dtype a kernel reads v in: its own, or double where the reference reads a given value */
 static uint8_t read_dtype(const struct gen *G, int32_t v)
 {
-	return G->ref && given(G->p, v) ? FS_DT_F64 : shape_of(G->p, v)->dtype;
+	return G->ref && given(G->p, v) ? FS_DT_F64 : fs_prog_value(G->p, v)->dtype;
 }
 
 static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
-	const struct ten *t = shape_of(G->p, v);
+	const struct ten *t = fs_prog_value(G->p, v);
 	/* a slice of a concatenated product, in the fused kernel only (the
 	 * unfused kernels and the reference read dense buffers of their own) */
 	int64_t pitch = G->fused && !G->ref && G->p->pitch ? G->p->pitch[v] : 0;
@@ -401,7 +396,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	const struct prog *p = G->p;
 	if (G->buffered[v])
 		return load(G, v, x, b);
-	if (v == G->row_val && own_index(shape_of(p, v), x)) {
+	if (v == G->row_val && own_index(fs_prog_value(p, v), x)) {
 		fs_text_put(b, "R[it][u]");
 		return;
 	}
@@ -411,7 +406,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	const struct op *op = &p->ops[oi];
 	const struct ten *out = &op->out;
 	uint8_t narrow = G->plants && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
-	uint8_t emulate = G->emulate && !is_view(op) && ctype(out->dtype) ? out->dtype : 0;
+	uint8_t emulate = G->emulate && !is_view(op) && fs_dt_ctype(out->dtype) ? out->dtype : 0;
 	if (narrow)
 		fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow));
 	if (emulate)
@@ -449,7 +444,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		operand(G, op, 0, x, b);
 		break;
 	case VIEW: { /* same linear index, another shape */
-		const struct ten *src = shape_of(p, op->src[0]);
+		const struct ten *src = fs_prog_value(p, op->src[0]);
 		int r = out->rank, keep = r && src->rank && x->lane[r - 1] && divisible(G, out, r - 1, V) &&
 					   divisible(G, src, src->rank - 1, V);
 		int any = 0;
@@ -486,7 +481,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		break;
 	}
 	case SLICE: {
-		const struct ten *src = shape_of(p, op->src[0]);
+		const struct ten *src = fs_prog_value(p, op->src[0]);
 		int64_t d = dim_of(op->ints[0], out->rank), len = src->shape[d];
 		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
 		start = start < 0 ? 0 : start > len ? len : start;
@@ -512,12 +507,12 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		int64_t d = dim_of(op->ints[0], out->rank);
 		int uniform = x->lane[d];
 		for (uint32_t k = 0; k < op->n_src; k++)
-			uniform &= divisible(G, shape_of(p, op->src[k]), (int)d, V);
+			uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
 		const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
 		char saved[IDX_LEN], at[IDX_LEN] = "0", end[IDX_LEN], part[DIM_LEN];
 		memcpy(saved, G->guard, sizeof(saved));
 		for (uint32_t k = 0; k < op->n_src; k++) { /* this part is [at, end) of the cat dim */
-			const struct ten *t = shape_of(p, op->src[k]);
+			const struct ten *t = fs_prog_value(p, op->src[k]);
 			fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
 			memcpy(to, x, sizeof(*to));
 			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
@@ -649,7 +644,7 @@ static int add_param(struct gen *G, struct fs_kernel *k, int32_t v, int write)
 	G->param[v] = (int32_t)k->n_params;
 	k->value[k->n_params] = v;
 	k->write[k->n_params++] = (uint8_t)write;
-	const struct ten *t = shape_of(G->p, v);
+	const struct ten *t = fs_prog_value(G->p, v);
 	k->bytes += t->n * (int64_t)fs_dtype_size((enum fs_dtype)t->dtype);
 	return 0;
 }
@@ -728,7 +723,7 @@ static const struct ten *plan_rows(struct gen *G)
 		const struct op *op = &p->ops[i];
 		if ((!G->fused && (int32_t)i != G->only) || !reduces(op))
 			continue;
-		const struct ten *in = shape_of(p, op->src[0]);
+		const struct ten *in = fs_prog_value(p, op->src[0]);
 		if (op->sem->kind == RED && (op->n_ints != 1 || dim_of(op->ints[0], in->rank) != in->rank - 1))
 			fail(G, "a reduction over other dims than the last");
 		if (op->sem->kind == SOFTMAX && op->n_ints && dim_of(op->ints[0], in->rank) != in->rank - 1)
@@ -814,7 +809,7 @@ static int reduction_free(const struct gen *G, int32_t v)
 /* an output of whole rows whose values need no reduction: stored in the first pass */
 static int early_out(const struct gen *G, int32_t v, const struct ten *rowsh)
 {
-	const struct ten *t = shape_of(G->p, v);
+	const struct ten *t = fs_prog_value(G->p, v);
 	return t->rank == rowsh->rank && !fs_dim_one(t, t->rank - 1) && reduction_free(G, v);
 }
 
@@ -875,7 +870,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* outputs that need no reduction (add + RMSNorm's sum) are stored in
 		 * the first pass: their writes drain while the row is reduced */
 		for (uint32_t o = 0; o < n_out && r == 0 && !narrow_acc; o++) {
-			const struct ten *t = shape_of(p, outs[o]);
+			const struct ten *t = fs_prog_value(p, outs[o]);
 			if (!early_out(G, outs[o], rowsh))
 				continue;
 			struct fs_text eo = {0}, off = {0};
@@ -934,7 +929,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	row_loop(G, Ht, T, 0, &pass, "\t");
 	int narrow0 = G->n_red && G->plants && p->narrow && p->narrow[G->red_op[0]];
 	for (uint32_t o = 0; o < n_out; o++) {
-		const struct ten *t = shape_of(p, outs[o]);
+		const struct ten *t = fs_prog_value(p, outs[o]);
 		if (G->n_red && !narrow0 && early_out(G, outs[o], rowsh))
 			continue; /* stored in the first pass */
 		/* a keepdim reduction: once per row */
@@ -988,9 +983,9 @@ static void out_shapes(struct gen *G, const int32_t *outs, uint32_t n_out)
 {
 	uint32_t *first = G->shape_first, n = 0;
 	for (uint32_t o = 0; o < n_out; o++) {
-		const struct ten *t = shape_of(G->p, outs[o]);
+		const struct ten *t = fs_prog_value(G->p, outs[o]);
 		uint32_t s = 0;
-		while (s < n && !(shape_of(G->p, outs[first[s]])->rank == t->rank && fs_same_dims(G->p, shape_of(G->p, outs[first[s]]), t, t->rank)))
+		while (s < n && !(fs_prog_value(G->p, outs[first[s]])->rank == t->rank && fs_same_dims(G->p, fs_prog_value(G->p, outs[first[s]]), t, t->rank)))
 			s++;
 		if (s == n)
 			first[n++] = o;
@@ -1012,7 +1007,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 	struct fs_text total = {0};
 	char n[DIM_LEN], ext[DIM_LEN];
 	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = shape_of(p, outs[first[s]]);
+		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
 		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), V);
 	}
 	if (G->k->tactic.per == 1 && !G->k->index64)
@@ -1022,7 +1017,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		    total.s);
 	struct fs_text from = {0}; /* the vectors of the shapes before */
 	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = shape_of(p, outs[first[s]]);
+		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
 		dims(G, sh, 0, sh->rank, n);
 		if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
 			fs_text_put(b, "\telse {\n");
@@ -1043,7 +1038,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		}
 		struct fs_text lanes = {0}, after = {0};
 		for (uint32_t q = 0; q < n_out; q++) {
-			const struct ten *t = shape_of(p, outs[q]);
+			const struct ten *t = fs_prog_value(p, outs[q]);
 			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
 				continue;
 			struct fs_text e = {0};
@@ -1123,8 +1118,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	}
 	for (uint32_t o = 0; o < n_out; o++) {
 		add_param(&G, k, outs[o], 1);
-		if (!G.out || shape_of(p, outs[o])->n > G.out->n)
-			G.out = shape_of(p, outs[o]);
+		if (!G.out || fs_prog_value(p, outs[o])->n > G.out->n)
+			G.out = fs_prog_value(p, outs[o]);
 	}
 	for (uint32_t i = 0; i < p->n_ops; i++)
 		if (p->ops[i].sem->kind == GEMM && !given(p, (int32_t)(p->n_in + i)) && (G.fused || (int32_t)i == only))
@@ -1134,7 +1129,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
 	k->cols = k->row ? H : 0;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
-		const struct ten *t = shape_of(p, outs[o]);
+		const struct ten *t = fs_prog_value(p, outs[o]);
 		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0) ||
 			       (t->rank && t->shape[t->rank - 1] != H && t->shape[t->rank - 1] != 1)))
 			fail(&G, "outputs that are not rows of the reduced value");
@@ -1144,13 +1139,13 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	if (!k->row) { /* the elements of every output shape, one after the other */
 		out_shapes(&G, outs, n_out);
 		for (uint32_t s = 0; s < G.n_shapes; s++)
-			k->work += shape_of(p, outs[G.shape_first[s]])->n;
+			k->work += fs_prog_value(p, outs[G.shape_first[s]])->n;
 	}
 	if (k->row)
 		k->work = rowsh->n / (H ? H : 1);
 	for (uint32_t i = 0; i < k->n_params; i++) {
-		const struct ten *t = shape_of(p, k->value[i]);
-		if (!ctype(t->dtype))
+		const struct ten *t = fs_prog_value(p, k->value[i]);
+		if (!fs_dt_ctype(t->dtype))
 			fail(&G, "a dtype the kernels do not handle");
 	}
 	if (tac == &fs_tactic_eager)
@@ -1163,7 +1158,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		fail(&G, "a tactic these shapes do not allow");
 	/* vectors along a symbolic last dim: the kernel requires it a multiple of vec */
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
-		const struct ten *t = k->row ? rowsh : shape_of(p, outs[o]);
+		const struct ten *t = k->row ? rowsh : fs_prog_value(p, outs[o]);
 		if (t->rank && !divisible(&G, t, t->rank - 1, tc->vec))
 			fail(&G, "a tactic these shapes do not allow");
 	}
@@ -1174,11 +1169,11 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	 * value's size (most_py) before it takes a 32-bit kernel. */
 	const struct ten *most = NULL;
 	for (uint32_t v = 0; v < nv; v++)
-		if (!most || shape_of(p, (int32_t)v)->n > most->n)
-			most = shape_of(p, (int32_t)v);
+		if (!most || fs_prog_value(p, (int32_t)v)->n > most->n)
+			most = fs_prog_value(p, (int32_t)v);
 	k->index64 = p->index64 || most->n > (1 << 30);
 	for (uint32_t v = 0; p->pitch && v < nv; v++) { /* a slice of a wider buffer spans its rows at the pitch */
-		const struct ten *t = shape_of(p, (int32_t)v);
+		const struct ten *t = fs_prog_value(p, (int32_t)v);
 		k->index64 |= p->pitch[v] && t->rank && t->shape[t->rank - 1] && t->n / t->shape[t->rank - 1] * p->pitch[v] > (1 << 30);
 	}
 	fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, k->most_py, sizeof(k->most_py));
@@ -1200,8 +1195,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	fs_text_put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(", tc->vec, T,
 	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
 	for (uint32_t i = 0; i < k->n_params; i++) {
-		const struct ten *t = shape_of(p, k->value[i]);
-		const char *ct = G.ref >= 2 && k->write[i] ? "double" : ctype(k->write[i] ? t->dtype : read_dtype(&G, k->value[i]));
+		const struct ten *t = fs_prog_value(p, k->value[i]);
+		const char *ct = G.ref >= 2 && k->write[i] ? "double" : fs_dt_ctype(k->write[i] ? t->dtype : read_dtype(&G, k->value[i]));
 		/* a row kernel reads its inputs through the read-only path (restrict:
 		 * ld.global.nc, better for its passes over a row); an elementwise one
 		 * reads each element once, where the plain path has the shorter latency */
@@ -1235,7 +1230,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		k->grid = (groups + per_block - 1) / per_block;
 		k->grid_per = per_block * tc->vec;
 		for (uint32_t s = 0, at = 0; s < G.n_shapes && at + 4 < sizeof(k->grid_work_py); s++) {
-			const struct ten *t = shape_of(p, outs[G.shape_first[s]]);
+			const struct ten *t = fs_prog_value(p, outs[G.shape_first[s]]);
 			at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
 			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
 				fail(&G, "a symbolic dim the generator cannot write");
@@ -1277,7 +1272,7 @@ char *fs_codegen_fill(void)
 		    "extern \"C\" __global__ void fs_fill_%s(%s *__restrict__ p, long long n, unsigned long long stream, int kind)\n{\n"
 		    "\tfor (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
 		    "\t\tst_%s(p, i, fs_rand(stream, i, kind));\n}\n",
-		    dts[i], ctype(dtv[i]), dts[i]);
+		    dts[i], fs_dt_ctype(dtv[i]), dts[i]);
 	return b.s;
 }
 

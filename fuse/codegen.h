@@ -77,6 +77,9 @@ char *fs_codegen_fill(void);
 /* A translation unit of float64 kernels: the template (fs_real double),
  * then `defines`, then kernels/`file` (embedded). Owned by the caller. */
 char *fs_codegen_f64_source(const char *defines, const char *file);
+/* "unsigned short", "float", ...: the C type a buffer of dtype dt holds in
+ * a kernel, or NULL for a dtype the kernels do not handle */
+const char *fs_dt_ctype(uint8_t dt);
 /* "bf16", "f32", ...: the suffix of the template's functions for a dtype */
 const char *fs_dt_suffix(uint8_t dt);
 

@@ -21,11 +21,6 @@ extern const size_t fs_builtin_kernels_count;
 
 enum { MAX_KERNELS = 2 * FS_MAX_BUCKETS + 1 }; /* the fallback, each bucket's and its exact-size kernel */
 
-static const struct ten *val(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
-}
-
 static uint32_t node_of(const struct prog *p, int32_t v)
 {
 	return v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
@@ -368,7 +363,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		for (uint32_t i = 0, in = 0; i < k[0].n_params && !found; i++) {
 			if (k[0].write[i])
 				continue;
-			const struct ten *t = val(base, k[0].value[i]);
+			const struct ten *t = fs_prog_value(base, k[0].value[i]);
 			for (uint8_t d = 0; d < t->rank && !found; d++) {
 				const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &base->s->types.dims[t->sym[d] - 1] : NULL;
 				if (dim && dim->expr >= 0 && base->s->types.exprs[dim->expr].op == FS_EX_SYM &&
@@ -398,7 +393,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	uint32_t n_out = 0;
 	char pyn[96];
 	for (uint32_t i = 0; i < k[0].n_params; i++) {
-		const struct ten *t = val(base, k[0].value[i]);
+		const struct ten *t = fs_prog_value(base, k[0].value[i]);
 		const char *node = fs_scan_str(base->s, base->g->nodes[node_of(base, k[0].value[i])].name);
 		cJSON *q = cJSON_CreateObject();
 		py_name(node, pyn, sizeof(pyn));

@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct ten *ten_of(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
-}
-
 static int say(char *why, size_t n, const char *what)
 {
 	snprintf(why, n, "%s", what);
@@ -98,7 +93,7 @@ static int bias_of(const struct prog *p, const struct op *op, int fused, struct 
 {
 	int32_t base;
 	int tr;
-	const struct ten *t = ten_of(p, op->src[2]);
+	const struct ten *t = fs_prog_value(p, op->src[2]);
 	if (resolve(p, op->src[2], fused ? AT_INPUT : AT_BUFFER, &base, &tr) || tr)
 		return say(why, n, "a bias that is no buffer's layout");
 	if (t->dtype != c->mm.dtype)
@@ -116,7 +111,7 @@ static int bias_of(const struct prog *p, const struct op *op, int fused, struct 
 static int call_of(const struct prog *p, uint32_t i, int fused, struct fs_gemm_call *c, char *why, size_t n)
 {
 	const struct op *op = &p->ops[i];
-	const struct ten *out = &op->out, *ta = ten_of(p, op->src[0]), *tb = ten_of(p, op->src[1]);
+	const struct ten *out = &op->out, *ta = fs_prog_value(p, op->src[0]), *tb = fs_prog_value(p, op->src[1]);
 	int at, bt, ok = 1;
 	memset(c, 0, sizeof(*c));
 	c->a = c->b = c->bias = c->c = -1;
@@ -242,7 +237,7 @@ static void absorb(const struct prog *p, struct fs_gemm_plan *pl)
 		const struct arg *o = &op->args[reads[0] ? 1 : 0];
 		int32_t r = o->ten >= 0 ? op->src[o->ten] : -1, base;
 		int tr;
-		if (r < 0 || ten_of(p, r)->n != op->out.n || ten_of(p, r)->dtype != c.mm.dtype || resolve(p, r, AT_INPUT, &base, &tr) || tr)
+		if (r < 0 || fs_prog_value(p, r)->n != op->out.n || fs_prog_value(p, r)->dtype != c.mm.dtype || resolve(p, r, AT_INPUT, &base, &tr) || tr)
 			return;
 		c.mm.add_c = 1, c.c = base;
 	} else
@@ -294,19 +289,14 @@ void fs_gemm_plan_release(struct fs_gemm_plan *pl)
 	pl->given = pl->kernel_out = NULL, pl->pitch = NULL;
 }
 
-static const char *ctype(uint8_t dt)
-{
-	return dt == FS_DT_F64 ? "double" : dt == FS_DT_F32 ? "float" : "unsigned short";
-}
-
 char *fs_gemm_ref_source(const struct prog *p, const struct fs_gemm_call *c, uint8_t x)
 {
 	char defines[1024];
-	uint8_t ta = c->post ? FS_DT_F64 : ten_of(p, c->a)->dtype, tb = ten_of(p, c->b)->dtype; /* post: the reference's double */
-	uint8_t tbias = c->bias >= 0 ? ten_of(p, c->bias)->dtype : c->c >= 0 ? ten_of(p, c->c)->dtype : FS_DT_F32;
+	uint8_t ta = c->post ? FS_DT_F64 : fs_prog_value(p, c->a)->dtype, tb = fs_prog_value(p, c->b)->dtype; /* post: the reference's double */
+	uint8_t tbias = c->bias >= 0 ? fs_prog_value(p, c->bias)->dtype : c->c >= 0 ? fs_prog_value(p, c->c)->dtype : FS_DT_F32;
 	snprintf(defines, sizeof(defines),
 		 "#define FS_TA %s\n#define FS_LDA ld_%s\n#define FS_TB %s\n#define FS_LDB ld_%s\n#define FS_TBIAS %s\n#define FS_LDBIAS "
 		 "ld_%s\n#define FS_TX %s\n#define FS_CMPX cmp_%s\n",
-		 ctype(ta), fs_dt_suffix(ta), ctype(tb), fs_dt_suffix(tb), ctype(tbias), fs_dt_suffix(tbias), ctype(x), fs_dt_suffix(x));
+		 fs_dt_ctype(ta), fs_dt_suffix(ta), fs_dt_ctype(tb), fs_dt_suffix(tb), fs_dt_ctype(tbias), fs_dt_suffix(tbias), fs_dt_ctype(x), fs_dt_suffix(x));
 	return fs_codegen_f64_source(defines, "gemm_ref.cuh");
 }

@@ -71,11 +71,6 @@ static size_t bytes_of(const struct ten *t)
 	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
 }
 
-static const struct ten *val(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
-}
-
 /* Where a fused group's product v lies: its columns of the group's output. */
 static void in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
 {
@@ -350,14 +345,31 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	return rc ? -1 : 0;
 }
 
+/* Compiles a translation unit (counted in g->compiled when `count`) and,
+ * with `load`, loads it as *module and its function `name` as *fn. 0, or
+ * -1 with the error in g->error. */
+static int build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
+{
+	struct fs_gpu_result *g = R->g;
+	char *cubin = NULL;
+	size_t len;
+	if (fs_cuda_compile(&R->c, source, g->arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
+		return -1;
+	g->compiled += count != 0;
+	int rc = load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
+			  (name && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(fn, *module, name), "cuModuleGetFunction", g->error,
+						 sizeof(g->error))));
+	free(cubin);
+	return rc ? -1 : 0;
+}
+
 /* Generates (and, with `compile`, compiles and loads) the fused kernel
  * (only < 0) under tactic t, or op `only`'s kernel. */
 static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
 {
 	const struct prog *p = mode == FS_GEN_REF_STORE ? &R->qs : &R->q;
 	struct fs_gpu_result *g = R->g;
-	char why[256], *cubin = NULL;
-	size_t len;
+	char why[256];
 	memset(L, 0, sizeof(*L));
 	L->ref = mode >= FS_GEN_REF, L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
@@ -366,16 +378,7 @@ static int prepare(struct run *R, struct launch *L, int32_t only, const struct f
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
 		return -1;
 	}
-	if (!R->o->compile)
-		return 0;
-	if (fs_cuda_compile(&R->c, L->k.source, g->arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
-		return -1;
-	g->compiled++;
-	int rc = load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L->module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
-			  fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L->fn, L->module, "fs_k"), "cuModuleGetFunction", g->error,
-					sizeof(g->error)));
-	free(cubin);
-	return rc ? -1 : 0;
+	return R->o->compile ? build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
 }
 
 static void unload(struct run *R, struct launch *L)
@@ -418,7 +421,7 @@ static int run_once(struct run *R, int variant, const struct launch *L, struct f
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 		if (R->fused_out[v])
-			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(val(p, (int32_t)v))));
+			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(fs_prog_value(p, (int32_t)v))));
 	for (uint32_t k = 0; R->gemm && k < R->gp.n_calls; k++)
 		if (R->catout[k])
 			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
@@ -596,12 +599,9 @@ static int draw_inputs(struct run *R)
 {
 	const struct prog *p = R->p;
 	struct launch F = {0};
-	char *src = fs_codegen_fill(), *cubin = NULL;
-	size_t len;
-	int rc = fs_cuda_compile(&R->c, src, R->g->arch, 1, &cubin, &len, R->g->error, sizeof(R->g->error)) ||
-		 fs_cuda_check(&R->c, R->c.cuModuleLoadData(&F.module, cubin), "cuModuleLoadData", R->g->error, sizeof(R->g->error));
+	char *src = fs_codegen_fill();
+	int rc = build(R, src, 1, 0, 1, &F.module, NULL, NULL);
 	free(src);
-	free(cubin);
 	for (uint32_t v = 0; v < p->n_in && !rc; v++) {
 		const struct ten *t = &p->in[v];
 		char name[32];
@@ -673,19 +673,13 @@ static int prepare_products(struct run *R, int load)
 		for (int x = 0; x < (R->o->cpu_ref ? 2 : 1); x++) {
 			const struct fs_gemm_call *c = &R->gp.ref[k];
 			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
-			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : val(R->p, c->out)->dtype), *cubin = NULL;
-			size_t len;
+			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : fs_prog_value(R->p, c->out)->dtype);
 			g->kernels++, g->ref_kernels++;
-			int rc = R->o->compile && fs_cuda_compile(&R->c, src, g->arch, 1, &cubin, &len, g->error, sizeof(g->error));
+			int rc = R->o->compile && build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
 			free(src);
-			g->compiled += R->o->compile && !rc;
-			rc = rc || (load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(&L->module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
-					     fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&L->fn, L->module, x ? "fs_ref_cmp" : "fs_ref_gemm"),
-							   "cuModuleGetFunction", g->error, sizeof(g->error)) ||
-					     (!x && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"),
-								  "cuModuleGetFunction", g->error, sizeof(g->error)))));
-			free(cubin);
-			if (rc)
+			if (rc || (R->o->compile && load && !x && /* the same module checks the product's dtype */
+				   fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction",
+						 g->error, sizeof(g->error))))
 				return -1;
 		}
 	return 0;
@@ -721,7 +715,7 @@ static int reference_products(struct run *R)
 	if (R->store.fn) {
 		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 			if (R->gp.kernel_out[v])
-				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)val(p, (int32_t)v)->n * sizeof(double)));
+				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)fs_prog_value(p, (int32_t)v)->n * sizeof(double)));
 		if (launch(R, &R->store, 0, UNFUSED_BUFS))
 			return -1;
 	}
@@ -898,7 +892,7 @@ static int execute(struct run *R)
 	R->fused_out = fs_xcalloc(nv + 1, sizeof(fs_devptr));
 	CK(R->c.cuMemAlloc(&R->stats, 64));
 	for (uint32_t v = 0; v < nv; v++) {
-		const struct ten *t = val(p, (int32_t)v);
+		const struct ten *t = fs_prog_value(p, (int32_t)v);
 		size_t nb = bytes_of(t) ? bytes_of(t) : 1;
 		if (v < p->n_in) {
 			for (uint32_t c = 0; c < R->rotate; c++)

@@ -337,11 +337,6 @@ static int64_t dim_at(int64_t d, uint8_t r)
 	return d < 0 ? d + r : d;
 }
 
-static const struct ten *src_ten(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
-}
-
 /* t broadcasts to out (right-aligned, each dim equal or 1) */
 static int broadcasts(const struct ten *t, const struct ten *out)
 {
@@ -366,7 +361,7 @@ static int dim_ok(int64_t d, uint8_t rank)
 
 static const char *check_shapes(const struct prog *p, const struct op *op)
 {
-	const struct ten *out = &op->out, *in = op->n_src ? src_ten(p, op->src[0]) : NULL;
+	const struct ten *out = &op->out, *in = op->n_src ? fs_prog_value(p, op->src[0]) : NULL;
 	uint8_t kind = op->sem->kind;
 	switch (kind) {
 	case UN:
@@ -377,7 +372,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 	case ID:
 	case EXPAND:
 		for (uint32_t k = 0; k < op->n_src; k++)
-			if (!broadcasts(src_ten(p, op->src[k]), out))
+			if (!broadcasts(fs_prog_value(p, op->src[k]), out))
 				return "an operand does not broadcast to the output shape";
 		return NULL;
 	case RED: {
@@ -400,7 +395,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 		if (!same_shape(in, out) || op->n_ints > in->rank)
 			return "the norm changes the shape";
 		for (uint32_t k = 0; k < 2; k++)
-			if (op->args[k].ten >= 0 && !broadcasts(src_ten(p, op->src[op->args[k].ten]), out))
+			if (op->args[k].ten >= 0 && !broadcasts(fs_prog_value(p, op->src[op->args[k].ten]), out))
 				return "a norm weight does not broadcast to the output";
 		return NULL;
 	case VIEW:
@@ -448,7 +443,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 			return "the cat dim is out of range";
 		int64_t d = dim_at(op->ints[0], out->rank), total = 0;
 		for (uint32_t k = 0; k < op->n_src; k++) {
-			const struct ten *t = src_ten(p, op->src[k]);
+			const struct ten *t = fs_prog_value(p, op->src[k]);
 			if (t->rank != out->rank)
 				return "a cat part of another rank";
 			for (uint8_t j = 0; j < t->rank; j++)
@@ -459,7 +454,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 		return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
 	}
 	case GEMM: {
-		const struct ten *a = in, *b = src_ten(p, op->src[1]);
+		const struct ten *a = in, *b = fs_prog_value(p, op->src[1]);
 		int64_t K = a->rank ? a->shape[a->rank - 1] : 0;
 		if (op->ints[0]) { /* linear: x [.., K], w [N, K] -> [.., N] */
 			if (!a->rank || b->rank != 2 || b->shape[1] != K || out->rank != a->rank || out->shape[out->rank - 1] != b->shape[0] ||
@@ -476,7 +471,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 					return "a matrix product's batch dims do not broadcast to its output";
 			}
 		}
-		if (op->n_src > 2 && !broadcasts(src_ten(p, op->src[2]), out))
+		if (op->n_src > 2 && !broadcasts(fs_prog_value(p, op->src[2]), out))
 			return "a matrix product's bias does not broadcast to its output";
 		return NULL;
 	}
@@ -987,7 +982,7 @@ static void elide_transposes(struct prog *p)
 			for (uint32_t s = 0; s < u->n_src && only; s++)
 				if (u->src[s] == v) {
 					only = u->sem->kind == GEMM && s == 1 && !u->ints[0] && u->out.rank == 2 &&
-					       src_ten(p, u->src[0])->rank == 2;
+					       fs_prog_value(p, u->src[0])->rank == 2;
 					any = 1;
 				}
 		}
@@ -1135,7 +1130,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	int64_t macs = 0, mac_budget = (int64_t)1 << 32;
 	for (uint32_t i = 0; i < p.n_ops; i++)
 		if (p.ops[i].sem->kind == GEMM) {
-			const struct ten *a = src_ten(&p, p.ops[i].src[0]);
+			const struct ten *a = fs_prog_value(&p, p.ops[i].src[0]);
 			macs += p.ops[i].out.n * (a->rank ? a->shape[a->rank - 1] : 1);
 		}
 	r->cpu_ran = elems <= budget && macs <= mac_budget;

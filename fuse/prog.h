@@ -74,6 +74,12 @@ struct prog {
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */
 };
 
+/* Value v: an input (v < n_in) or an op's output. */
+static inline const struct ten *fs_prog_value(const struct prog *p, int32_t v)
+{
+	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
+}
+
 /* numerics.c: the region's nodes (file order) as a program bound at
  * `tokens` (p->s, p->g and p->gelu_tanh set by the caller), without data.
  * 0, or -1 with the reason in d. */
