@@ -43,6 +43,16 @@ contains "QKV: json" "$tmp/q/numerics.json" '"verdict":	"pass"'
 check "QKV: --emit" 2 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
 contains "QKV: --emit says why" "$tmp/err" "fusescan: --emit: a region with matrix products is not emitted: they run through cuBLASLt"
 
+# the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
+# a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax
+g=$d/gemm
+check "gate / up + SwiGLU" 0 "$exe" --apply gate_up_swiglu --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/gu" "$g/gate_up.txt"
+contains "gate / up + SwiGLU: compiled" "$tmp/out" "69 generated (fused under 61 tactics, 2 unfused, 6 float64 reference), 69 compiled"
+check "SwiGLU MLP" 0 "$exe" --apply pattern:swiglu --cpu-only --no-render --tokens 2 --out "$tmp/mlp" "$g/mlp.txt"
+contains "SwiGLU MLP: compiled" "$tmp/out" "72 generated (fused under 61 tactics, 2 unfused, 9 float64 reference), 72 compiled"
+check "bmm + softmax" 0 "$exe" --apply bmm_softmax --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/bs" "$g/bmm_softmax.txt"
+contains "bmm + softmax: compiled" "$tmp/out" "42 generated (fused under 37 tactics, 1 unfused, 4 float64 reference), 42 compiled"
+
 neox=$d/export_gpt_neox_2l/001_export_export_to_gm.txt
 check "linear + bias + GELU" 0 "$exe" --apply gemm_bias_act --cpu-only --no-render --out "$tmp/g" "$neox"
 contains "linear + bias + GELU: operands" "$tmp/out" "%gpt_neox_layers_0_mlp_dense_h_to_4h_weight 24576x6144 bfloat16, %gpt_neox_layers_0_mlp_dense_h_to_4h_bias 24576 bfloat16 -> %gelu 1x16x24576 bfloat16"
