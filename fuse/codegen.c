@@ -61,6 +61,7 @@ struct gen {
 	                         the result under test): 1, or 2 with that result in double, or 3: outputs stored
 	                         in double instead (what the reference's later products read) */
 	int plants;           /* the planted bugs apply (the fused kernel under test) */
+	int epi;              /* the generated GEMM's epilogue (FS_GEN_EPILOGUE) */
 	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
@@ -93,6 +94,12 @@ static int is_view(const struct op *op)
 static int given(const struct prog *p, int32_t v)
 {
 	return p->given && p->given[v];
+}
+
+/* the generated GEMM's product v is (its accumulators), or -1 */
+static int member(const struct gen *G, int32_t v)
+{
+	return G->epi && G->p->member ? G->p->member[v] : -1;
 }
 
 const char *fs_dt_ctype(uint8_t dt)
@@ -350,7 +357,7 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	const struct ten *t = fs_prog_value(G->p, v);
 	/* a slice of a concatenated product, in the fused kernel only (the
 	 * unfused kernels and the reference read dense buffers of their own) */
-	int64_t pitch = G->fused && !G->ref && G->p->pitch ? G->p->pitch[v] : 0;
+	int64_t pitch = G->fused && !G->ref && G->p->pitch && member(G, v) < 0 ? G->p->pitch[v] : 0;
 	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
@@ -359,6 +366,12 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		char name[16];
 		snprintf(name, sizeof(name), "d%d", k);
 		same = !strcmp(x->t[k], name) || (fs_dim_one(t, k) && !strcmp(x->t[k], "0"));
+	}
+	if (member(G, v) >= 0) { /* a product of the GEMM: its accumulator of this element */
+		if (!same)
+			fail(G, "an epilogue reading a product at another element than its own");
+		fs_text_put(b, "a[%d][u]", member(G, v));
+		return;
 	}
 	if (vector) {
 		struct fs_text off = {0};
@@ -584,6 +597,14 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 extern const struct fs_embedded fs_builtin_kernels[];
 extern const size_t fs_builtin_kernels_count;
 
+const char *fs_kernel_file(const char *name)
+{
+	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
+		if (!strcmp(fs_builtin_kernels[i].name, name))
+			return fs_builtin_kernels[i].data;
+	return "";
+}
+
 int fs_codegen_buffered(const struct prog *p, int32_t v)
 {
 	if (v < (int32_t)p->n_in)
@@ -600,9 +621,7 @@ static void template(struct fs_text *b, const char *real, const char *ix, int fa
 {
 	fs_text_put(b, "typedef %s fs_real;\ntypedef %s fs_ix;\ntypedef unsigned %s fs_uix;\n#define FS_FAST %d\n#define FS_L2 %d\n", real, ix, ix,
 	    fast, l2);
-	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
-		if (!strcmp(fs_builtin_kernels[i].name, "fused.cuh"))
-			fs_text_put(b, "%s\n", fs_builtin_kernels[i].data);
+	fs_text_put(b, "%s\n", fs_kernel_file("fused.cuh"));
 }
 
 static int reduces(const struct op *op)
@@ -654,7 +673,8 @@ static int add_param(struct gen *G, struct fs_kernel *k, int32_t v, int write)
 static void collect_reads(struct gen *G, struct fs_kernel *k, int32_t v, int top)
 {
 	if (!top && G->buffered[v]) {
-		add_param(G, k, v, 0);
+		if (member(G, v) < 0)
+			add_param(G, k, v, 0);
 		return;
 	}
 	if (v < (int32_t)G->p->n_in)
@@ -1010,7 +1030,12 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
 		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), V);
 	}
-	if (G->k->tactic.per == 1 && !G->k->index64)
+	if (G->epi) { /* one pair of the GEMM's accumulators: row `row`, columns col, col + 1 */
+		const struct ten *sh = fs_prog_value(p, outs[0]);
+		if (n_sh != 1 || V != 2 || !sh->rank || fs_dim_symbolic(sh, sh->rank - 1))
+			fail(G, "an epilogue whose outputs are not one shape of static rows");
+		fs_text_put(b, "\t{\n\t\tconst fs_ix g = ((fs_ix)row * %lld + col) / 2;\n", (long long)(sh->rank ? sh->shape[sh->rank - 1] : 1));
+	} else if (G->k->tactic.per == 1 && !G->k->index64)
 		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total.s);
 	else
 		fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s; g += (fs_ix)gridDim.x * blockDim.x) {\n",
@@ -1090,6 +1115,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		G.emulate = mode == FS_GEN_EMULATE;
 		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : mode == FS_GEN_REF_STORE ? 3 : 0;
 		G.plants = !G.ref;
+		G.epi = mode == FS_GEN_EPILOGUE;
 	}
 	uint32_t nv = p->n_in + p->n_ops;
 	G.buffered = fs_xcalloc(nv + 1, 1);
@@ -1126,6 +1152,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			fail(&G, "a matrix product: fusescan generates no GEMM kernel (the CPU executions check it)");
 	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
+	if (G.epi && k->row)
+		fail(&G, "an epilogue with a reduction (the generated GEMM's epilogue is elementwise)");
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
 	k->cols = k->row ? H : 0;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
@@ -1192,8 +1220,10 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		    op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key, op->sem->expr);
 	}
 	k->block = k->row ? (int64_t)T * tc->per : T;
-	fs_text_put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(", tc->vec, T,
-	    k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block);
+	/* the parameters, each after a comma: the buffers, the symbols' values
+	 * and their divisors' magic numbers, then (a reference) the statistics
+	 * it adds to */
+	struct fs_text par = {0}, arg = {0};
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = fs_prog_value(p, k->value[i]);
 		const char *ct = G.ref >= 2 && k->write[i] ? "double" : fs_dt_ctype(k->write[i] ? t->dtype : read_dtype(&G, k->value[i]));
@@ -1201,19 +1231,31 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		 * ld.global.nc, better for its passes over a row); an elementwise one
 		 * reads each element once, where the plain path has the shorter latency */
 		int plain = !k->row && !k->write[i];
-		fs_text_put(&b, "%s%s%s *%sp%u", i ? ", " : "", k->write[i] && !compares(&G) ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ",
-		    i);
+		fs_text_put(&par, ", %s%s *%sp%u", k->write[i] && !compares(&G) ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ", i);
+		fs_text_put(&arg, ", p%u", i);
 	}
-	/* the symbols' values and their divisors' magic numbers, then (a
-	 * reference) the statistics it adds to */
 	for (uint32_t i = 0; i < p->n_bind; i++) {
-		fs_text_put(&b, ", long long S%u_", i);
+		fs_text_put(&par, ", long long S%u_", i);
+		fs_text_put(&arg, ", S%u_", i);
 		k->sym_value[k->n_syms++] = p->bind[i].value;
 	}
-	for (uint32_t i = 0; i < p->n_bind; i++)
-		fs_text_put(&b, ", unsigned long long F%u_", i);
+	for (uint32_t i = 0; i < p->n_bind; i++) {
+		fs_text_put(&par, ", unsigned long long F%u_", i);
+		fs_text_put(&arg, ", F%u_", i);
+	}
 	k->check = (uint8_t)compares(&G);
-	fs_text_put(&b, "%s)\n{\n%s", k->check ? ", fs_stats *__restrict__ st" : "", k->check ? "\tfs_acc err = {};\n" : "");
+	if (k->check)
+		fs_text_put(&par, ", fs_stats *__restrict__ st");
+	if (G.epi) /* the GEMM's kernel takes these parameters after its own and passes them on */
+		fs_text_put(&b, "\n#define FS_EPI_PARAMS %s\n#define FS_EPI_ARGS %s\n"
+				"__device__ __forceinline__ void fs_epi(int row, int col, const float a[][2] FS_EPI_PARAMS)\n{\n",
+		    par.s, arg.s);
+	else
+		fs_text_put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(%s)\n{\n%s",
+		    tc->vec, T, k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block, par.s + 2,
+		    k->check ? "\tfs_acc err = {};\n" : "");
+	free(par.s);
+	free(arg.s);
 	for (uint32_t i = 0; i < p->n_bind; i++)
 		fs_text_put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
 		    i, i, i);
@@ -1255,9 +1297,7 @@ char *fs_codegen_f64_source(const char *defines, const char *file)
 	struct fs_text b = {0};
 	template(&b, "double", "long long", 0, 0);
 	fs_text_put(&b, "%s\n", defines);
-	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
-		if (!strcmp(fs_builtin_kernels[i].name, file))
-			fs_text_put(&b, "%s\n", fs_builtin_kernels[i].data);
+	fs_text_put(&b, "%s\n", fs_kernel_file(file));
 	return b.s;
 }
 

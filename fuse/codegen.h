@@ -49,9 +49,12 @@ struct fs_kernel {
  * test and adds the errors to an fs_stats (kernels/fused.cuh); REF_F64
  * reads that result as double (the CPU reference's values); REF_STORE
  * stores the reference's outputs in double instead (the operands of the
- * reference's later matrix products, fuse/gemm.h). The last four are fused
- * kernels only. */
-enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE };
+ * reference's later matrix products, fuse/gemm.h). EPILOGUE is the fused
+ * kernel as the generated GEMM's epilogue (kernels/gemm_sm90.cuh): a device
+ * function fs_epi of one output element pair, the products (p->member)
+ * taken from the accumulators; its tactic must have vec 2. The last five
+ * are fused kernels only. */
+enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE, FS_GEN_EPILOGUE };
 
 /* Values an unfused execution keeps in buffers: inputs and every op that
  * launches a kernel in eager PyTorch (views and dropout do not). */
@@ -77,6 +80,8 @@ char *fs_codegen_fill(void);
 /* A translation unit of float64 kernels: the template (fs_real double),
  * then `defines`, then kernels/`file` (embedded). Owned by the caller. */
 char *fs_codegen_f64_source(const char *defines, const char *file);
+/* The text of kernels/`name` (embedded in the binary), or "" where none. */
+const char *fs_kernel_file(const char *name);
 /* "unsigned short", "float", ...: the C type a buffer of dtype dt holds in
  * a kernel, or NULL for a dtype the kernels do not handle */
 const char *fs_dt_ctype(uint8_t dt);

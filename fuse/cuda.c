@@ -75,6 +75,9 @@ static int load_driver(struct fs_cuda *c)
 		snprintf(c->why_not, sizeof(c->why_not), "the CUDA driver lacks a function fusescan needs (too old?)");
 		return -1;
 	}
+	if (SYM(l, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled") + SYM(l, cuLaunchKernelEx, "cuLaunchKernelEx") +
+	    SYM(l, cuFuncSetAttribute, "cuFuncSetAttribute"))
+		c->cuTensorMapEncodeTiled = NULL; /* no generated GEMM (gemm_gen.h says so) */
 	char err[200];
 	int n = 0;
 	if (fs_cuda_check(c, c->cuInit(0), "cuInit", err, sizeof(err)) ||

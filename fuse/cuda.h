@@ -76,6 +76,12 @@ struct fs_cuda {
 	int (*cuGraphLaunch)(void *, void *);
 	int (*cuGraphExecDestroy)(void *);
 	int (*cuGraphDestroy)(void *);
+	/* optional (NULL where the driver lacks them): the generated GEMM's
+	 * tensor maps and cluster launch (fuse/gemm_gen.h) */
+	int (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *, const unsigned *,
+				      const unsigned *, int, int, int, int);
+	int (*cuLaunchKernelEx)(const void *, void *, void **, void **);
+	int (*cuFuncSetAttribute)(void *, int, int);
 };
 
 /* Loads what it can; 0 always (see nvrtc / driver and why_not). */

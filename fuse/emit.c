@@ -16,9 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-extern const struct fs_embedded fs_builtin_kernels[];
-extern const size_t fs_builtin_kernels_count;
-
 enum { MAX_KERNELS = 2 * FS_MAX_BUCKETS + 1 }; /* the fallback, each bucket's and its exact-size kernel */
 
 static uint32_t node_of(const struct prog *p, int32_t v)
@@ -95,10 +92,7 @@ static int write_one(struct fs_numerics *r, const char *dir, const char *name, c
 /* kernels/torch_op.py with its placeholders filled */
 static char *module_text(const char *name, const char *sig, const char *args, const char *ret, const char *doc)
 {
-	const char *tpl = NULL;
-	for (size_t i = 0; i < fs_builtin_kernels_count; i++)
-		if (!strcmp(fs_builtin_kernels[i].name, "torch_op.py"))
-			tpl = fs_builtin_kernels[i].data;
+	const char *tpl = fs_kernel_file("torch_op.py");
 	struct fs_text t = {0};
 	static const char *const keys[] = {"@NAME@", "@SIGNATURE@", "@ARGS@", "@RETURNS@", "@DOC@"};
 	const char *vals[] = {name, sig, args, ret, doc};

@@ -6,6 +6,7 @@
 #include "codegen.h"
 #include "cuda.h"
 #include "gemm.h"
+#include "gemm_gen.h"
 #include "rand.h"
 
 #include <math.h>
@@ -58,6 +59,15 @@ struct run {
 	fs_devptr *refbuf;         /* per value: a product's float64 reference */
 	struct launch refg[FS_GEMM_MAX], cmp[FS_GEMM_MAX], cmp64[FS_GEMM_MAX]; /* per product */
 	struct launch store;       /* the reference of what the later products read (FS_GEN_REF_STORE) */
+	/* the generated GEMM (gemm_gen.h), variant 2: per tactic its module and
+	 * the weight it reads on each input copy, the tactic run */
+	int has_gen;
+	struct fs_gemm_gen gen;
+	struct launch epi;         /* its epilogue (FS_GEN_EPILOGUE): the parameters it takes */
+	void *gen_module[FS_GEMM_GEN_TACTICS], *gen_fn[FS_GEMM_GEN_TACTICS];
+	fs_devptr *gw;             /* [tactic * rotate + copy]; nm 1: the product's own weight (not owned) */
+	uint32_t gen_tactic;
+	char gen_why[160];         /* why there is none */
 };
 
 #define CK(call)                                                                          \
@@ -104,37 +114,60 @@ static int launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum 
 	return fs_lt_run(&R->lt, &L->lt, L->lt.chosen, a, b, bias, cm, d, R->stream, R->g->error, sizeof(R->g->error));
 }
 
-static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
-{
-	if (L->gc)
-		return launch_lt(R, L, copy, w);
-	void *args[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
+/* A generated kernel's arguments on input copy `copy` of the results in
+ * w: its buffers, the symbols' values and magic numbers, (a reference)
+ * the statistics; the storage they point into. Returns how many. */
+struct kargs {
+	void *p[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
 	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
+	long long sym[FS_KERNEL_MAX_SYMS];
+	unsigned long long magic[FS_KERNEL_MAX_SYMS];
+};
+
+static uint32_t kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
+{
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
 		int given = !L->k.write[i] && R->q.given && R->q.given[v];
-		ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : buffer(R, v, copy, w);
+		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : buffer(R, v, copy, w);
 		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
 			long long ld;
-			in_group(R, v, &ptr[i], &ld);
+			in_group(R, v, &A->ptr[i], &ld);
 		}
-		args[i] = &ptr[i];
-	}
-	long long sym[FS_KERNEL_MAX_SYMS];
-	unsigned long long magic[FS_KERNEL_MAX_SYMS];
-	for (uint32_t j = 0; j < L->k.n_syms; j++) {
-		sym[j] = L->k.sym_value[j];
-		args[i++] = &sym[j];
+		A->p[i] = &A->ptr[i];
 	}
 	for (uint32_t j = 0; j < L->k.n_syms; j++) {
-		magic[j] = fs_div_magic(L->k.sym_value[j]);
-		args[i++] = &magic[j];
+		A->sym[j] = L->k.sym_value[j];
+		A->p[i++] = &A->sym[j];
+	}
+	for (uint32_t j = 0; j < L->k.n_syms; j++) {
+		A->magic[j] = fs_div_magic(L->k.sym_value[j]);
+		A->p[i++] = &A->magic[j];
 	}
 	if (L->k.check)
-		args[i] = &R->stats;
-	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, args, NULL));
+		A->p[i++] = &R->stats;
+	return i;
+}
+
+static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+{
+	if (L->gc)
+		return launch_lt(R, L, copy, w);
+	struct kargs A;
+	kernel_args(R, L, copy, w, &A);
+	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, A.p, NULL));
 	return 0;
+}
+
+/* The generated GEMM under its tactic on input copy `copy`, writing the fused outputs. */
+static int launch_gen(struct run *R, uint32_t copy)
+{
+	struct kargs A;
+	uint32_t n = kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
+	fs_devptr a = buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
+	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
+				  R->g->error, sizeof(R->g->error));
 }
 
 static int run_unfused(struct run *R, uint32_t copy)
@@ -348,12 +381,13 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 /* Compiles a translation unit (counted in g->compiled when `count`) and,
  * with `load`, loads it as *module and its function `name` as *fn. 0, or
  * -1 with the error in g->error. */
-static int build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
+static int build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+		     void **fn)
 {
 	struct fs_gpu_result *g = R->g;
 	char *cubin = NULL;
 	size_t len;
-	if (fs_cuda_compile(&R->c, source, g->arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
+	if (fs_cuda_compile(&R->c, source, arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
 		return -1;
 	g->compiled += count != 0;
 	int rc = load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
@@ -361,6 +395,12 @@ static int build(struct run *R, const char *source, int fmad, int count, int loa
 						 sizeof(g->error))));
 	free(cubin);
 	return rc ? -1 : 0;
+}
+
+/* compiled for the device's architecture */
+static int build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
+{
+	return build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
 }
 
 /* Generates (and, with `compile`, compiles and loads) the fused kernel
@@ -393,7 +433,7 @@ static void unload(struct run *R, struct launch *L)
 
 /* The fused plan's products before its kernel (post 0) or after it:
  * variant 0's (concatenated groups), or variant 1, the product with
- * cuBLASLt's epilogue. */
+ * cuBLASLt's epilogue (variant 2, the generated GEMM: run_plan). */
 static int run_products(struct run *R, int variant, uint32_t copy, int post)
 {
 	if (variant)
@@ -410,6 +450,8 @@ static int run_plan(struct run *R, int variant, const struct launch *L, uint32_t
 {
 	if (!R->gemm)
 		return launch(R, L, copy, FUSED_BUFS);
+	if (variant == 2) /* the generated GEMM, then the products reading what it writes */
+		return launch_gen(R, copy) || run_products(R, 0, copy, 1) ? -1 : 0;
 	return run_products(R, variant, copy, 0) || (L && launch(R, L, copy, FUSED_BUFS)) || run_products(R, variant, copy, 1) ? -1 : 0;
 }
 
@@ -800,6 +842,69 @@ static int tune_product(struct run *R, struct launch *L, const char *what)
 	return 0;
 }
 
+/* The weight each tactic of the generated GEMM reads, on every input copy:
+ * one product's own, or a group's interleaved (fs_gemm_gen_row), built once
+ * like the concatenated weights. */
+static int gen_weights(struct run *R)
+{
+	const struct fs_gemm_gen *gg = &R->gen;
+	size_t K = (size_t)gg->K;
+	R->gw = fs_xcalloc((size_t)FS_GEMM_GEN_TACTICS * R->rotate + 1, sizeof(fs_devptr));
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+		for (uint32_t r = 0; r < R->rotate && R->gen_fn[t]; r++) {
+			fs_devptr *w = &R->gw[t * R->rotate + r];
+			if (gg->nm == 1) {
+				*w = buffer(R, gg->weight[0], r, UNFUSED_BUFS);
+				continue;
+			}
+			const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
+			int64_t G = tc->wn / gg->nm, rows = fs_gemm_gen_rows(gg, tc);
+			CK(R->c.cuMemAlloc(w, (size_t)rows * K * 2));
+			CK(R->c.cuMemsetD8(*w, 0, (size_t)rows * K * 2));
+			for (int64_t x = 0; x < gg->Nm; x += G)
+				for (uint32_t m = 0; m < gg->nm; m++) {
+					size_t n = (size_t)(gg->Nm - x < G ? gg->Nm - x : G);
+					CK(R->c.cuMemcpyDtoD(*w + (fs_devptr)fs_gemm_gen_row(gg, tc, m, x) * K * 2,
+							     buffer(R, gg->weight[m], r, UNFUSED_BUFS) + (fs_devptr)x * K * 2, n * K * 2));
+				}
+		}
+	return 0;
+}
+
+/* The generated GEMM's epilogue and its kernel under every tactic, compiled
+ * for sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
+ * region or the machine does not allow it. */
+static int prepare_gen(struct run *R, int load)
+{
+	struct fs_gpu_result *g = R->g;
+	static const struct fs_tactic pair = {2, 128, 1, 0, 0};
+	char why[160];
+	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
+		return 0;
+	}
+	if (load && (R->c.cc_major != 9 || !R->c.cuTensorMapEncodeTiled)) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_90 (wgmma, TMA) and a driver with cuTensorMapEncodeTiled");
+		return 0;
+	}
+	R->q.member = R->gen.member;
+	memset(&R->epi, 0, sizeof(R->epi));
+	if (fs_codegen(&R->q, -1, FS_GEN_EPILOGUE, &pair, &R->epi.k, why, sizeof(why))) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "its epilogue: %.140s", why);
+		return 0;
+	}
+	R->has_gen = 1;
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
+		char *src = fs_gemm_gen_source(&R->epi.k, &fs_gemm_gen_tactics[t], R->gen.nm);
+		g->kernels++, g->gemm_kernels++;
+		int rc = build_for(R, "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
+		free(src);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 /* cuBLASLt loaded, every product planned, the fused groups' weights
  * concatenated, the float64 reference computed. 0, 1 when cuBLASLt is
  * missing (said in g->skipped), or -1. */
@@ -828,6 +933,8 @@ static int setup_products(struct run *R)
 		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
 			return -1;
 	}
+	if (R->has_gen && gen_weights(R))
+		return -1;
 	return reference_products(R);
 }
 
@@ -837,34 +944,118 @@ static int run_variant(struct run *R, const void *what, uint32_t r)
 	return run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
 }
 
-/* The fused plan's two variants timed side by side (interleaved): the
- * products then the generated kernel, and the product with cuBLASLt's
- * epilogue; the faster that passes the check is the fused plan. */
+/* The generated GEMM alone under tactic *what, or (-1) the plain product
+ * of the same shape by cuBLASLt (its fused plan's product). */
+static int run_gen(struct run *R, const void *what, uint32_t r)
+{
+	int t = *(const int *)what;
+	if (t < 0)
+		return launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
+	R->gen_tactic = (uint32_t)t;
+	return launch_gen(R, r % R->rotate);
+}
+
+/* The generated GEMM's tactics timed side by side with cuBLASLt's plain
+ * product of the same shape; the fastest that passes the check is kept
+ * (gen_tactic), said in g->gemm with its rate and its share of cuBLASLt's.
+ * has_gen cleared where none passes. */
+static int tune_gen(struct run *R)
+{
+	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4};
+	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
+	struct fs_gpu_result *g = R->g;
+	struct timing tm[FS_GEMM_GEN_TACTICS + 1];
+	uint32_t k = 1;
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+		if (R->gen_fn[t])
+			what[k++] = &ids[t + 1];
+	if (time_set(R, run_gen, what, k, R->o->reps, tm))
+		return -1;
+	uint32_t order[FS_GEMM_GEN_TACTICS];
+	for (uint32_t i = 1; i < k; i++) { /* fastest first */
+		uint32_t at = i - 1;
+		for (; at && tm[order[at - 1]].ms > tm[i].ms; at--)
+			order[at] = order[at - 1];
+		order[at] = i;
+	}
+	const struct fs_lt_mm *m = &R->gp.calls[R->gen.call].mm;
+	double flop = 2.0 * (double)m->M * (double)m->N * (double)m->K;
+	size_t at = strlen(g->gemm);
+	for (uint32_t i = 0; i + 1 < k; i++) {
+		struct fs_errors e = {0};
+		char why[200] = "", name[64];
+		int t = *(const int *)what[order[i]];
+		R->gen_tactic = (uint32_t)t;
+		if (run_once(R, 2, NULL, &e))
+			return -1;
+		int ok = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+		double ms = tm[order[i]].ms;
+		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], name, sizeof(name));
+		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0,
+				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%.120s", name,
+				       ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, ok ? "" : ", failed: ", why);
+		if (ok)
+			return 0;
+	}
+	R->has_gen = 0;
+	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
+	return 0;
+}
+
+/* The fused plan's variants timed side by side (interleaved): the products
+ * then the generated kernel, the product with cuBLASLt's epilogue, and the
+ * generated GEMM with the epilogue inside; the fastest that passes the
+ * check is the fused plan. */
 static int time_variants(struct run *R)
 {
-	static const int which[2] = {0, 1};
-	const void *what[2] = {&which[0], &which[1]};
+	static const int which[3] = {0, 1, 2};
+	const void *what[3];
+	int var[3];
 	struct fs_gpu_result *g = R->g;
-	struct timing tm[2] = {{0, 0, 0}, {0, 0, 0}};
+	struct timing tm[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
 	struct fs_errors e = {0};
 	char why[200] = "";
-	uint32_t k = R->gp.absorbs ? 2 : 1;
 	for (uint32_t i = 0; i < R->gp.n_calls; i++)
 		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
 			return -1;
-	if (k == 2 && (tune_product(R, &R->absorbed, "product with its epilogue") || run_once(R, 1, NULL, &e)))
+	if (R->gp.absorbs && (tune_product(R, &R->absorbed, "product with its epilogue") || run_once(R, 1, NULL, &e)))
 		return -1;
-	int ok1 = k == 2 && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+	int ok1 = R->gp.absorbs && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+	if (R->has_gen && tune_gen(R))
+		return -1;
+	uint32_t k = 0;
+	var[k++] = 0;
+	if (R->gp.absorbs)
+		var[k++] = 1;
+	if (R->has_gen)
+		var[k++] = 2;
+	for (uint32_t i = 0; i < k; i++)
+		what[i] = &which[var[i]];
 	if (time_set(R, run_variant, what, k, R->o->reps, tm))
 		return -1;
-	g->variant = ok1 && tm[1].ms < tm[0].ms ? 1 : 0;
-	g->fused_ms = tm[g->variant].ms;
+	uint32_t best = 0;
+	for (uint32_t i = 1; i < k; i++)
+		if ((var[i] != 1 || ok1) && tm[i].ms < tm[best].ms)
+			best = i;
+	g->variant = var[best];
+	g->fused_ms = tm[best].ms;
 	size_t at = strlen(g->gemm);
 	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms", R->gp.n_calls,
 			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms);
-	if (k == 2 && at < sizeof(g->gemm))
-		snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s: %s chosen", R->gp.epilogue,
-			 tm[1].ms, ok1 ? "" : ", failed: ", why, g->variant ? "the cuBLASLt epilogue" : "the generated kernel");
+	for (uint32_t i = 1; i < k && at < sizeof(g->gemm); i++) {
+		if (var[i] == 1)
+			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->gp.epilogue,
+					       tm[i].ms, ok1 ? "" : ", failed: ", why);
+		else
+			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against the generated GEMM %.4f ms", tm[i].ms);
+	}
+	if (at < sizeof(g->gemm))
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
+			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM" : "the generated kernel");
+	if (!R->has_gen && R->gen_why[0] && R->kernel) {
+		at = strlen(g->gemm);
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
+	}
 	return 0;
 }
 
@@ -927,9 +1118,9 @@ static int execute(struct run *R)
 	g->unfused_ms = tu.ms;
 	for (uint32_t k = 0; k < R->gp.n; k++)
 		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
-	g->fused_bytes = g->variant ? R->absorbed.k.bytes : R->kernel ? R->l[0].k.bytes : 0;
-	for (uint32_t k = 0; !g->variant && k < R->gp.n_calls; k++)
-		g->fused_bytes += R->gl[k].k.bytes;
+	g->fused_bytes = g->variant == 1 ? R->absorbed.k.bytes : g->variant == 2 ? R->epi.k.bytes : R->kernel ? R->l[0].k.bytes : 0;
+	for (uint32_t k = 0; g->variant != 1 && k < R->gp.n_calls; k++) /* the generated GEMM: its operands, not its product's output */
+		g->fused_bytes += g->variant == 2 && k == R->gen.call ? R->gl[k].k.bytes - R->gp.calls[k].mm.M * R->gp.calls[k].mm.N * 2 : R->gl[k].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
 		g->unfused_bytes += R->l[i].k.bytes;
 	g->unfused_launches = R->n - 1;
@@ -992,6 +1183,8 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	}
 	if (R.gemm && !rc)
 		rc = prepare_products(&R, exec);
+	if (R.gemm && R.kernel && !rc)
+		rc = prepare_gen(&R, exec);
 	for (uint32_t i = 0; R.gemm && !rc && i < R.gp.n; i++)
 		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
 			g->kernels++, g->ref_kernels++;
@@ -1051,6 +1244,12 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 					R.c.cuMemFree(R.bcat[k * R.rotate + r]);
 			}
 		}
+		for (uint32_t i = 0; R.gw && R.gen.nm == 2 && i < FS_GEMM_GEN_TACTICS * R.rotate; i++)
+			if (R.gw[i])
+				R.c.cuMemFree(R.gw[i]);
+		for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+			if (R.gen_module[t])
+				R.c.cuModuleUnload(R.gen_module[t]);
 		if (R.stats)
 			R.c.cuMemFree(R.stats);
 		if (R.stream)
@@ -1069,6 +1268,9 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	}
 	unload(&R, &R.absorbed);
 	unload(&R, &R.store);
+	unload(&R, &R.epi);
+	fs_gemm_gen_release(&R.gen);
+	free(R.gw);
 	if (R.gemm) {
 		free(R.q.is_output);
 		free(R.qs.is_output);

@@ -48,7 +48,7 @@ enum { FS_FINALISTS = 8 };
 
 struct fs_gpu_result {
 	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */
-	uint32_t unfused_kernels, ref_kernels;
+	uint32_t unfused_kernels, ref_kernels, gemm_kernels; /* gemm: the generated GEMM under each tactic */
 	char arch[16], nvrtc[32], device[128];
 	char error[1024];             /* the first generation / compile / CUDA error */
 	int ran;                      /* executed on the GPU */
@@ -74,7 +74,7 @@ struct fs_gpu_result {
 	/* a region with matrix products (fuse/gemm.h) */
 	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue */
 	double flops;                 /* the products' floating-point operations */
-	char gemm[640];               /* cuBLASLt's version, the algorithms chosen, the variants' times */
+	char gemm[1024];              /* cuBLASLt's version, the algorithms chosen, the variants' times */
 };
 
 /* Generates every kernel; compiles them when `compile` (every tactic of the

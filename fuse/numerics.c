@@ -904,7 +904,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 				 .seed = seed, .cpu_ref = ref,
 				 .graph_calls = o->tokens <= FS_GRAPH_MAX_TOKENS ? FS_GRAPH_CALLS : 0};
 	fs_gpu_run(p, &go, g);
-	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels;
+	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels, r->gemm_kernels = g->gemm_kernels;
 	snprintf(r->arch, sizeof(r->arch), "%s", g->arch);
 	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g->nvrtc);
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
@@ -1229,9 +1229,12 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
 			cpu == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
 						  : "the difference stays when every op rounds like eager");
-	uint32_t fused = r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels - r->ref_kernels;
-	fprintf(out, "  kernels: %u generated (fused under %u tactic%s, %u unfused, %u float64 reference), %u compiled for %s with %s%s%s\n",
-		r->kernels, fused, fused == 1 ? "" : "s", r->unfused_kernels, r->ref_kernels, r->compiled, r->arch,
+	uint32_t fused = r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels - r->ref_kernels - r->gemm_kernels;
+	char gemm[64] = "";
+	if (r->gemm_kernels)
+		snprintf(gemm, sizeof(gemm), ", the GEMM with its epilogue under %u (sm_90a)", r->gemm_kernels);
+	fprintf(out, "  kernels: %u generated (fused under %u tactic%s%s, %u unfused, %u float64 reference), %u compiled for %s with %s%s%s\n",
+		r->kernels, fused, fused == 1 ? "" : "s", gemm, r->unfused_kernels, r->ref_kernels, r->compiled, r->arch,
 		r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "", r->kernel_error);
 	if (r->emitted[0])
 		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
@@ -1355,6 +1358,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(k, "error", r->kernel_error);
 	cJSON_AddNumberToObject(k, "unfused", r->unfused_kernels);
 	cJSON_AddNumberToObject(k, "reference", r->ref_kernels);
+	cJSON_AddNumberToObject(k, "gemm", r->gemm_kernels);
 	if (r->emitted[0])
 		cJSON_AddStringToObject(k, "emitted", r->emitted);
 	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");

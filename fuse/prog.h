@@ -69,6 +69,8 @@ struct prog {
 	uint8_t *given;
 	int64_t *pitch;      /* per value, or NULL: a given value's rows lie this many elements apart (0: dense), a slice of
 	                        a concatenated product's output */
+	int8_t *member;      /* per value, or NULL: the generated GEMM's product it is (fuse/gemm_gen.h), -1 none: its
+	                        epilogue (FS_GEN_EPILOGUE) takes it from the accumulators */
 	/* planted bugs (debug), applied to the fused side only */
 	double plant_eps;    /* eps-like add literals and norm eps become this; 0 = off */
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */

@@ -9,7 +9,8 @@ of the concatenated gate / up (QKV) weight: for the MLP, its first product only.
 
 fusescan side: `fusescan --apply ID --tokens T` runs the fused plan (its
 products through cuBLASLt, concatenated where they read one input, then the
-generated epilogue kernel, or cuBLASLt's own epilogue: the faster) against the
+generated epilogue kernel; or cuBLASLt's own epilogue; or, on sm_90, the
+generated GEMM with the epilogue inside: the fastest) against the
 unfused baseline (a cuBLASLt GEMM per product, a kernel per op), each checked
 against fusescan's float64 reference; times from numerics.json (medians; CUDA
 graphs of 20 calls at 256 tokens and below). PyTorch side, in this process:
@@ -23,12 +24,15 @@ run, not interleaved with each other.
     python3 scripts/bench_gemm.py --fusescan gpu-carry/fusescan [--tokens 16,16384] [--only qkv,swiglu_mlp] [--out DIR]
 
 Prints per row and size: ms per call of eager, compile, max-autotune, the
-plain GEMM, fusescan's unfused baseline and fused plan, and the best of
-compile / max-autotune over fusescan's fused plan (> 1: fusescan faster).
+plain GEMM, fusescan's unfused baseline and fused plan, the best of
+compile / max-autotune over fusescan's fused plan (> 1: fusescan faster), and
+gen/cuBLASLt: the generated GEMM with its epilogue against cuBLASLt's plain
+product of the same shape (its throughput share; timed side by side by fusescan).
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -133,7 +137,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per call")
     print(f"{'row':<16} {'tokens':>6} {'eager':>9} {'compile':>9} {'max-auto':>9} {'plainGEMM':>9} "
-          f"{'fs unfused':>10} {'fs fused':>9} {'best/fs':>7}  fused plan")
+          f"{'fs unfused':>10} {'fs fused':>9} {'best/fs':>7} {'gen/cuBLASLt':>12}  fused plan")
     failed, results = 0, []
     for name, args, make in rows():
         if a.only and name not in a.only.split(","):
@@ -148,12 +152,17 @@ def main():
             fs = g["fused_ms"]
             best = min(comp, auto)
             plan = g.get("matrix_products", "")
+            # the generated GEMM (its fastest tactic that passed the check) against cuBLASLt's plain
+            # product of the same shape, timed side by side by fusescan
+            gen = [m for m in re.findall(r"generated GEMM [^;]*", plan) if "failed" not in m]
+            share = re.search(r"([0-9.]+) of cuBLASLt's plain product", gen[0]) if gen else None
+            gen_share = float(share.group(1)) if share else float("nan")
             plan = plan[plan.find("fused plan:"):] if "fused plan:" in plan else plan
             print(f"{name:<16} {t:>6} {eager:9.4f} {comp:9.4f} {auto:9.4f} {plain:9.4f} {g['unfused_ms']:10.4f} {fs:9.4f} "
-                  f"{best / fs:7.3f}  {plan}")
+                  f"{best / fs:7.3f} {gen_share:12.3f}  {plan}")
             results.append({"row": name, "tokens": t, "eager_ms": eager, "compile_ms": comp, "max_autotune_ms": auto,
                             "plain_gemm_ms": plain, "fusescan_unfused_ms": g["unfused_ms"], "fusescan_fused_ms": fs,
-                            "best_over_fusescan": best / fs, "plan": g.get("matrix_products", "")})
+                            "best_over_fusescan": best / fs, "generated_over_cublaslt": gen_share, "plan": g.get("matrix_products", "")})
             sys.stdout.flush()
     with open(os.path.join(a.out, "bench_gemm.json"), "w") as f:
         json.dump(results, f, indent=1)

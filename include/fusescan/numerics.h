@@ -118,7 +118,7 @@ struct fs_numerics {
 	char planted[96];        /* the planted bug, if any */
 	/* the generated kernels: the fused one and one per unfused op */
 	char *fused_source;      /* CUDA C of the fused kernel (owned) */
-	uint32_t kernels, compiled, unfused_kernels, ref_kernels;
+	uint32_t kernels, compiled, unfused_kernels, ref_kernels, gemm_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char kernel_error[1024]; /* the first generation / compile / CUDA error */
 	char gpu_skipped[256];   /* why the kernels did not run, when they did not */
@@ -134,7 +134,7 @@ struct fs_numerics {
 	double fused_ms, unfused_ms, copy_gbs, copy_same_gbs; /* copies of 1 GiB and of the fused kernel's traffic */
 	int64_t fused_bytes, unfused_bytes;
 	double flops;            /* its products' floating-point operations */
-	char gemm[640];          /* a region with matrix products: cuBLASLt, its algorithms, the fused plan's variants */
+	char gemm[1024];         /* a region with matrix products: cuBLASLt, its algorithms, the fused plan's variants */
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
 	char bucket[64];         /* the tuning cache's shape bucket */

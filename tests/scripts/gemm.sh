@@ -44,12 +44,18 @@ check "QKV: --emit" 2 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-rend
 contains "QKV: --emit says why" "$tmp/err" "fusescan: --emit: a region with matrix products is not emitted: they run through cuBLASLt"
 
 # the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
-# a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax
+# a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax;
+# the generated GEMM (sm_90a) with the epilogue inside under each of its tactics, where the product
+# is a linear without bias
 g=$d/gemm
 check "gate / up + SwiGLU" 0 "$exe" --apply gate_up_swiglu --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/gu" "$g/gate_up.txt"
-contains "gate / up + SwiGLU: compiled" "$tmp/out" "69 generated (fused under 61 tactics, 2 unfused, 6 float64 reference), 69 compiled"
+contains "gate / up + SwiGLU: compiled" "$tmp/out" "74 generated (fused under 61 tactics, the GEMM with its epilogue under 5 (sm_90a), 2 unfused, 6 float64 reference), 74 compiled"
 check "SwiGLU MLP" 0 "$exe" --apply pattern:swiglu --cpu-only --no-render --tokens 2 --out "$tmp/mlp" "$g/mlp.txt"
-contains "SwiGLU MLP: compiled" "$tmp/out" "72 generated (fused under 61 tactics, 2 unfused, 9 float64 reference), 72 compiled"
+contains "SwiGLU MLP: compiled" "$tmp/out" "77 generated (fused under 61 tactics, the GEMM with its epilogue under 5 (sm_90a), 2 unfused, 9 float64 reference), 77 compiled"
+check "o_proj + residual" 0 "$exe" --apply gemm_residual --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/or" "$g/oproj_residual.txt"
+contains "o_proj + residual: the generated GEMM compiled" "$tmp/out" "41 generated (fused under 31 tactics, the GEMM with its epilogue under 5 (sm_90a), 1 unfused, 4 float64 reference), 41 compiled"
+check "addmm + bias + GELU" 0 "$exe" --apply gemm_bias_gelu_tanh --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/ag" "$g/addmm_gelu.txt"
+contains "addmm + bias + GELU: no generated GEMM (a bias)" "$tmp/out" "66 generated (fused under 61 tactics, 1 unfused, 4 float64 reference), 66 compiled"
 check "bmm + softmax" 0 "$exe" --apply bmm_softmax --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/bs" "$g/bmm_softmax.txt"
 contains "bmm + softmax: compiled" "$tmp/out" "42 generated (fused under 37 tactics, 1 unfused, 4 float64 reference), 42 compiled"
 

@@ -2,10 +2,11 @@
 # Matrix products on the GPU (label gpu), at Llama-3-8B widths: QKV (three
 # products on one input, run as one on the concatenated weight), gate / up +
 # SwiGLU (one product on the concatenated weight, then the generated epilogue
-# kernel reading its two halves), the SwiGLU MLP (the same, then the down
+# kernel reading its two halves; and the generated GEMM, its epilogue inside,
+# on the weights interleaved), the SwiGLU MLP (the same, then the down
 # projection reading what the kernel wrote), addmm + bias +
 # GELU-tanh and o_proj + residual add (the generated kernel against
-# cuBLASLt's own epilogue, side by side); Qwen2's biased QKV (weights and
+# cuBLASLt's own epilogue, side by side; o_proj also the generated GEMM); Qwen2's biased QKV (weights and
 # biases concatenated), attention scores (a batched product on a transposed
 # key) + softmax, and a decomposed linear (mm on a permuted weight, read in
 # place) + relu. At 2 tokens the float64 reference
@@ -33,6 +34,13 @@ run() {
 	contains "$1 at $3: cuBLASLt" "$tmp/out" "matrix products: cuBLASLt "
 	[ "$3" != 2 ] || contains "$1 at 2: the GPU's reference is the CPU's" "$tmp/out" "float64 reference on the GPU (against the CPU's: max abs"
 }
+# generated NAME: the generated GEMM (sm_90a) with the epilogue inside ran, a tactic of it passed the
+# check, and it was timed beside the other variants
+generated() {
+	if grep -oE "generated GEMM \(sm_90a\) [^;]*" "$tmp/out" | grep -qv "failed"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL $1: no generated GEMM passed" && grep -oE "(generated|no generated) GEMM[^;]*" "$tmp/out"; fi
+	contains "$1: the generated GEMM beside the other variants" "$tmp/out" "against the generated GEMM "
+}
 for t in 2 100 1000; do
 	run parallel_gemm qkv $t
 	contains "QKV at $t: one product on the concatenated weight" "$tmp/out" "concatenated product: heuristic #"
@@ -41,12 +49,15 @@ for t in 2 100 1000; do
 	run gate_up_swiglu gate_up $t $P
 	contains "gate/up at $t: one product on the concatenated weight, then the kernel" "$tmp/out" "fused plan: 1 product + the fused kernel"
 	contains "gate/up at $t: concatenated" "$tmp/out" "concatenated product: heuristic #"
+	generated "gate/up at $t"
 	run pattern:swiglu mlp $t
 	contains "MLP at $t: gate / up, the kernel, then down" "$tmp/out" "fused plan: 2 products + the fused kernel"
+	generated "MLP at $t"
 	run gemm_bias_gelu_tanh addmm_gelu $t $P
 	contains "addmm + GELU at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (bias + gelu (tanh))"
 	run gemm_residual oproj_residual $t $P
 	contains "o_proj + residual at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (residual add (C, beta 1))"
+	generated "o_proj + residual at $t"
 	run parallel_gemm qkv_bias $t
 	contains "biased QKV at $t: weights and biases concatenated" "$tmp/out" "concatenated product: heuristic #"
 	run bmm_softmax bmm_softmax $t $P

@@ -1,0 +1,65 @@
+/*
+ * gemm_gen.h (private to fuse/): the generated GEMM of a region: its one
+ * product (or a concatenated group of two, SwiGLU's gate / up) computed on
+ * Hopper's tensor cores (kernels/gemm_sm90.cuh: TMA loads, wgmma, a
+ * persistent warp-specialised kernel, clusters sharing the weight's tile),
+ * the region's epilogue generated from the op table (codegen.h,
+ * FS_GEN_EPILOGUE) applied to the accumulators, so the product's output
+ * never reaches memory. gpu.c times it as the fused plan's third variant,
+ * beside cuBLASLt + the fused kernel and cuBLASLt's own epilogue.
+ *
+ *   struct fs_gemm_gen g;
+ *   if (fs_gemm_gen_plan(q, &plan, &g, why, sizeof(why)) == 0)  ... q->member = g.member
+ *   char *src = fs_gemm_gen_source(&epilogue_kernel, &fs_gemm_gen_tactics[t], g.nm);
+ *   fs_gemm_gen_launch(&cuda, fn, &g, &fs_gemm_gen_tactics[t], a, w, args, n_args, stream, err, sizeof(err));
+ */
+#ifndef FUSESCAN_GEMM_GEN_H
+#define FUSESCAN_GEMM_GEN_H
+
+#include "codegen.h"
+#include "gemm.h"
+
+/* A tile shape and schedule: FS_MB 64-row blocks by FS_CONS consumer
+ * warpgroups of FS_WN columns, FS_STAGES buffers, FS_CLUSTER blocks sharing
+ * the weight's tile, FS_GROUP_M tile rows per group of the walk. */
+struct fs_gemm_gen_tactic {
+	uint8_t mb, cons, stages, cluster, group_m;
+	uint16_t wn;
+};
+enum { FS_GEMM_GEN_TACTICS = 5 };
+extern const struct fs_gemm_gen_tactic fs_gemm_gen_tactics[FS_GEMM_GEN_TACTICS];
+
+struct fs_gemm_gen {
+	uint32_t call;       /* the fused plan's product it computes (gemm.h) */
+	uint32_t nm;         /* its products: 1, or a group's 2 (interleaved in the weight, see fs_gemm_gen_row) */
+	int32_t product[2];  /* their values */
+	int32_t weight[2];   /* their weights' values */
+	int64_t M, K, Nm;    /* rows, depth, each product's columns */
+	int8_t *member;      /* per value: which product it is, -1 none (struct prog's member) */
+};
+
+/* Whether the fused plan (pl, of q: the region reading its products as
+ * given) can run as one generated GEMM: its one product before the kernel
+ * is a linear's bf16 form without bias, one product or a group of two of
+ * the same width, and the kernel writes only values of the products' shape.
+ * 0 with g filled, or -1 with why. */
+int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct fs_gemm_gen *g, char *why, size_t n);
+void fs_gemm_gen_release(struct fs_gemm_gen *g);
+/* The kernel fs_gemm under tactic t: the epilogue (a kernel generated with
+ * FS_GEN_EPILOGUE), then kernels/gemm_sm90.cuh. Owned by the caller. */
+char *fs_gemm_gen_source(const struct fs_kernel *epi, const struct fs_gemm_gen_tactic *t, uint32_t nm);
+/* The weight the kernel reads under t: its rows, and where column x of
+ * product m lies (the products interleaved in blocks of FS_WN / nm rows,
+ * each block padded, so that each consumer's columns hold all of them). */
+int64_t fs_gemm_gen_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t);
+int64_t fs_gemm_gen_row(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, uint32_t m, int64_t x);
+/* Its shared memory, bytes (the launcher sets the function's limit to it). */
+int fs_gemm_gen_smem(const struct fs_gemm_gen_tactic *t);
+/* Enqueues fs_gemm (fn, compiled from t's source) on A (M x K) and the
+ * weight w (fs_gemm_gen_rows x K), then the epilogue's own arguments. */
+int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, fs_devptr a,
+		       fs_devptr w, void *const *epi_args, uint32_t n_epi, void *stream, char *err, size_t n);
+/* "128x256, cluster 2, 4 stages" */
+void fs_gemm_gen_name(const struct fs_gemm_gen_tactic *t, char *out, size_t n);
+
+#endif
