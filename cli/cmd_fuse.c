@@ -312,7 +312,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
 	const char *scaffold_dir = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
-	int plant = 0, triage = 0, cpu_only = 0, no_render = 0;
+	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
@@ -327,6 +327,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL},
 		{"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL},
 		{"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL},
+		{"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them", &with_gemm,
+		 NULL},
 		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
 		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
@@ -385,7 +387,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
-	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, &pl) == 0 &&
+	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 &&
 	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render, &rr) == 0)) {
 		int v = 0;
 		struct runs out = {.json = cJSON_CreateArray()};

@@ -71,6 +71,47 @@ static void absorb_views(const struct fs_scan *s, const struct fs_graph *g, stru
 	free(in);
 }
 
+/* Each site takes in the matrix products it reads (through the views it
+ * took in) whose output only the site reads: the product and its epilogue
+ * become one region. Returns whether a site grew. */
+static int take_gemms(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a)
+{
+	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
+	int grew = 0;
+	for (uint32_t i = 0; i < a->n_sites; i++) {
+		uint32_t n = a->sites[i].n_nodes, cap = n + 1;
+		uint32_t *v = fs_xmalloc(cap * sizeof(uint32_t));
+		memcpy(v, a->sites[i].nodes, n * sizeof(uint32_t));
+		for (uint32_t k = 0; k < n; k++)
+			in[v[k]] = 1;
+		for (uint32_t k = 0, n0 = n; k < n0; k++) {
+			const struct fs_node *x = &g->nodes[v[k]];
+			for (uint32_t t = x->args; t < x->args + x->n_args; t++) {
+				uint32_t y = g->args[t].node;
+				if (g->args[t].kind != FS_ARG_NODE || in[y] || g->nodes[y].kind != FS_NODE_CALL ||
+				    fs_op_class_of(s, g->nodes[y].op) != FS_OPC_GEMM)
+					continue;
+				int only = 1;
+				for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++)
+					only = in[g->users[g->nodes[y].users + u]];
+				if (only) {
+					FS_GROW(v, cap, n + 1);
+					in[y] = 1, v[n++] = y;
+				}
+			}
+		}
+		for (uint32_t k = 0; k < n; k++)
+			in[v[k]] = 0;
+		if (n > a->sites[i].n_nodes) {
+			a->sites[i] = (struct fs_site){own(a, v), n};
+			grew = 1;
+		} else
+			free(v);
+	}
+	free(in);
+	return grew;
+}
+
 static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
 {
 	if (kernel) {
@@ -91,6 +132,7 @@ static void from_candidate(const struct fs_discovery *d, const struct fs_candida
 	snprintf(a->name, sizeof(a->name), "%s", k->name);
 	snprintf(a->id, sizeof(a->id), "%s", k->id);
 	a->rec = (int)k->rec;
+	a->gemm_epilogue = k->kind == FS_KIND_GEMM_EPILOGUE;
 	if (e && e->n_kernels)
 		snprintf(a->kernel, sizeof(a->kernel), "%s", fs_scan_str(d->scan, e->kernels[0]));
 	snprintf(a->recommendation, sizeof(a->recommendation), "%s%s%s%s", fs_rec_name(k->rec), a->kernel[0] ? " (" : "",
@@ -290,7 +332,7 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 }
 
 int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
-		 const char *site, struct fs_plan *pl)
+		 const char *site, int with_gemm, struct fs_plan *pl)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_dumpfile *f = &s->files[s->modules[d->a[0].module].file];
@@ -301,6 +343,8 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
 		absorb_views(s, g, a);
+		if (with_gemm && a->gemm_epilogue && take_gemms(s, g, a))
+			absorb_views(s, g, a); /* the products' own operand views (a transposed weight) */
 		merge_siblings(g, a);
 		if (site)
 			keep_site(s, g, a, site);

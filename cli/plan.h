@@ -17,6 +17,7 @@ struct fs_approval {
 	char recommendation[200]; /* in words, or "" */
 	char kernel[160];      /* the existing kernel the catalog names, or "" */
 	char target[200];      /* the op the rewrite puts in the sites' place */
+	uint8_t gemm_epilogue; /* a GEMM-epilogue candidate: with_gemm takes its GEMMs in */
 	struct fs_site *sites;
 	uint32_t n_sites;
 	uint32_t **nodes;      /* owned node arrays of the sites */
@@ -29,9 +30,11 @@ struct fs_plan {
 };
 
 /* Resolves every id against the one graph of d: 0, or -1 after saying why
- * (unknown or ambiguous name, no site). */
+ * (unknown or ambiguous name, no site). with_gemm: each site of a
+ * GEMM-epilogue candidate takes in the matrix products feeding it whose
+ * output nothing else reads (--with-gemm). */
 int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
-		 const char *site, struct fs_plan *pl);
+		 const char *site, int with_gemm, struct fs_plan *pl);
 /* Appends the ids of an approvals file (one a line, # comments) to ids; they
  * point into *text_out, which the caller frees. 0, or -1 after saying why. */
 int fs_plan_read_approvals(const char *path, struct fs_strlist *ids, char **text_out);

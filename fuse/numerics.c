@@ -205,6 +205,18 @@ static double number(const struct fs_arg *y)
 }
 
 /* One region node -> op. NULL, or the reason it cannot be executed. */
+/* An elementwise op's literal operand k that the dump leaves out or gives
+ * as None: the schema's default (torch.export omits a trailing positional
+ * argument at its default); NAN where there is none. */
+static double default_literal(const char *key, uint32_t k)
+{
+	if (!strcmp(key, "clamp")) /* clamp(x, min = None, max = None) */
+		return k == 1 ? -INFINITY : INFINITY;
+	if (!strcmp(key, "softplus")) /* softplus(x, beta = 1, threshold = 20) */
+		return k == 1 ? 1 : 20;
+	return NAN;
+}
+
 static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *buf, size_t n)
 {
 	const struct fs_graph *g = p->g;
@@ -233,8 +245,8 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT || kind == GEMM ? 0 : 1;
 	for (uint32_t k = 0; k < n_operands; k++) {
 		double lit = k < np ? pa[k].lit : NAN;
-		if (!strcmp(op->sem->key, "clamp") && (k >= np || pa[k].none))
-			lit = k == 1 ? -INFINITY : INFINITY;
+		if (k >= np || pa[k].none)
+			lit = default_literal(op->sem->key, k);
 		if (k < np && pa[k].value >= 0) {
 			op->args[op->n_args++] = (struct arg){(int8_t)op->n_src, 0};
 			op->src[op->n_src++] = pa[k].value;

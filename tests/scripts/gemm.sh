@@ -59,6 +59,15 @@ contains "addmm + bias + GELU: no generated GEMM (a bias)" "$tmp/out" "66 genera
 check "bmm + softmax" 0 "$exe" --apply bmm_softmax --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/bs" "$g/bmm_softmax.txt"
 contains "bmm + softmax: compiled" "$tmp/out" "42 generated (fused under 37 tactics, 1 unfused, 4 float64 reference), 42 compiled"
 
+# --with-gemm: the SwiGLU candidate (a GEMM epilogue) takes in the two products it reads
+check "swiglu --with-gemm" 0 "$exe" --apply swiglu --with-gemm --cpu-only --no-render --tokens 2 --out "$tmp/wg" "$tiny"
+contains "swiglu --with-gemm: the products inside" "$tmp/out" "%mul_15 1x2x256 bfloat16, %m_model_layers_0_mlp_gate_proj_weight 688x256 bfloat16, %m_model_layers_0_mlp_up_proj_weight 688x256 bfloat16 -> %mul_16 1x2x688 bfloat16"
+contains "swiglu --with-gemm: verdict" "$tmp/out" "verdict: pass"
+contains "swiglu --with-gemm: the generated GEMM compiled" "$tmp/out" "the GEMM with its epilogue under 5 (sm_90a)"
+check "swiglu without --with-gemm" 0 "$exe" --apply swiglu --cpu-only --no-render --tokens 2 --out "$tmp/wo" "$tiny"
+contains "swiglu without --with-gemm: the epilogue alone" "$tmp/out" "-> %mul_16 1x2x688 bfloat16"
+count "swiglu without --with-gemm: no weight read" "$tmp/out" "gate_proj_weight" 0
+
 neox=$d/export_gpt_neox_2l/001_export_export_to_gm.txt
 check "linear + bias + GELU" 0 "$exe" --apply gemm_bias_act --cpu-only --no-render --out "$tmp/g" "$neox"
 contains "linear + bias + GELU: operands" "$tmp/out" "%gpt_neox_layers_0_mlp_dense_h_to_4h_weight 24576x6144 bfloat16, %gpt_neox_layers_0_mlp_dense_h_to_4h_bias 24576 bfloat16 -> %gelu 1x16x24576 bfloat16"
