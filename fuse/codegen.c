@@ -264,16 +264,22 @@ static void bcast_idx(const struct ten *src, const struct ten *out, const struct
 	}
 }
 
+/* a number as the kernel's fs_real */
+static void literal(double lit, struct fs_text *b)
+{
+	if (isinf(lit) || isnan(lit)) /* no INFINITY without headers: the float's bits */
+		fs_text_put(b, "(fs_real)__int_as_float(%s)", isnan(lit) ? "0x7fffffff" : lit > 0 ? "0x7f800000" : "(int)0xff800000");
+	else
+		fs_text_put(b, "(fs_real)(%.17g)", lit);
+}
+
 static void operand(struct gen *G, const struct op *op, uint32_t k, const struct ix *x, struct fs_text *b)
 {
 	if (op->args[k].ten < 0) {
 		double lit = op->args[k].lit;
 		if (G->plants && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
 			lit = G->p->plant_eps; /* planted bug: a wrong eps */
-		if (isinf(lit) || isnan(lit)) /* no INFINITY without headers: the float's bits */
-			fs_text_put(b, "(fs_real)__int_as_float(%s)", isnan(lit) ? "0x7fffffff" : lit > 0 ? "0x7f800000" : "(int)0xff800000");
-		else
-			fs_text_put(b, "(fs_real)(%.17g)", lit);
+		literal(lit, b);
 		return;
 	}
 	int32_t v = op->src[op->args[k].ten];
@@ -514,6 +520,70 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
 		}
 		expr(G, op->src[0], to, b);
+		break;
+	}
+	case PAD: { /* the input where the index falls inside it, else the fill value; the input's vector loads
+		     * only there (a guard) when the last dim is not padded (the condition is the same for every lane) */
+		const struct ten *src = fs_prog_value(p, op->src[0]);
+		char saved[IDX_LEN], cond[IDX_LEN] = "1", ext[DIM_LEN], oext[DIM_LEN], at[IDX_LEN + 16];
+		int last = 0;
+		memcpy(saved, G->guard, sizeof(saved));
+		memcpy(to, x, sizeof(*to));
+		for (int d = 0; d < out->rank; d++) {
+			if (!op->ints[d] && !strcmp(dims(G, src, d, d + 1, ext), dims(G, out, d, d + 1, oext)))
+				continue; /* not padded, whatever the symbols' values */
+			snprintf(at, sizeof(at), "%s", flat(x, d, tmp));
+			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %lld)", at, (long long)op->ints[d]);
+			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, d);
+			fmt_idx(G, cond, "%s && (fs_ix)(%s) >= %lld && (fs_ix)(%s) < %lld + %s", cond, at, (long long)op->ints[d], at,
+				(long long)op->ints[d], dims(G, src, d, d + 1, ext));
+			last |= d == out->rank - 1;
+		}
+		if (!last)
+			fmt_idx(G, G->guard, "%s && %s", saved, cond);
+		fs_text_put(b, "((%s) ? (fs_real)(", cond);
+		expr(G, op->src[0], to, b);
+		fs_text_put(b, ") : ");
+		literal(op->eps, b);
+		fs_text_put(b, ")");
+		memcpy(G->guard, saved, sizeof(saved));
+		break;
+	}
+	case STACK: { /* nested selects on the stack dim's index; each part read at the other dims */
+		int64_t d = dim_of(op->ints[0], out->rank);
+		char at[IDX_LEN + 16];
+		snprintf(at, sizeof(at), "%s", flat(x, (int)d, tmp));
+		for (int k = 0; k + 1 < out->rank; k++) {
+			int o = k < d ? k : k + 1;
+			set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
+		}
+		for (uint32_t k = 0; k < op->n_src; k++) {
+			if (k + 1 < op->n_src)
+				fs_text_put(b, "((fs_ix)(%s) == %u ? ", at, k);
+			expr(G, op->src[k], to, b);
+			if (k + 1 < op->n_src)
+				fs_text_put(b, " : ");
+		}
+		for (uint32_t k = 0; k + 1 < op->n_src; k++)
+			fs_text_put(b, ")");
+		break;
+	}
+	case REPEAT: { /* element i of the repeated dim reads element i / repeats */
+		int64_t d = dim_of(op->ints[0], out->rank);
+		memcpy(to, x, sizeof(*to));
+		fmt_idx(G, to->t[d], "((fs_ix)(%s) / %lld)", flat(x, (int)d, tmp), (long long)op->ints[1]);
+		to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
+		expr(G, op->src[0], to, b);
+		break;
+	}
+	case TRIL: { /* the input (same index) on one side of the diagonal, else 0 */
+		char i[IDX_LEN + 16];
+		int r = out->rank;
+		snprintf(i, sizeof(i), "%s", flat(x, r - 2, tmp));
+		fs_text_put(b, "((fs_ix)(%s) - (fs_ix)(%s) %s %lld ? (fs_real)(", flat(x, r - 1, tmp), i,
+			    strcmp(op->sem->key, "triu") ? "<=" : ">=", (long long)op->ints[0]);
+		expr(G, op->src[0], x, b);
+		fs_text_put(b, ") : (fs_real)0)");
 		break;
 	}
 	case CAT: { /* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */

@@ -214,6 +214,10 @@ static double default_literal(const char *key, uint32_t k)
 		return k == 1 ? -INFINITY : INFINITY;
 	if (!strcmp(key, "softplus")) /* softplus(x, beta = 1, threshold = 20) */
 		return k == 1 ? 1 : 20;
+	if (!strcmp(key, "hardtanh")) /* hardtanh(x, min_val = -1, max_val = 1) */
+		return k == 1 ? -1 : 1;
+	if (!strcmp(key, "leaky_relu")) /* leaky_relu(x, negative_slope = 0.01) */
+		return 0.01;
 	return NAN;
 }
 
@@ -242,7 +246,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	uint8_t kind = op->sem->kind;
 	/* the operands: values become tensor sources, numbers literals */
 	uint32_t n_operands = kind == UN || kind == BIN || kind == TER || kind == CMP ? op->sem->n_tensors
-			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT || kind == GEMM ? 0 : 1;
+			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT || kind == STACK || kind == GEMM ? 0 : 1;
 	for (uint32_t k = 0; k < n_operands; k++) {
 		double lit = k < np ? pa[k].lit : NAN;
 		if (k >= np || pa[k].none)
@@ -255,6 +259,10 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		else
 			return fail_at(p, node, "an operand is neither a value nor a number", buf, n);
 	}
+	if (!strcmp(op->sem->key, "bitwise_not") && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
+		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
+	if (strstr(fs_scan_str(p->s, p->s->ops[x->op].target), "_mode")) /* div.Tensor_mode: the dump drops rounding_mode= */
+		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
 	switch (kind) {
 	case RED:
 	case SOFTMAX:
@@ -283,7 +291,8 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 			else if (!pa[k].none)
 				return fail_at(p, node, "slice bounds are not integers", buf, n);
 		break;
-	case CAT: /* cat([a, b, ...], dim = 0) */
+	case CAT: /* cat([a, b, ...], dim = 0); stack the same along a new dim */
+	case STACK:
 		if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
 			return fail_at(p, node, "cat without a list", buf, n);
 		for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
@@ -292,6 +301,38 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 				return fail_at(p, node, "cat of something else than values", buf, n);
 			op->src[op->n_src++] = v;
 		}
+		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
+		break;
+	case PAD: { /* pad(x, pads, mode = "constant", value = None), constant_pad_nd(x, pads, value = 0): pads
+		     * from the last dim on, (before, after) pairs; the output's shape gives the afters */
+		int nd = !strcmp(op->sem->key, "constant_pad_nd");
+		const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
+		if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
+			return fail_at(p, node, "a pad without its list of pads", buf, n);
+		op->n_ints = op->out.rank;
+		uint32_t e = 0;
+		for (uint32_t c = pa[1].a + 1; c < pa[1].a + l->span; c += g->args[c].span, e++) {
+			if (e / 2 >= op->out.rank)
+				return fail_at(p, node, "more pads than dims", buf, n);
+			if (e % 2 == 0 && (g->args[c].kind != FS_ARG_INT || g->args[c].i < 0))
+				return fail_at(p, node, "a pad before a dim that is not a number at least 0", buf, n);
+			if (e % 2 == 0)
+				op->ints[op->out.rank - 1 - e / 2] = g->args[c].i;
+		}
+		const struct fs_arg *mode = !nd && np > 2 ? &g->args[pa[2].a] : NULL;
+		if (mode && !(mode->kind == FS_ARG_STR && !strcmp(fs_scan_str(p->s, mode->text), "constant")))
+			return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", buf, n);
+		uint32_t at = nd ? 2 : 3;
+		op->eps = at < np && !isnan(pa[at].lit) ? pa[at].lit : 0;
+		break;
+	}
+	case REPEAT: /* repeat_interleave(x, repeats, dim, output_size = None): each element `repeats` times along dim */
+		if (np < 3 || g->args[pa[1].a].kind != FS_ARG_INT || g->args[pa[1].a].i < 1 || g->args[pa[2].a].kind != FS_ARG_INT)
+			return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", buf, n);
+		op->ints[op->n_ints++] = g->args[pa[2].a].i;
+		op->ints[op->n_ints++] = g->args[pa[1].a].i;
+		break;
+	case TRIL: /* tril / triu(x, diagonal = 0) */
 		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
 		break;
 	case LAYERNORM: /* layer_norm(x, normalized_shape, w, b, eps) */
@@ -449,6 +490,38 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 				return "a slice changes another dim";
 		return out->shape[d] == 0 || start + (out->shape[d] - 1) * op->ints[3] < len ? NULL
 										     : "the slice reads past its input";
+	}
+	case PAD:
+		if (in->rank != out->rank)
+			return "a pad of another rank";
+		for (uint8_t k = 0; k < in->rank; k++)
+			if (op->ints[k] < 0 || out->shape[k] < in->shape[k] + op->ints[k])
+				return "the padded shape does not hold its input";
+		return NULL;
+	case TRIL:
+		return in->rank >= 2 && same_shape(in, out) ? NULL : "tril / triu of other than its input's shape (two dims at least)";
+	case REPEAT: {
+		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank))
+			return "repeat_interleave of another rank or dim";
+		int64_t d = dim_at(op->ints[0], in->rank);
+		for (uint8_t k = 0; k < in->rank; k++)
+			if (out->shape[k] != in->shape[k] * (k == d ? op->ints[1] : 1))
+				return "repeat_interleave's output is not its input repeated";
+		return NULL;
+	}
+	case STACK: {
+		if (!dim_ok(op->ints[0], out->rank) || out->shape[dim_at(op->ints[0], out->rank)] != op->n_src)
+			return "the stack dim is out of range or not the number of parts";
+		int64_t d = dim_at(op->ints[0], out->rank);
+		for (uint32_t k = 0; k < op->n_src; k++) {
+			const struct ten *t = fs_prog_value(p, op->src[k]);
+			if (t->rank + 1 != out->rank)
+				return "a stack part of another rank";
+			for (uint8_t j = 0; j < t->rank; j++)
+				if (t->shape[j] != out->shape[j < d ? j : j + 1])
+					return "a stack part differs from the output outside the stack dim";
+		}
+		return NULL;
 	}
 	case CAT: {
 		if (!dim_ok(op->ints[0], out->rank))
@@ -652,8 +725,8 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 		} else
 			return -1;
 	}
-	int64_t sd = kind == SLICE || kind == CAT ? dim_at(op->ints[0], out->rank) : 0;
-	if ((kind == SLICE || kind == CAT) && (sd < 0 || sd >= out->rank))
+	int64_t sd = kind == SLICE || kind == CAT || kind == STACK || kind == REPEAT ? dim_at(op->ints[0], out->rank) : 0;
+	if ((kind == SLICE || kind == CAT || kind == STACK || kind == REPEAT) && (sd < 0 || sd >= out->rank))
 		return -1;
 	int64_t start = 0;
 	if (kind == SLICE) {
@@ -669,11 +742,36 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 			out->d[i] = bcast(in, idx, out->rank);
 			continue;
 		}
+		if (kind == TRIL) { /* tril keeps j - i <= diagonal, triu j - i >= diagonal */
+			int64_t above = idx[out->rank - 1] - idx[out->rank - 2] - op->ints[0];
+			out->d[i] = (strcmp(op->sem->key, "triu") ? above <= 0 : above >= 0) ? in->d[i] : 0;
+			continue;
+		}
+		if (kind == PAD) {
+			int inside = 1;
+			for (uint8_t k = 0; k < out->rank; k++) {
+				src[k] = idx[k] - op->ints[k];
+				inside &= src[k] >= 0 && src[k] < in->shape[k];
+			}
+			if (!inside) {
+				out->d[i] = op->eps;
+				continue;
+			}
+		}
 		if (kind == PERMUTE)
 			for (int64_t k = 0; k < out->rank; k++)
 				src[perm[k]] = idx[k];
 		else if (kind == SLICE)
 			src[sd] = start + idx[sd] * op->ints[3];
+		else if (kind == REPEAT)
+			src[sd] = idx[sd] / op->ints[1];
+		else if (kind == STACK) { /* part idx[sd], the other dims in order */
+			t = &v[op->src[idx[sd]]];
+			for (int64_t k = sd; k + 1 < out->rank; k++)
+				src[k] = idx[k + 1];
+		}
+		else if (kind == PAD)
+			;
 		else { /* CAT: find the part holding idx[sd] */
 			int64_t at = idx[sd];
 			uint32_t part = 0;
@@ -767,7 +865,7 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 		case GEMM:
 			exec_gemm(&planted, vals, out);
 			break;
-		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT */
+		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT */
 			if (exec_move(&planted, vals, out))
 				return -1;
 		}

@@ -12,7 +12,7 @@
 #include "fusescan/scan.h"
 
 enum { MAX_RANK = 8, MAX_ARGS = 8 };
-enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT, GEMM };
+enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT, GEMM };
 enum mode { REF, UNFUSED, FUSED, EMULATED };
 
 struct sem {
@@ -45,7 +45,7 @@ struct op {
 	uint32_t n_src;
 	int64_t ints[MAX_RANK];    /* dims / permutation / slice bounds */
 	uint32_t n_ints;
-	double eps;
+	double eps;                /* a norm's eps; PAD: the value outside its input */
 	uint8_t keepdim;
 	uint8_t elided;            /* a transpose of an input that matrix products read in place: never computed */
 };

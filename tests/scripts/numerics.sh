@@ -111,8 +111,38 @@ for b in j["buckets"]:
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi
 # a region with an op outside the semantics table: a clear error, exit 2
-check "no semantics" 2 "$exe" --apply elementwise.tril-bitwise_not-masked_fill-db268fdd --out "$tmp/s4" "$d/export_bamba_2l/001_export_export_to_gm.txt"
-contains "no semantics message" "$tmp/err" "001_export_export_to_gm.txt:158:1: error: numerics: cannot execute %tril (aten.tril.default): no semantics for this op (fuse/sem.def)"
+cat > "$tmp/nosem.txt" <<'DUMP'
+%x : 4x8 : torch.float32
+%a = aten.addcmul.default(%x : 4x8 : torch.float32, %x : 4x8 : torch.float32, %x : 4x8 : torch.float32) : 4x8 : torch.float32
+%b = aten.mul.Tensor(%a : 4x8 : torch.float32, 2.0) : 4x8 : torch.float32
+output %b
+DUMP
+id=$("$exe" discover "$tmp/nosem.txt" 2>/dev/null | sed -n 's/^Candidate 1: .*id \([^]]*\)\]$/\1/p')
+check "no semantics" 2 "$exe" --apply "$id" --out "$tmp/s4" "$tmp/nosem.txt"
+contains "no semantics message" "$tmp/err" "nosem.txt:2:1: error: numerics: cannot execute %a (aten.addcmul.default): no semantics for this op (fuse/sem.def)"
+# div with a rounding mode: the dump drops rounding_mode=, so it is refused, not guessed
+cat > "$tmp/divmode.txt" <<'DUMP'
+%x : 4x8 : torch.float32
+%a = aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0) : 4x8 : torch.float32
+%b = aten.mul.Tensor(%a : 4x8 : torch.float32, 2.0) : 4x8 : torch.float32
+output %b
+DUMP
+id=$("$exe" discover "$tmp/divmode.txt" 2>/dev/null | sed -n 's/^Candidate 1: .*id \([^]]*\)\]$/\1/p')
+check "div rounding mode" 2 "$exe" --apply "$id" --out "$tmp/s5" "$tmp/divmode.txt"
+contains "div rounding mode: why" "$tmp/err" "divmode.txt:2:1: error: numerics: cannot execute %a (aten.div.Tensor_mode): a division with a rounding mode the dump does not print"
+# the op table beyond the Llama family: square, exp2, expm1, log2, tan, atan, floor, ceil, trunc, sign,
+# relu6, hardsigmoid, hardswish, mish, true_divide, floor_divide, fmod, remainder, clamp_min / max,
+# leaky_relu (its default slope and a given one), hardtanh, lerp, isnan, isinf, logical and / or / xor
+check "more elementwise ops" 0 "$exe" --apply elementwise.square-exp2-expm1-add-log2-tan-4afc9e8b --cpu-only --no-render --tokens 5 \
+	--out "$tmp/eo" "$d/ops/elementwise_ops.txt"
+contains "more elementwise ops: verdict" "$tmp/out" "verdict: pass"
+contains "more elementwise ops: every kernel compiled" "$tmp/out" "111 generated (fused under 61 tactics, 48 unfused, 2 float64 reference), 111 compiled"
+# repeat_interleave (Bamba's heads), stack (GPT-J's interleaved RoPE)
+check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
+	"$d/export_bamba_2l/001_export_export_to_gm.txt"
+contains "repeat_interleave: verdict" "$tmp/out" "verdict: pass"
+check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
+contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
 # a dump whose shapes contradict each other: refused, no out-of-bounds read
 cat > "$tmp/bad.txt" <<'DUMP'
@@ -136,6 +166,12 @@ check "log1p" 0 "$exe" --apply gemm_epilogue.add-cast-exp-log1p-gt-where-7fcfb60
 	"$tests/data/export_bamba_2l/002_post_export_run_decompositions.txt"
 contains "log1p: verdict" "$tmp/out" "verdict: pass"
 contains "log1p: every kernel compiled" "$tmp/out" "71 generated (fused under 61 tactics, 8 unfused, 2 float64 reference), 71 compiled"
+# constant padding (a symbolic pad after the sequence: Bamba's chunks), tril and bitwise_not of booleans
+for id in elementwise.cast-mul-pad-953b68df elementwise.pad-tril-bitwise_not-masked_fill-1c58f95c; do
+	check "pad / tril: $id" 0 "$exe" --apply "$id" --cpu-only --no-render --tokens 3 --out "$tmp/pd_$id" "$d/export_bamba_2l/001_export_export_to_gm.txt"
+	contains "pad / tril: $id: verdict" "$tmp/out" "verdict: pass"
+done
+contains "pad / tril: every kernel compiled" "$tmp/out" "21 generated (fused under 15 tactics, 4 unfused, 2 float64 reference), 21 compiled"
 # softplus with the schema's defaults (beta 1, threshold 20: the dump leaves them out), Bamba's and Mamba2's
 for m in bamba mamba2; do
 	check "softplus ($m)" 0 "$exe" --apply gemm_epilogue.cast-add-softplus-clamp-1a9d262c --cpu-only --no-render --tokens 2 \
