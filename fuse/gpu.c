@@ -1,12 +1,7 @@
 /*
  * gpu.c: the generated kernels on the GPU (see gpu.h).
  */
-#include "gpu.h"
-
-#include "codegen.h"
-#include "cuda.h"
-#include "gemm.h"
-#include "gemm_gen.h"
+#include "gpu_run.h"
 #include "rand.h"
 
 #include <math.h>
@@ -16,124 +11,31 @@
 
 enum { CU_ATTR_L2 = 38 };
 
-/* a generated kernel, or (gc set) a cuBLASLt product */
-struct launch {
-	struct fs_kernel k;
-	void *module, *fn;
-	uint8_t ref;                    /* a reference kernel: reads given values in double */
-	uint8_t store;                  /* the reference storing its outputs (into refbuf) */
-	const struct fs_gemm_call *gc;
-	struct fs_lt_plan lt;
-	uint32_t slot;                  /* a fused plan's product: its index (concatenated buffers) */
-	int64_t bytes;
-};
-
-/* where a kernel's region values live: the unfused run's buffers (inputs
- * rotated), the fused kernel's outputs, or the CPU reference's outputs */
-enum where { UNFUSED_BUFS, FUSED_BUFS, CPU_REF_BUFS };
-
-struct run {
-	const struct prog *p;
-	struct prog q;             /* p, reading its products' outputs as given (gemm.h); p itself without products */
-	struct prog qs;            /* q writing only the later products' operands: the reference that stores them */
-	const struct fs_gpu_opts *o;
-	struct fs_cuda c;
-	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
-	uint32_t n;
-	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
-	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
-	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
-	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
-	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
-	void *stream;              /* every launch and timing event */
-	uint32_t rotate;
-	struct fs_gpu_result *g;
-	/* matrix products (gemm.h): the plan, cuBLASLt, the fused plan's products
-	 * (variant 0, before the fused kernel) and its cuBLASLt-epilogue variant 1 */
-	int gemm, kernel;          /* the region holds products; the fused plan has a generated kernel */
-	struct fs_gemm_plan gp;
-	struct fs_lt lt;
-	struct launch gl[FS_GEMM_MAX], absorbed;
-	fs_devptr *wcat, *bcat;    /* per fused product and input copy: concatenated weights, biases */
-	fs_devptr catout[FS_GEMM_MAX];
-	fs_devptr *refbuf;         /* per value: a product's float64 reference */
-	struct launch refg[FS_GEMM_MAX], cmp[FS_GEMM_MAX], cmp64[FS_GEMM_MAX]; /* per product */
-	struct launch store;       /* the reference of what the later products read (FS_GEN_REF_STORE) */
-	/* the generated GEMM (gemm_gen.h), variant 2: per tactic its module and
-	 * the weight it reads on each input copy, the tactic run */
-	int has_gen;
-	struct fs_gemm_gen gen;
-	struct launch epi;         /* its epilogue (FS_GEN_EPILOGUE): the parameters it takes */
-	void *gen_module[FS_GEMM_GEN_TACTICS], *gen_fn[FS_GEMM_GEN_TACTICS];
-	fs_devptr *gw;             /* [tactic * rotate + copy]; nm 1: the product's own weight (not owned) */
-	uint32_t gen_tactic;
-	char gen_why[160];         /* why there is none */
-};
-
-#define CK(call)                                                                          \
-	do {                                                                              \
-		if (fs_cuda_check(&R->c, (call), #call, R->g->error, sizeof(R->g->error))) \
-			return -1;                                                        \
-	} while (0)
 
 static size_t bytes_of(const struct ten *t)
 {
 	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
 }
 
-/* Where a fused group's product v lies: its columns of the group's output. */
-static void in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
-{
-	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-		const struct fs_gemm_call *c = &R->gp.calls[k];
-		for (uint32_t j = 0; j < c->n_members; j++)
-			if (c->member[j] == v) {
-				*x = R->catout[k] + (fs_devptr)c->col[j] * fs_dtype_size((enum fs_dtype)c->mm.dtype);
-				*ld = c->mm.N;
-			}
-	}
-}
-
 /* where value v lies for a run on input copy `copy` of the results in w */
-static fs_devptr buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
+fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
 {
 	if (v < (int32_t)R->p->n_in)
 		return R->dev[(size_t)v * R->rotate + copy];
 	return w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
 }
 
-/* A cuBLASLt product: the concatenated weight and bias of a fused group
- * (b < 0), its output buffer (a group's: one for all of it). */
-static int launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w)
-{
-	const struct fs_gemm_call *c = L->gc;
-	int group = c->b < 0;
-	fs_devptr a = buffer(R, c->a, copy, w), b = group ? R->wcat[L->slot * R->rotate + copy] : buffer(R, c->b, copy, w);
-	fs_devptr bias = group ? (c->mm.bias ? R->bcat[L->slot * R->rotate + copy] : 0) : c->bias >= 0 ? buffer(R, c->bias, copy, w) : 0;
-	fs_devptr cm = c->c >= 0 ? buffer(R, c->c, copy, w) : 0, d = group ? R->catout[L->slot] : buffer(R, c->out, copy, w);
-	return fs_lt_run(&R->lt, &L->lt, L->lt.chosen, a, b, bias, cm, d, R->stream, R->g->error, sizeof(R->g->error));
-}
 
-/* A generated kernel's arguments on input copy `copy` of the results in
- * w: its buffers, the symbols' values and magic numbers, (a reference)
- * the statistics; the storage they point into. Returns how many. */
-struct kargs {
-	void *p[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
-	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
-	long long sym[FS_KERNEL_MAX_SYMS];
-	unsigned long long magic[FS_KERNEL_MAX_SYMS];
-};
-
-static uint32_t kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
+uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
 {
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
 		int given = !L->k.write[i] && R->q.given && R->q.given[v];
-		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : buffer(R, v, copy, w);
+		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : gpu_buffer(R, v, copy, w);
 		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
 			long long ld;
-			in_group(R, v, &A->ptr[i], &ld);
+			gemm_in_group(R, v, &A->ptr[i], &ld);
 		}
 		A->p[i] = &A->ptr[i];
 	}
@@ -150,52 +52,21 @@ static uint32_t kernel_args(struct run *R, const struct launch *L, uint32_t copy
 	return i;
 }
 
-static int launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
 	if (L->gc)
-		return launch_lt(R, L, copy, w);
+		return gemm_launch_lt(R, L, copy, w);
 	struct kargs A;
-	kernel_args(R, L, copy, w, &A);
+	gpu_kernel_args(R, L, copy, w, &A);
 	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, A.p, NULL));
 	return 0;
-}
-
-/* The generated GEMM under its tactic on input copy `copy`, writing the fused outputs. */
-static int launch_gen(struct run *R, uint32_t copy)
-{
-	struct kargs A;
-	uint32_t n = kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
-	fs_devptr a = buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
-	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
-				  R->g->error, sizeof(R->g->error));
 }
 
 static int run_unfused(struct run *R, uint32_t copy)
 {
 	for (uint32_t i = 1; i < R->n; i++)
-		if (launch(R, &R->l[i], copy, UNFUSED_BUFS))
+		if (gpu_launch(R, &R->l[i], copy, UNFUSED_BUFS))
 			return -1;
-	return 0;
-}
-
-/* The products that are region outputs, in `w`, against their float64
- * reference (fs_ref_cmp), added to the statistics. */
-static int compare_products(struct run *R, enum where w)
-{
-	for (uint32_t k = 0; k < R->gp.n; k++) {
-		const struct fs_gemm_call *c = &R->gp.ref[k];
-		if (!R->p->is_output[c->op])
-			continue;
-		fs_devptr ref = R->refbuf[c->out], x = buffer(R, c->out, 0, w);
-		long long rows = c->mm.M * c->mm.batch, cols = c->mm.N, ld = cols;
-		if (w == FUSED_BUFS)
-			in_group(R, c->out, &x, &ld);
-		void *args[] = {&ref, &x, &rows, &cols, &ld, &R->stats};
-		long long blocks = (rows * cols + 255) / 256;
-		blocks = blocks > 4096 ? 4096 : blocks;
-		CK(R->c.cuLaunchKernel((w == CPU_REF_BUFS ? &R->cmp64[k] : &R->cmp[k])->fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, R->stream,
-				       args, NULL));
-	}
 	return 0;
 }
 
@@ -206,9 +77,9 @@ static int measure(struct run *R, enum where w, struct fs_errors *e)
 	uint64_t st[6]; /* struct fs_stats */
 	double se, sr;
 	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
-	if (R->gemm && compare_products(R, w))
+	if (R->gemm && gemm_compare_products(R, w))
 		return -1;
-	if ((!R->gemm || R->ref.fn) && launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
+	if ((!R->gemm || R->ref.fn) && gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
 		return -1;
 	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
 	memset(e, 0, sizeof(*e));
@@ -229,11 +100,10 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* one timed run r: the fused kernel, the unfused sequence, or a copy */
-typedef int (*run_fn)(struct run *R, const void *what, uint32_t r);
 
-static int run_fused(struct run *R, const void *L, uint32_t r)
+int gpu_run_fused(struct run *R, const void *L, uint32_t r)
 {
-	return launch(R, L, r % R->rotate, FUSED_BUFS);
+	return gpu_launch(R, L, r % R->rotate, FUSED_BUFS);
 }
 
 static int run_unfused_seq(struct run *R, const void *none, uint32_t r)
@@ -255,10 +125,6 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 	return 0;
 }
 
-/* One timing: median, p90 - p10 and half the median's 95% interval (ms). */
-struct timing {
-	double ms, spread, ci;
-};
 
 /* Each of what[0..k-1] captured in a CUDA graph of `calls` runs (input
  * copies rotated within it), for timing as serving replays small kernels;
@@ -300,7 +166,7 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * runs, so a run's time is the device's, without the host's launch latency.
  * With o->graph_calls (small shapes, where launching is the cost) a run is
  * the replay of a CUDA graph of that many calls, and a time is per call. */
-static int time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
+int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
 	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;
 	void **exec = calls > 1 ? capture(R, one, what, k, calls) : NULL;
@@ -367,7 +233,7 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
 		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
 	if (!rc)
-		rc = time_set(R, run_copy, &what, 1, 20, &tm);
+		rc = gpu_time_set(R, run_copy, &what, 1, 20, &tm);
 	for (uint32_t i = 0; i < c.pairs; i++) {
 		if (c.src[i])
 			R->c.cuMemFree(c.src[i]);
@@ -381,7 +247,7 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 /* Compiles a translation unit (counted in g->compiled when `count`) and,
  * with `load`, loads it as *module and its function `name` as *fn. 0, or
  * -1 with the error in g->error. */
-static int build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
 		     void **fn)
 {
 	struct fs_gpu_result *g = R->g;
@@ -398,9 +264,9 @@ static int build_for(struct run *R, const char *arch, const char *source, int fm
 }
 
 /* compiled for the device's architecture */
-static int build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
+int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
 {
-	return build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
+	return gpu_build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
 }
 
 /* Generates (and, with `compile`, compiles and loads) the fused kernel
@@ -418,7 +284,7 @@ static int prepare(struct run *R, struct launch *L, int32_t only, const struct f
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
 		return -1;
 	}
-	return R->o->compile ? build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
+	return R->o->compile ? gpu_build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
 }
 
 static void unload(struct run *R, struct launch *L)
@@ -431,34 +297,21 @@ static void unload(struct run *R, struct launch *L)
 	L->module = L->fn = NULL;
 }
 
-/* The fused plan's products before its kernel (post 0) or after it:
- * variant 0's (concatenated groups), or variant 1, the product with
- * cuBLASLt's epilogue (variant 2, the generated GEMM: run_plan). */
-static int run_products(struct run *R, int variant, uint32_t copy, int post)
-{
-	if (variant)
-		return post ? 0 : launch(R, &R->absorbed, copy, FUSED_BUFS);
-	for (uint32_t k = 0; k < R->gp.n_calls; k++)
-		if (R->gp.calls[k].post == post && launch(R, &R->gl[k], copy, FUSED_BUFS))
-			return -1;
-	return 0;
-}
-
 /* The fused plan on input copy `copy`: products, the fused kernel L (NULL:
  * none), the products after it. */
-static int run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
+int gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
 {
 	if (!R->gemm)
-		return launch(R, L, copy, FUSED_BUFS);
+		return gpu_launch(R, L, copy, FUSED_BUFS);
 	if (variant == 2) /* the generated GEMM, then the products reading what it writes */
-		return launch_gen(R, copy) || run_products(R, 0, copy, 1) ? -1 : 0;
-	return run_products(R, variant, copy, 0) || (L && launch(R, L, copy, FUSED_BUFS)) || run_products(R, variant, copy, 1) ? -1 : 0;
+		return gemm_launch_gen(R, copy) || gemm_run_products(R, 0, copy, 1) ? -1 : 0;
+	return gemm_run_products(R, variant, copy, 0) || (L && gpu_launch(R, L, copy, FUSED_BUFS)) || gemm_run_products(R, variant, copy, 1) ? -1 : 0;
 }
 
 /* The fused plan once, on copy 0 of the inputs, into poisoned outputs,
  * checked against the reference: its products (variant), then the fused
  * kernel L (NULL: none). */
-static int run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
+int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
 {
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
@@ -468,7 +321,7 @@ static int run_once(struct run *R, int variant, const struct launch *L, struct f
 		if (R->catout[k])
 			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
 								  fs_dtype_size((enum fs_dtype)R->gp.calls[k].mm.dtype)));
-	if (run_plan(R, variant, L, 0))
+	if (gpu_run_plan(R, variant, L, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
 	return measure(R, FUSED_BUFS, e);
@@ -479,7 +332,7 @@ static void tactic_name(const struct run *R, const struct fs_tactic *t, char *ou
 	fs_tactic_name(t, R->g->row, out, n);
 }
 
-static void cache_key(const struct run *R, struct fs_tune_key *k)
+void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	snprintf(k->kernel, sizeof(k->kernel), "%s", R->o->kernel_key ? R->o->kernel_key : "");
@@ -530,7 +383,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 	struct timing tm[FS_FINALISTS];
 	for (uint32_t j = 0; j < k; j++)
 		what[j] = &L[idx[j]];
-	if (time_set(R, run_fused, what, k, 4 * R->o->reps, tm))
+	if (gpu_time_set(R, gpu_run_fused, what, k, 4 * R->o->reps, tm))
 		return -1;
 	for (uint32_t j = 0; j < k; j++) {
 		struct fs_tactic_run *t = &g->tactics[idx[j]];
@@ -551,7 +404,7 @@ static int tune(struct run *R)
 	struct fs_tune_key key;
 	struct fs_tune_entry hit;
 	uint32_t n;
-	cache_key(R, &key);
+	gpu_cache_key(R, &key);
 	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
 		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
@@ -578,7 +431,7 @@ static int tune(struct run *R)
 		/* a launch or memory error here is the context's end: stop */
 		struct timing tm = {0};
 		const void *what = &L[i];
-		rc = run_once(R, 0, &L[i], &e) || time_set(R, run_fused, &what, 1, o->reps, &tm);
+		rc = gpu_run_once(R, 0, &L[i], &e) || gpu_time_set(R, gpu_run_fused, &what, 1, o->reps, &tm);
 		tr->rec.ms = tm.ms, tr->rec.spread = tm.spread, tr->rec.ci = tm.ci;
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
 			g->n_failed++;
@@ -642,7 +495,7 @@ static int draw_inputs(struct run *R)
 	const struct prog *p = R->p;
 	struct launch F = {0};
 	char *src = fs_codegen_fill();
-	int rc = build(R, src, 1, 0, 1, &F.module, NULL, NULL);
+	int rc = gpu_build(R, src, 1, 0, 1, &F.module, NULL, NULL);
 	free(src);
 	for (uint32_t v = 0; v < p->n_in && !rc; v++) {
 		const struct ten *t = &p->in[v];
@@ -691,374 +544,6 @@ static int check_reference(struct run *R)
 
 /* ---- matrix products (gemm.h) ------------------------------------------------------------ */
 
-/* What a product moves: its operands read, its output written. */
-static int64_t lt_bytes(const struct fs_gemm_call *c)
-{
-	const struct fs_lt_mm *m = &c->mm;
-	int64_t a = m->M * m->K * (m->stride_a ? m->batch : 1), b = m->K * m->N * (m->stride_b ? m->batch : 1), d = m->M * m->N * m->batch;
-	return (a + b + d + (m->bias ? m->N : 0) + (m->add_c ? d : 0)) * (int64_t)fs_dtype_size((enum fs_dtype)m->dtype);
-}
-
-static void lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot)
-{
-	memset(L, 0, sizeof(*L));
-	L->gc = c, L->slot = slot, L->k.bytes = lt_bytes(c);
-}
-
-/* The float64 reference kernels of every product (fs_ref_gemm, with the
- * check of its dtype, fs_ref_cmp), and the check of the CPU's reference;
- * compiled when asked, loaded when `load`. */
-static int prepare_products(struct run *R, int load)
-{
-	struct fs_gpu_result *g = R->g;
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		for (int x = 0; x < (R->o->cpu_ref ? 2 : 1); x++) {
-			const struct fs_gemm_call *c = &R->gp.ref[k];
-			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
-			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : fs_prog_value(R->p, c->out)->dtype);
-			g->kernels++, g->ref_kernels++;
-			int rc = R->o->compile && build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
-			free(src);
-			if (rc || (R->o->compile && load && !x && /* the same module checks the product's dtype */
-				   fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction",
-						 g->error, sizeof(g->error))))
-				return -1;
-		}
-	return 0;
-}
-
-/* Product k's float64 reference: a product after the fused kernel reads
- * the reference's own double value of its operand. */
-static int reference_product(struct run *R, uint32_t k)
-{
-	const struct fs_gemm_call *c = &R->gp.ref[k];
-	const struct fs_lt_mm *m = &c->mm;
-	CK(R->c.cuMemAlloc(&R->refbuf[c->out], (size_t)(m->M * m->N * m->batch) * sizeof(double)));
-	fs_devptr a = c->post ? R->refbuf[c->a] : buffer(R, c->a, 0, UNFUSED_BUFS), b = buffer(R, c->b, 0, UNFUSED_BUFS);
-	fs_devptr d = R->refbuf[c->out];
-	fs_devptr bias = c->bias >= 0 ? buffer(R, c->bias, 0, UNFUSED_BUFS) : c->c >= 0 ? buffer(R, c->c, 0, UNFUSED_BUFS) : 0;
-	long long M = m->M, N = m->N, K = m->K, sa = m->stride_a, sb = m->stride_b, bm = m->add_c ? m->N : 0;
-	int bnk = m->b_nk;
-	void *args[] = {&a, &b, &bias, &d, &M, &N, &K, &sa, &sb, &bm, &bnk};
-	CK(R->c.cuLaunchKernel(R->refg[k].fn, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), (unsigned)m->batch, 256, 1, 1, 0, R->stream,
-			       args, NULL));
-	return 0;
-}
-
-/* The products' float64 reference, once, on copy 0 of the inputs: those
- * reading inputs, then the reference of what the fused kernel writes for
- * the later ones (stored in double), then those. */
-static int reference_products(struct run *R)
-{
-	const struct prog *p = R->p;
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		if (!R->gp.ref[k].post && reference_product(R, k))
-			return -1;
-	if (R->store.fn) {
-		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
-			if (R->gp.kernel_out[v])
-				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)fs_prog_value(p, (int32_t)v)->n * sizeof(double)));
-		if (launch(R, &R->store, 0, UNFUSED_BUFS))
-			return -1;
-	}
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		if (R->gp.ref[k].post && reference_product(R, k))
-			return -1;
-	CK(R->c.cuCtxSynchronize());
-	return 0;
-}
-
-/* A fused group's concatenated weight (and bias), built once per input copy
- * as AutoDeploy's fuse_gemms does at load time, and its output buffer. */
-static int concatenate(struct run *R, uint32_t k)
-{
-	const struct fs_gemm_call *c = &R->gp.calls[k];
-	size_t es = fs_dtype_size((enum fs_dtype)c->mm.dtype), K = (size_t)c->mm.K;
-	CK(R->c.cuMemAlloc(&R->catout[k], (size_t)(c->mm.M * c->mm.N) * es));
-	for (uint32_t r = 0; r < R->rotate; r++) {
-		fs_devptr *w = &R->wcat[k * R->rotate + r], *b = &R->bcat[k * R->rotate + r];
-		CK(R->c.cuMemAlloc(w, (size_t)c->mm.N * K * es));
-		if (c->mm.bias)
-			CK(R->c.cuMemAlloc(b, (size_t)c->mm.N * es));
-		for (uint32_t j = 0; j < c->n_members; j++) {
-			size_t n = (size_t)((j + 1 < c->n_members ? c->col[j + 1] : c->mm.N) - c->col[j]), at = (size_t)c->col[j];
-			CK(R->c.cuMemcpyDtoD(*w + at * K * es, buffer(R, c->member_b[j], r, UNFUSED_BUFS), n * K * es));
-			if (c->mm.bias)
-				CK(R->c.cuMemcpyDtoD(*b + at * es, buffer(R, c->member_bias[j], r, UNFUSED_BUFS), n * es));
-		}
-	}
-	return 0;
-}
-
-/* A product's tuning-cache key: its exact description (cuBLASLt's
- * heuristic list depends on every size), cuBLASLt's version for the
- * compiler's. */
-static void lt_key(const struct run *R, const struct fs_lt_mm *m, struct fs_tune_key *k)
-{
-	char d[320];
-	cache_key(R, k);
-	int n = snprintf(d, sizeof(d), "cuBLASLt dt%u M%lld N%lld K%lld b%lld sa%lld sb%lld sd%lld nk%u relu%u gelu%u bias%u c%u ld%lld",
-			 m->dtype, (long long)m->M, (long long)m->N, (long long)m->K, (long long)m->batch, (long long)m->stride_a,
-			 (long long)m->stride_b, (long long)m->stride_d, m->b_nk, m->relu, m->gelu, m->bias, m->add_c, (long long)m->ldd);
-	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)fs_hash_bytes(d, (size_t)n, 0x6c74));
-	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)m->M);
-	snprintf(k->nvrtc, sizeof(k->nvrtc), "cuBLASLt %zu", R->lt.version);
-}
-
-/* One product timed under each of cuBLASLt's heuristic algorithms, the
- * fastest chosen and kept in the tuning cache (a hit times none); said in
- * g->gemm. */
-static int tune_product(struct run *R, struct launch *L, const char *what)
-{
-	struct timing tm[FS_LT_ALGOS] = {{0, 0, 0}};
-	const void *one = L;
-	struct fs_tune_key key;
-	struct fs_tune_entry hit;
-	size_t at = strlen(R->g->gemm);
-	lt_key(R, &L->lt.mm, &key);
-	if (R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per <= L->lt.n_algos) {
-		L->lt.chosen = hit.tactic.per - 1u;
-		snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what, L->lt.chosen + 1,
-			 L->lt.n_algos);
-		return 0;
-	}
-	uint32_t win = 0;
-	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
-		L->lt.chosen = a;
-		if (time_set(R, run_fused, &one, 1, R->o->reps, &tm[a]))
-			return -1;
-		win = tm[a].ms < tm[win].ms ? a : win;
-	}
-	L->lt.chosen = win;
-	snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u, %.4f ms (#1 %.4f)", what, win + 1, L->lt.n_algos,
-		 tm[win].ms, tm[0].ms);
-	if (R->o->cache) {
-		struct fs_tune_entry e = {.key = key, .tactic = {.vec = 1, .threads = 1, .per = (uint16_t)(win + 1)}, .ms = tm[win].ms,
-					  .spread = tm[win].spread,
-					  .timed = L->lt.n_algos};
-		snprintf(e.name, sizeof(e.name), "heuristic #%u", win + 1);
-		fs_tune_record(R->o->cache, &e);
-	}
-	return 0;
-}
-
-/* The weight each tactic of the generated GEMM reads, on every input copy:
- * one product's own, or a group's interleaved (fs_gemm_gen_row), built once
- * like the concatenated weights. */
-static int gen_weights(struct run *R)
-{
-	const struct fs_gemm_gen *gg = &R->gen;
-	size_t K = (size_t)gg->K;
-	R->gw = fs_xcalloc((size_t)FS_GEMM_GEN_TACTICS * R->rotate + 1, sizeof(fs_devptr));
-	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
-		for (uint32_t r = 0; r < R->rotate && R->gen_fn[t]; r++) {
-			fs_devptr *w = &R->gw[t * R->rotate + r];
-			if (gg->nm == 1) {
-				*w = buffer(R, gg->weight[0], r, UNFUSED_BUFS);
-				continue;
-			}
-			const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
-			int64_t G = tc->wn / gg->nm, rows = fs_gemm_gen_rows(gg, tc);
-			CK(R->c.cuMemAlloc(w, (size_t)rows * K * 2));
-			CK(R->c.cuMemsetD8(*w, 0, (size_t)rows * K * 2));
-			for (int64_t x = 0; x < gg->Nm; x += G)
-				for (uint32_t m = 0; m < gg->nm; m++) {
-					size_t n = (size_t)(gg->Nm - x < G ? gg->Nm - x : G);
-					CK(R->c.cuMemcpyDtoD(*w + (fs_devptr)fs_gemm_gen_row(gg, tc, m, x) * K * 2,
-							     buffer(R, gg->weight[m], r, UNFUSED_BUFS) + (fs_devptr)x * K * 2, n * K * 2));
-				}
-		}
-	return 0;
-}
-
-/* The generated GEMM's epilogue and its kernel under every tactic, compiled
- * for sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
- * region or the machine does not allow it. */
-static int prepare_gen(struct run *R, int load)
-{
-	struct fs_gpu_result *g = R->g;
-	static const struct fs_tactic pair = {2, 128, 1, 0, 0};
-	char why[160];
-	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
-		return 0;
-	}
-	if (load && (R->c.cc_major != 9 || !R->c.cuTensorMapEncodeTiled)) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_90 (wgmma, TMA) and a driver with cuTensorMapEncodeTiled");
-		return 0;
-	}
-	R->q.member = R->gen.member;
-	memset(&R->epi, 0, sizeof(R->epi));
-	if (fs_codegen(&R->q, -1, FS_GEN_EPILOGUE, &pair, &R->epi.k, why, sizeof(why))) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "its epilogue: %.140s", why);
-		return 0;
-	}
-	R->has_gen = 1;
-	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
-		char *src = fs_gemm_gen_source(&R->epi.k, &fs_gemm_gen_tactics[t], R->gen.nm);
-		g->kernels++, g->gemm_kernels++;
-		int rc = build_for(R, "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
-		free(src);
-		if (rc)
-			return -1;
-	}
-	return 0;
-}
-
-/* cuBLASLt loaded, every product planned, the fused groups' weights
- * concatenated, the float64 reference computed. 0, 1 when cuBLASLt is
- * missing (said in g->skipped), or -1. */
-static int setup_products(struct run *R)
-{
-	struct fs_gpu_result *g = R->g;
-	char why[200];
-	if (fs_lt_open(&R->lt, &R->c, why, sizeof(why))) {
-		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", why);
-		return 1;
-	}
-	snprintf(g->gemm, sizeof(g->gemm), "cuBLASLt %zu", R->lt.version);
-	for (uint32_t i = 1; i < R->n; i++)
-		if (R->l[i].gc && fs_lt_plan(&R->lt, &R->l[i].gc->mm, &R->l[i].lt, g->error, sizeof(g->error)))
-			return -1;
-	R->wcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
-	R->bcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
-	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-		lt_launch(&R->gl[k], &R->gp.calls[k], k);
-		if (fs_lt_plan(&R->lt, &R->gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
-		    (R->gp.calls[k].n_members && concatenate(R, k)))
-			return -1;
-	}
-	if (R->gp.absorbs) {
-		lt_launch(&R->absorbed, &R->gp.absorbed, 0);
-		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
-			return -1;
-	}
-	if (R->has_gen && gen_weights(R))
-		return -1;
-	return reference_products(R);
-}
-
-static int run_variant(struct run *R, const void *what, uint32_t r)
-{
-	int variant = *(const int *)what;
-	return run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
-}
-
-/* The generated GEMM alone under tactic *what, or (-1) the plain product
- * of the same shape by cuBLASLt (its fused plan's product). */
-static int run_gen(struct run *R, const void *what, uint32_t r)
-{
-	int t = *(const int *)what;
-	if (t < 0)
-		return launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
-	R->gen_tactic = (uint32_t)t;
-	return launch_gen(R, r % R->rotate);
-}
-
-/* The generated GEMM's tactics timed side by side with cuBLASLt's plain
- * product of the same shape; the fastest that passes the check is kept
- * (gen_tactic), said in g->gemm with its rate and its share of cuBLASLt's.
- * has_gen cleared where none passes. */
-static int tune_gen(struct run *R)
-{
-	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4};
-	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
-	struct fs_gpu_result *g = R->g;
-	struct timing tm[FS_GEMM_GEN_TACTICS + 1];
-	uint32_t k = 1;
-	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
-		if (R->gen_fn[t])
-			what[k++] = &ids[t + 1];
-	if (time_set(R, run_gen, what, k, R->o->reps, tm))
-		return -1;
-	uint32_t order[FS_GEMM_GEN_TACTICS];
-	for (uint32_t i = 1; i < k; i++) { /* fastest first */
-		uint32_t at = i - 1;
-		for (; at && tm[order[at - 1]].ms > tm[i].ms; at--)
-			order[at] = order[at - 1];
-		order[at] = i;
-	}
-	const struct fs_lt_mm *m = &R->gp.calls[R->gen.call].mm;
-	double flop = 2.0 * (double)m->M * (double)m->N * (double)m->K;
-	size_t at = strlen(g->gemm);
-	for (uint32_t i = 0; i + 1 < k; i++) {
-		struct fs_errors e = {0};
-		char why[200] = "", name[64];
-		int t = *(const int *)what[order[i]];
-		R->gen_tactic = (uint32_t)t;
-		if (run_once(R, 2, NULL, &e))
-			return -1;
-		int ok = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
-		double ms = tm[order[i]].ms;
-		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], name, sizeof(name));
-		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0,
-				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%.120s", name,
-				       ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, ok ? "" : ", failed: ", why);
-		if (ok)
-			return 0;
-	}
-	R->has_gen = 0;
-	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
-	return 0;
-}
-
-/* The fused plan's variants timed side by side (interleaved): the products
- * then the generated kernel, the product with cuBLASLt's epilogue, and the
- * generated GEMM with the epilogue inside; the fastest that passes the
- * check is the fused plan. */
-static int time_variants(struct run *R)
-{
-	static const int which[3] = {0, 1, 2};
-	const void *what[3];
-	int var[3];
-	struct fs_gpu_result *g = R->g;
-	struct timing tm[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-	struct fs_errors e = {0};
-	char why[200] = "";
-	for (uint32_t i = 0; i < R->gp.n_calls; i++)
-		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
-			return -1;
-	if (R->gp.absorbs && (tune_product(R, &R->absorbed, "product with its epilogue") || run_once(R, 1, NULL, &e)))
-		return -1;
-	int ok1 = R->gp.absorbs && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
-	if (R->has_gen && tune_gen(R))
-		return -1;
-	uint32_t k = 0;
-	var[k++] = 0;
-	if (R->gp.absorbs)
-		var[k++] = 1;
-	if (R->has_gen)
-		var[k++] = 2;
-	for (uint32_t i = 0; i < k; i++)
-		what[i] = &which[var[i]];
-	if (time_set(R, run_variant, what, k, R->o->reps, tm))
-		return -1;
-	uint32_t best = 0;
-	for (uint32_t i = 1; i < k; i++)
-		if ((var[i] != 1 || ok1) && tm[i].ms < tm[best].ms)
-			best = i;
-	g->variant = var[best];
-	g->fused_ms = tm[best].ms;
-	size_t at = strlen(g->gemm);
-	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms", R->gp.n_calls,
-			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms);
-	for (uint32_t i = 1; i < k && at < sizeof(g->gemm); i++) {
-		if (var[i] == 1)
-			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->gp.epilogue,
-					       tm[i].ms, ok1 ? "" : ", failed: ", why);
-		else
-			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against the generated GEMM %.4f ms", tm[i].ms);
-	}
-	if (at < sizeof(g->gemm))
-		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
-			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM" : "the generated kernel");
-	if (!R->has_gen && R->gen_why[0] && R->kernel) {
-		at = strlen(g->gemm);
-		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
-	}
-	return 0;
-}
-
 static int execute(struct run *R)
 {
 	const struct prog *p = R->p;
@@ -1098,7 +583,7 @@ static int execute(struct run *R)
 			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
 	}
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
-	int skip = draw_inputs(R) ? -1 : R->gemm ? setup_products(R) : 0;
+	int skip = draw_inputs(R) ? -1 : R->gemm ? gemm_setup_products(R) : 0;
 	if (skip)
 		return skip < 0 ? -1 : 0;
 	if (run_unfused(R, 0))
@@ -1106,14 +591,14 @@ static int execute(struct run *R)
 	CK(R->c.cuCtxSynchronize());
 	g->reps = R->o->reps;
 	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) || (R->kernel && tune(R)) ||
-	    (R->gemm && time_variants(R)) ||
-	    run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused))
+	    (R->gemm && gemm_time_variants(R)) ||
+	    gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused))
 		return -1;
 	if (!R->gemm)
 		g->fused_ms = g->tactics[g->chosen].rec.ms;
 	struct timing tu;
 	const void *none = NULL;
-	if (time_set(R, run_unfused_seq, &none, 1, R->o->reps, &tu))
+	if (gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, &tu))
 		return -1;
 	g->unfused_ms = tu.ms;
 	for (uint32_t k = 0; k < R->gp.n; k++)
@@ -1133,7 +618,7 @@ static int execute(struct run *R)
 static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 {
 	struct launch L;
-	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || run_once(R, 0, &L, e);
+	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || gpu_run_once(R, 0, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
 }
@@ -1172,7 +657,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 			continue; /* a view: no kernel in eager either */
 		struct launch *L = &R.l[R.n++];
 		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
-			lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
+			gemm_lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
 			continue;
 		}
 		if (i < 0 && !R.kernel)
@@ -1182,9 +667,9 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
 	}
 	if (R.gemm && !rc)
-		rc = prepare_products(&R, exec);
+		rc = gemm_prepare_products(&R, exec);
 	if (R.gemm && R.kernel && !rc)
-		rc = prepare_gen(&R, exec);
+		rc = gemm_prepare_gen(&R, exec);
 	for (uint32_t i = 0; R.gemm && !rc && i < R.gp.n; i++)
 		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
 			g->kernels++, g->ref_kernels++;

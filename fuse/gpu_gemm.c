@@ -1,0 +1,448 @@
+/*
+ * gpu_gemm.c: a region's matrix products on the GPU (gpu_run.h): eager's
+ * cuBLASLt calls, the fused plan's (concatenated weights, cuBLASLt's
+ * epilogue), the generated GEMM (gemm_gen.h), their float64 reference, and
+ * the fused plan's variants timed side by side.
+ */
+#include "gpu_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where a fused group's product v lies: its columns of the group's output. */
+void gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
+{
+	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
+		const struct fs_gemm_call *c = &R->gp.calls[k];
+		for (uint32_t j = 0; j < c->n_members; j++)
+			if (c->member[j] == v) {
+				*x = R->catout[k] + (fs_devptr)c->col[j] * fs_dtype_size((enum fs_dtype)c->mm.dtype);
+				*ld = c->mm.N;
+			}
+	}
+}
+
+/* A cuBLASLt product: the concatenated weight and bias of a fused group
+ * (b < 0), its output buffer (a group's: one for all of it). */
+int gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+{
+	const struct fs_gemm_call *c = L->gc;
+	int group = c->b < 0;
+	fs_devptr a = gpu_buffer(R, c->a, copy, w), b = group ? R->wcat[L->slot * R->rotate + copy] : gpu_buffer(R, c->b, copy, w);
+	fs_devptr bias = group ? (c->mm.bias ? R->bcat[L->slot * R->rotate + copy] : 0) : c->bias >= 0 ? gpu_buffer(R, c->bias, copy, w) : 0;
+	fs_devptr cm = c->c >= 0 ? gpu_buffer(R, c->c, copy, w) : 0, d = group ? R->catout[L->slot] : gpu_buffer(R, c->out, copy, w);
+	return fs_lt_run(&R->lt, &L->lt, L->lt.chosen, a, b, bias, cm, d, R->stream, R->g->error, sizeof(R->g->error));
+}
+
+/* The generated GEMM under its tactic on input copy `copy`, writing the fused outputs. */
+int gemm_launch_gen(struct run *R, uint32_t copy)
+{
+	struct kargs A;
+	uint32_t n = gpu_kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
+	fs_devptr a = gpu_buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
+	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
+				  R->g->error, sizeof(R->g->error));
+}
+
+/* The products that are region outputs, in `w`, against their float64
+ * reference (fs_ref_cmp), added to the statistics. */
+int gemm_compare_products(struct run *R, enum where w)
+{
+	for (uint32_t k = 0; k < R->gp.n; k++) {
+		const struct fs_gemm_call *c = &R->gp.ref[k];
+		if (!R->p->is_output[c->op])
+			continue;
+		fs_devptr ref = R->refbuf[c->out], x = gpu_buffer(R, c->out, 0, w);
+		long long rows = c->mm.M * c->mm.batch, cols = c->mm.N, ld = cols;
+		if (w == FUSED_BUFS)
+			gemm_in_group(R, c->out, &x, &ld);
+		void *args[] = {&ref, &x, &rows, &cols, &ld, &R->stats};
+		long long blocks = (rows * cols + 255) / 256;
+		blocks = blocks > 4096 ? 4096 : blocks;
+		CK(R->c.cuLaunchKernel((w == CPU_REF_BUFS ? &R->cmp64[k] : &R->cmp[k])->fn, (unsigned)blocks, 1, 1, 256, 1, 1, 0, R->stream,
+				       args, NULL));
+	}
+	return 0;
+}
+
+/* The fused plan's products before its kernel (post 0) or after it:
+ * variant 0's (concatenated groups), or variant 1, the product with
+ * cuBLASLt's epilogue (variant 2, the generated GEMM: run_plan). */
+int gemm_run_products(struct run *R, int variant, uint32_t copy, int post)
+{
+	if (variant)
+		return post ? 0 : gpu_launch(R, &R->absorbed, copy, FUSED_BUFS);
+	for (uint32_t k = 0; k < R->gp.n_calls; k++)
+		if (R->gp.calls[k].post == post && gpu_launch(R, &R->gl[k], copy, FUSED_BUFS))
+			return -1;
+	return 0;
+}
+
+/* What a product moves: its operands read, its output written. */
+static int64_t lt_bytes(const struct fs_gemm_call *c)
+{
+	const struct fs_lt_mm *m = &c->mm;
+	int64_t a = m->M * m->K * (m->stride_a ? m->batch : 1), b = m->K * m->N * (m->stride_b ? m->batch : 1), d = m->M * m->N * m->batch;
+	return (a + b + d + (m->bias ? m->N : 0) + (m->add_c ? d : 0)) * (int64_t)fs_dtype_size((enum fs_dtype)m->dtype);
+}
+
+void gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot)
+{
+	memset(L, 0, sizeof(*L));
+	L->gc = c, L->slot = slot, L->k.bytes = lt_bytes(c);
+}
+
+/* The float64 reference kernels of every product (fs_ref_gemm, with the
+ * check of its dtype, fs_ref_cmp), and the check of the CPU's reference;
+ * compiled when asked, loaded when `load`. */
+int gemm_prepare_products(struct run *R, int load)
+{
+	struct fs_gpu_result *g = R->g;
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		for (int x = 0; x < (R->o->cpu_ref ? 2 : 1); x++) {
+			const struct fs_gemm_call *c = &R->gp.ref[k];
+			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
+			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : fs_prog_value(R->p, c->out)->dtype);
+			g->kernels++, g->ref_kernels++;
+			int rc = R->o->compile && gpu_build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
+			free(src);
+			if (rc || (R->o->compile && load && !x && /* the same module checks the product's dtype */
+				   fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction",
+						 g->error, sizeof(g->error))))
+				return -1;
+		}
+	return 0;
+}
+
+/* Product k's float64 reference: a product after the fused kernel reads
+ * the reference's own double value of its operand. */
+static int reference_product(struct run *R, uint32_t k)
+{
+	const struct fs_gemm_call *c = &R->gp.ref[k];
+	const struct fs_lt_mm *m = &c->mm;
+	CK(R->c.cuMemAlloc(&R->refbuf[c->out], (size_t)(m->M * m->N * m->batch) * sizeof(double)));
+	fs_devptr a = c->post ? R->refbuf[c->a] : gpu_buffer(R, c->a, 0, UNFUSED_BUFS), b = gpu_buffer(R, c->b, 0, UNFUSED_BUFS);
+	fs_devptr d = R->refbuf[c->out];
+	fs_devptr bias = c->bias >= 0 ? gpu_buffer(R, c->bias, 0, UNFUSED_BUFS) : c->c >= 0 ? gpu_buffer(R, c->c, 0, UNFUSED_BUFS) : 0;
+	long long M = m->M, N = m->N, K = m->K, sa = m->stride_a, sb = m->stride_b, bm = m->add_c ? m->N : 0;
+	int bnk = m->b_nk;
+	void *args[] = {&a, &b, &bias, &d, &M, &N, &K, &sa, &sb, &bm, &bnk};
+	CK(R->c.cuLaunchKernel(R->refg[k].fn, (unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), (unsigned)m->batch, 256, 1, 1, 0, R->stream,
+			       args, NULL));
+	return 0;
+}
+
+/* The products' float64 reference, once, on copy 0 of the inputs: those
+ * reading inputs, then the reference of what the fused kernel writes for
+ * the later ones (stored in double), then those. */
+static int reference_products(struct run *R)
+{
+	const struct prog *p = R->p;
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		if (!R->gp.ref[k].post && reference_product(R, k))
+			return -1;
+	if (R->store.fn) {
+		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
+			if (R->gp.kernel_out[v])
+				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)fs_prog_value(p, (int32_t)v)->n * sizeof(double)));
+		if (gpu_launch(R, &R->store, 0, UNFUSED_BUFS))
+			return -1;
+	}
+	for (uint32_t k = 0; k < R->gp.n; k++)
+		if (R->gp.ref[k].post && reference_product(R, k))
+			return -1;
+	CK(R->c.cuCtxSynchronize());
+	return 0;
+}
+
+/* A fused group's concatenated weight (and bias), built once per input copy
+ * as AutoDeploy's fuse_gemms does at load time, and its output buffer. */
+static int concatenate(struct run *R, uint32_t k)
+{
+	const struct fs_gemm_call *c = &R->gp.calls[k];
+	size_t es = fs_dtype_size((enum fs_dtype)c->mm.dtype), K = (size_t)c->mm.K;
+	CK(R->c.cuMemAlloc(&R->catout[k], (size_t)(c->mm.M * c->mm.N) * es));
+	for (uint32_t r = 0; r < R->rotate; r++) {
+		fs_devptr *w = &R->wcat[k * R->rotate + r], *b = &R->bcat[k * R->rotate + r];
+		CK(R->c.cuMemAlloc(w, (size_t)c->mm.N * K * es));
+		if (c->mm.bias)
+			CK(R->c.cuMemAlloc(b, (size_t)c->mm.N * es));
+		for (uint32_t j = 0; j < c->n_members; j++) {
+			size_t n = (size_t)((j + 1 < c->n_members ? c->col[j + 1] : c->mm.N) - c->col[j]), at = (size_t)c->col[j];
+			CK(R->c.cuMemcpyDtoD(*w + at * K * es, gpu_buffer(R, c->member_b[j], r, UNFUSED_BUFS), n * K * es));
+			if (c->mm.bias)
+				CK(R->c.cuMemcpyDtoD(*b + at * es, gpu_buffer(R, c->member_bias[j], r, UNFUSED_BUFS), n * es));
+		}
+	}
+	return 0;
+}
+
+/* A product's tuning-cache key: its exact description (cuBLASLt's
+ * heuristic list depends on every size), cuBLASLt's version for the
+ * compiler's. */
+static void lt_key(const struct run *R, const struct fs_lt_mm *m, struct fs_tune_key *k)
+{
+	char d[320];
+	gpu_cache_key(R, k);
+	int n = snprintf(d, sizeof(d), "cuBLASLt dt%u M%lld N%lld K%lld b%lld sa%lld sb%lld sd%lld nk%u relu%u gelu%u bias%u c%u ld%lld",
+			 m->dtype, (long long)m->M, (long long)m->N, (long long)m->K, (long long)m->batch, (long long)m->stride_a,
+			 (long long)m->stride_b, (long long)m->stride_d, m->b_nk, m->relu, m->gelu, m->bias, m->add_c, (long long)m->ldd);
+	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)fs_hash_bytes(d, (size_t)n, 0x6c74));
+	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)m->M);
+	snprintf(k->nvrtc, sizeof(k->nvrtc), "cuBLASLt %zu", R->lt.version);
+}
+
+/* One product timed under each of cuBLASLt's heuristic algorithms, the
+ * fastest chosen and kept in the tuning cache (a hit times none); said in
+ * g->gemm. */
+static int tune_product(struct run *R, struct launch *L, const char *what)
+{
+	struct timing tm[FS_LT_ALGOS] = {{0, 0, 0}};
+	const void *one = L;
+	struct fs_tune_key key;
+	struct fs_tune_entry hit;
+	size_t at = strlen(R->g->gemm);
+	lt_key(R, &L->lt.mm, &key);
+	if (R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per <= L->lt.n_algos) {
+		L->lt.chosen = hit.tactic.per - 1u;
+		snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what, L->lt.chosen + 1,
+			 L->lt.n_algos);
+		return 0;
+	}
+	uint32_t win = 0;
+	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
+		L->lt.chosen = a;
+		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, &tm[a]))
+			return -1;
+		win = tm[a].ms < tm[win].ms ? a : win;
+	}
+	L->lt.chosen = win;
+	snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u, %.4f ms (#1 %.4f)", what, win + 1, L->lt.n_algos,
+		 tm[win].ms, tm[0].ms);
+	if (R->o->cache) {
+		struct fs_tune_entry e = {.key = key, .tactic = {.vec = 1, .threads = 1, .per = (uint16_t)(win + 1)}, .ms = tm[win].ms,
+					  .spread = tm[win].spread,
+					  .timed = L->lt.n_algos};
+		snprintf(e.name, sizeof(e.name), "heuristic #%u", win + 1);
+		fs_tune_record(R->o->cache, &e);
+	}
+	return 0;
+}
+
+/* The weight each tactic of the generated GEMM reads, on every input copy:
+ * one product's own, or a group's interleaved (fs_gemm_gen_row), built once
+ * like the concatenated weights. */
+static int gen_weights(struct run *R)
+{
+	const struct fs_gemm_gen *gg = &R->gen;
+	size_t K = (size_t)gg->K;
+	R->gw = fs_xcalloc((size_t)FS_GEMM_GEN_TACTICS * R->rotate + 1, sizeof(fs_devptr));
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+		for (uint32_t r = 0; r < R->rotate && R->gen_fn[t]; r++) {
+			fs_devptr *w = &R->gw[t * R->rotate + r];
+			if (gg->nm == 1) {
+				*w = gpu_buffer(R, gg->weight[0], r, UNFUSED_BUFS);
+				continue;
+			}
+			const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
+			int64_t G = tc->wn / gg->nm, rows = fs_gemm_gen_rows(gg, tc);
+			CK(R->c.cuMemAlloc(w, (size_t)rows * K * 2));
+			CK(R->c.cuMemsetD8(*w, 0, (size_t)rows * K * 2));
+			for (int64_t x = 0; x < gg->Nm; x += G)
+				for (uint32_t m = 0; m < gg->nm; m++) {
+					size_t n = (size_t)(gg->Nm - x < G ? gg->Nm - x : G);
+					CK(R->c.cuMemcpyDtoD(*w + (fs_devptr)fs_gemm_gen_row(gg, tc, m, x) * K * 2,
+							     gpu_buffer(R, gg->weight[m], r, UNFUSED_BUFS) + (fs_devptr)x * K * 2, n * K * 2));
+				}
+		}
+	return 0;
+}
+
+/* The generated GEMM's epilogue and its kernel under every tactic, compiled
+ * for sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
+ * region or the machine does not allow it. */
+int gemm_prepare_gen(struct run *R, int load)
+{
+	struct fs_gpu_result *g = R->g;
+	static const struct fs_tactic pair = {2, 128, 1, 0, 0};
+	char why[160];
+	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
+		return 0;
+	}
+	if (load && (R->c.cc_major != 9 || !R->c.cuTensorMapEncodeTiled)) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_90 (wgmma, TMA) and a driver with cuTensorMapEncodeTiled");
+		return 0;
+	}
+	R->q.member = R->gen.member;
+	memset(&R->epi, 0, sizeof(R->epi));
+	if (fs_codegen(&R->q, -1, FS_GEN_EPILOGUE, &pair, &R->epi.k, why, sizeof(why))) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "its epilogue: %.140s", why);
+		return 0;
+	}
+	R->has_gen = 1;
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
+		char *src = fs_gemm_gen_source(&R->epi.k, &fs_gemm_gen_tactics[t], R->gen.nm);
+		g->kernels++, g->gemm_kernels++;
+		int rc = gpu_build_for(R, "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
+		free(src);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* cuBLASLt loaded, every product planned, the fused groups' weights
+ * concatenated, the float64 reference computed. 0, 1 when cuBLASLt is
+ * missing (said in g->skipped), or -1. */
+int gemm_setup_products(struct run *R)
+{
+	struct fs_gpu_result *g = R->g;
+	char why[200];
+	if (fs_lt_open(&R->lt, &R->c, why, sizeof(why))) {
+		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", why);
+		return 1;
+	}
+	snprintf(g->gemm, sizeof(g->gemm), "cuBLASLt %zu", R->lt.version);
+	for (uint32_t i = 1; i < R->n; i++)
+		if (R->l[i].gc && fs_lt_plan(&R->lt, &R->l[i].gc->mm, &R->l[i].lt, g->error, sizeof(g->error)))
+			return -1;
+	R->wcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	R->bcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
+		gemm_lt_launch(&R->gl[k], &R->gp.calls[k], k);
+		if (fs_lt_plan(&R->lt, &R->gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
+		    (R->gp.calls[k].n_members && concatenate(R, k)))
+			return -1;
+	}
+	if (R->gp.absorbs) {
+		gemm_lt_launch(&R->absorbed, &R->gp.absorbed, 0);
+		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
+			return -1;
+	}
+	if (R->has_gen && gen_weights(R))
+		return -1;
+	return reference_products(R);
+}
+
+static int run_variant(struct run *R, const void *what, uint32_t r)
+{
+	int variant = *(const int *)what;
+	return gpu_run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
+}
+
+/* The generated GEMM alone under tactic *what, or (-1) the plain product
+ * of the same shape by cuBLASLt (its fused plan's product). */
+static int run_gen(struct run *R, const void *what, uint32_t r)
+{
+	int t = *(const int *)what;
+	if (t < 0)
+		return gpu_launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
+	R->gen_tactic = (uint32_t)t;
+	return gemm_launch_gen(R, r % R->rotate);
+}
+
+/* The generated GEMM's tactics timed side by side with cuBLASLt's plain
+ * product of the same shape; the fastest that passes the check is kept
+ * (gen_tactic), said in g->gemm with its rate and its share of cuBLASLt's.
+ * has_gen cleared where none passes. */
+static int tune_gen(struct run *R)
+{
+	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4};
+	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
+	struct fs_gpu_result *g = R->g;
+	struct timing tm[FS_GEMM_GEN_TACTICS + 1];
+	uint32_t k = 1;
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+		if (R->gen_fn[t])
+			what[k++] = &ids[t + 1];
+	if (gpu_time_set(R, run_gen, what, k, R->o->reps, tm))
+		return -1;
+	uint32_t order[FS_GEMM_GEN_TACTICS];
+	for (uint32_t i = 1; i < k; i++) { /* fastest first */
+		uint32_t at = i - 1;
+		for (; at && tm[order[at - 1]].ms > tm[i].ms; at--)
+			order[at] = order[at - 1];
+		order[at] = i;
+	}
+	const struct fs_lt_mm *m = &R->gp.calls[R->gen.call].mm;
+	double flop = 2.0 * (double)m->M * (double)m->N * (double)m->K;
+	size_t at = strlen(g->gemm);
+	for (uint32_t i = 0; i + 1 < k; i++) {
+		struct fs_errors e = {0};
+		char why[200] = "", name[64];
+		int t = *(const int *)what[order[i]];
+		R->gen_tactic = (uint32_t)t;
+		if (gpu_run_once(R, 2, NULL, &e))
+			return -1;
+		int ok = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+		double ms = tm[order[i]].ms;
+		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], name, sizeof(name));
+		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0,
+				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%.120s", name,
+				       ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, ok ? "" : ", failed: ", why);
+		if (ok)
+			return 0;
+	}
+	R->has_gen = 0;
+	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
+	return 0;
+}
+
+/* The fused plan's variants timed side by side (interleaved): the products
+ * then the generated kernel, the product with cuBLASLt's epilogue, and the
+ * generated GEMM with the epilogue inside; the fastest that passes the
+ * check is the fused plan. */
+int gemm_time_variants(struct run *R)
+{
+	static const int which[3] = {0, 1, 2};
+	const void *what[3];
+	int var[3];
+	struct fs_gpu_result *g = R->g;
+	struct timing tm[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+	struct fs_errors e = {0};
+	char why[200] = "";
+	for (uint32_t i = 0; i < R->gp.n_calls; i++)
+		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
+			return -1;
+	if (R->gp.absorbs && (tune_product(R, &R->absorbed, "product with its epilogue") || gpu_run_once(R, 1, NULL, &e)))
+		return -1;
+	int ok1 = R->gp.absorbs && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+	if (R->has_gen && tune_gen(R))
+		return -1;
+	uint32_t k = 0;
+	var[k++] = 0;
+	if (R->gp.absorbs)
+		var[k++] = 1;
+	if (R->has_gen)
+		var[k++] = 2;
+	for (uint32_t i = 0; i < k; i++)
+		what[i] = &which[var[i]];
+	if (gpu_time_set(R, run_variant, what, k, R->o->reps, tm))
+		return -1;
+	uint32_t best = 0;
+	for (uint32_t i = 1; i < k; i++)
+		if ((var[i] != 1 || ok1) && tm[i].ms < tm[best].ms)
+			best = i;
+	g->variant = var[best];
+	g->fused_ms = tm[best].ms;
+	size_t at = strlen(g->gemm);
+	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms", R->gp.n_calls,
+			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms);
+	for (uint32_t i = 1; i < k && at < sizeof(g->gemm); i++) {
+		if (var[i] == 1)
+			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->gp.epilogue,
+					       tm[i].ms, ok1 ? "" : ", failed: ", why);
+		else
+			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against the generated GEMM %.4f ms", tm[i].ms);
+	}
+	if (at < sizeof(g->gemm))
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
+			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM" : "the generated kernel");
+	if (!R->has_gen && R->gen_why[0] && R->kernel) {
+		at = strlen(g->gemm);
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
+	}
+	return 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * gpu_run.h (private to fuse/gpu*.c): one GPU run of a region (gpu.h) as
+ * gpu.c and gpu_gemm.c share it: the launches, where values live, the run's
+ * state, and the functions each file gives the other. gpu.c: buffers, the
+ * generated kernels' launches, timing, tuning, the run itself; gpu_gemm.c:
+ * a region's matrix products (cuBLASLt calls, their float64 reference, the
+ * concatenated weights, the generated GEMM) and the fused plan's variants.
+ */
+#ifndef FUSESCAN_GPU_RUN_H
+#define FUSESCAN_GPU_RUN_H
+
+#include "codegen.h"
+#include "cuda.h"
+#include "gemm.h"
+#include "gemm_gen.h"
+#include "gpu.h"
+
+/* a generated kernel, or (gc set) a cuBLASLt product */
+struct launch {
+	struct fs_kernel k;
+	void *module, *fn;
+	uint8_t ref;                    /* a reference kernel: reads given values in double */
+	uint8_t store;                  /* the reference storing its outputs (into refbuf) */
+	const struct fs_gemm_call *gc;
+	struct fs_lt_plan lt;
+	uint32_t slot;                  /* a fused plan's product: its index (concatenated buffers) */
+	int64_t bytes;
+};
+
+/* where a kernel's region values live: the unfused run's buffers (inputs
+ * rotated), the fused kernel's outputs, or the CPU reference's outputs */
+enum where { UNFUSED_BUFS, FUSED_BUFS, CPU_REF_BUFS };
+
+struct run {
+	const struct prog *p;
+	struct prog q;             /* p, reading its products' outputs as given (gemm.h); p itself without products */
+	struct prog qs;            /* q writing only the later products' operands: the reference that stores them */
+	const struct fs_gpu_opts *o;
+	struct fs_cuda c;
+	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
+	uint32_t n;
+	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
+	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
+	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
+	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
+	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
+	void *stream;              /* every launch and timing event */
+	uint32_t rotate;
+	struct fs_gpu_result *g;
+	/* matrix products (gemm.h): the plan, cuBLASLt, the fused plan's products
+	 * (variant 0, before the fused kernel) and its cuBLASLt-epilogue variant 1 */
+	int gemm, kernel;          /* the region holds products; the fused plan has a generated kernel */
+	struct fs_gemm_plan gp;
+	struct fs_lt lt;
+	struct launch gl[FS_GEMM_MAX], absorbed;
+	fs_devptr *wcat, *bcat;    /* per fused product and input copy: concatenated weights, biases */
+	fs_devptr catout[FS_GEMM_MAX];
+	fs_devptr *refbuf;         /* per value: a product's float64 reference */
+	struct launch refg[FS_GEMM_MAX], cmp[FS_GEMM_MAX], cmp64[FS_GEMM_MAX]; /* per product */
+	struct launch store;       /* the reference of what the later products read (FS_GEN_REF_STORE) */
+	/* the generated GEMM (gemm_gen.h), variant 2: per tactic its module and
+	 * the weight it reads on each input copy, the tactic run */
+	int has_gen;
+	struct fs_gemm_gen gen;
+	struct launch epi;         /* its epilogue (FS_GEN_EPILOGUE): the parameters it takes */
+	void *gen_module[FS_GEMM_GEN_TACTICS], *gen_fn[FS_GEMM_GEN_TACTICS];
+	fs_devptr *gw;             /* [tactic * rotate + copy]; nm 1: the product's own weight (not owned) */
+	uint32_t gen_tactic;
+	char gen_why[160];         /* why there is none */
+};
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		if (fs_cuda_check(&R->c, (call), #call, R->g->error, sizeof(R->g->error))) \
+			return -1;                                                        \
+	} while (0)
+
+/* A generated kernel's arguments on input copy `copy` of the results in
+ * w: its buffers, the symbols' values and magic numbers, (a reference)
+ * the statistics; the storage they point into. Returns how many. */
+struct kargs {
+	void *p[FS_KERNEL_MAX_PARAMS + 2 * FS_KERNEL_MAX_SYMS + 1];
+	fs_devptr ptr[FS_KERNEL_MAX_PARAMS];
+	long long sym[FS_KERNEL_MAX_SYMS];
+	unsigned long long magic[FS_KERNEL_MAX_SYMS];
+};
+
+/* One timing: median, p90 - p10 and half the median's 95% interval (ms). */
+struct timing {
+	double ms, spread, ci;
+};
+
+typedef int (*run_fn)(struct run *R, const void *what, uint32_t r);
+
+/* gpu.c (see each one's comment there) */
+fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w);
+uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A);
+int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
+int gpu_run_fused(struct run *R, const void *L, uint32_t r);
+int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out);
+int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+		     void **fn);
+int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);
+int gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy);
+int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e);
+void gpu_cache_key(const struct run *R, struct fs_tune_key *k);
+
+/* gpu_gemm.c */
+void gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld);
+int gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w);
+int gemm_launch_gen(struct run *R, uint32_t copy);
+int gemm_compare_products(struct run *R, enum where w);
+int gemm_run_products(struct run *R, int variant, uint32_t copy, int post);
+void gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot);
+int gemm_prepare_products(struct run *R, int load);
+int gemm_prepare_gen(struct run *R, int load);
+int gemm_setup_products(struct run *R);
+int gemm_time_variants(struct run *R);
+
+#endif
