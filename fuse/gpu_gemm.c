@@ -343,19 +343,38 @@ static int run_gen(struct run *R, const void *what, uint32_t r)
 	return gemm_launch_gen(R, r % R->rotate);
 }
 
+/* The generated GEMM's tuning-cache key: its epilogue's source and the
+ * product's sizes (the bucket: its rows), NVRTC's version. */
+static void gen_key(const struct run *R, struct fs_tune_key *k)
+{
+	const struct fs_gemm_gen *gg = &R->gen;
+	char d[96];
+	int n = snprintf(d, sizeof(d), "gemm_sm90 M%lld N%lld K%lld nm%u", (long long)gg->M, (long long)gg->Nm, (long long)gg->K, gg->nm);
+	gpu_cache_key(R, k);
+	uint64_t h = fs_hash_bytes(R->epi.k.source, strlen(R->epi.k.source), fs_hash_bytes(d, (size_t)n, 0x67656d6d));
+	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)h);
+	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)gg->M);
+}
+
 /* The generated GEMM's tactics timed side by side with cuBLASLt's plain
  * product of the same shape; the fastest that passes the check is kept
- * (gen_tactic), said in g->gemm with its rate and its share of cuBLASLt's.
- * has_gen cleared where none passes. */
+ * (gen_tactic), in the tuning cache too, said in g->gemm with its rate and
+ * its share of cuBLASLt's. A cache hit times the recorded tactic alone
+ * beside the plain product. has_gen cleared where none passes. */
 static int tune_gen(struct run *R)
 {
 	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4};
 	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
 	struct fs_gpu_result *g = R->g;
 	struct timing tm[FS_GEMM_GEN_TACTICS + 1];
+	struct fs_tune_key key;
+	struct fs_tune_entry hit;
 	uint32_t k = 1;
+	gen_key(R, &key);
+	int cached = R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per >= 1 &&
+		     hit.tactic.per <= FS_GEMM_GEN_TACTICS && R->gen_fn[hit.tactic.per - 1];
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
-		if (R->gen_fn[t])
+		if (R->gen_fn[t] && (!cached || t + 1 == hit.tactic.per))
 			what[k++] = &ids[t + 1];
 	if (gpu_time_set(R, run_gen, what, k, R->o->reps, tm))
 		return -1;
@@ -380,10 +399,18 @@ static int tune_gen(struct run *R)
 		double ms = tm[order[i]].ms;
 		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], name, sizeof(name));
 		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0,
-				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%.120s", name,
-				       ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, ok ? "" : ", failed: ", why);
-		if (ok)
-			return 0;
+				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%s%.120s",
+				       name, ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, cached ? " (tuning cache hit)" : "",
+				       ok ? "" : ", failed: ", why);
+		if (!ok)
+			continue;
+		if (R->o->cache && !cached) {
+			struct fs_tune_entry en = {.key = key, .tactic = {.vec = 2, .threads = 1, .per = (uint16_t)(t + 1)}, .ms = ms,
+						   .spread = tm[order[i]].spread, .timed = k - 1, .failed = i};
+			snprintf(en.name, sizeof(en.name), "%.31s", name);
+			fs_tune_record(R->o->cache, &en);
+		}
+		return 0;
 	}
 	R->has_gen = 0;
 	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");

@@ -12,7 +12,8 @@
 # place) + relu. At 2 tokens the float64 reference
 # kernels agree with the CPU's reference; at 100 and 1000 tokens (no CPU
 # reference) the GPU's reference alone checks. Every run: verdict pass. A
-# second run finds cuBLASLt's fastest algorithm in the tuning cache.
+# second run finds cuBLASLt's fastest algorithm, and the generated GEMM's
+# fastest tactic, in the tuning cache.
 # Skipped (exit 77) where no GPU or no cuBLASLt can be used.
 # usage: gemm_gpu.sh FUSESCAN TESTS_DIR
 set -u
@@ -71,4 +72,11 @@ contains "QKV: algorithms timed" "$tmp/out" " ms (#1 "
 check "QKV, cache hit" 0 "$exe" --apply parallel_gemm --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c2" "$d/qkv.txt"
 contains "QKV: cache hit" "$tmp/out" "(tuning cache hit)"
 contains "QKV: cache hit, verdict" "$tmp/out" "GPU verdict: pass"
+# so is the generated GEMM's fastest tactic: a second run times that one alone beside cuBLASLt's product
+check "gate/up, cache filled" 0 "$exe" --apply gate_up_swiglu --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c3" "$d/gate_up.txt" $P
+generated "gate/up, cache filled"
+check "gate/up, cache hit" 0 "$exe" --apply gate_up_swiglu --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c4" "$d/gate_up.txt" $P
+if grep -qE "generated GEMM \(sm_90a\) [^;]* ms\) \(tuning cache hit\)" "$tmp/out"; then pass=$((pass + 1)); else
+	fail=$((fail + 1)) && echo "FAIL gate/up: the generated GEMM's tactic not from the cache"; fi
+contains "gate/up: cache hit, verdict" "$tmp/out" "GPU verdict: pass"
 finish
