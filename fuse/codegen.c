@@ -1219,7 +1219,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	}
 	for (uint32_t i = 0; i < p->n_ops; i++)
 		if (p->ops[i].sem->kind == GEMM && !given(p, (int32_t)(p->n_in + i)) && (G.fused || (int32_t)i == only))
-			fail(&G, "a matrix product: fusescan generates no GEMM kernel (the CPU executions check it)");
+			fail(&G, "a matrix product inside the kernel (products run before it, fuse/gemm.h, or as the generated GEMM)");
 	const struct ten *rowsh = plan_rows(&G);
 	k->row = rowsh != NULL;
 	if (G.epi && k->row)

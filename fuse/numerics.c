@@ -769,10 +769,7 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 			t = &v[op->src[idx[sd]]];
 			for (int64_t k = sd; k + 1 < out->rank; k++)
 				src[k] = idx[k + 1];
-		}
-		else if (kind == PAD)
-			;
-		else { /* CAT: find the part holding idx[sd] */
+		} else if (kind == CAT) { /* find the part holding idx[sd] */
 			int64_t at = idx[sd];
 			uint32_t part = 0;
 			while (part + 1 < op->n_src && at >= v[op->src[part]].shape[sd])
