@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 128 x 256 and 192 x 192 tiles in clusters of two (prefill), the first
- * alone, and 64-row tiles for a few rows (decode: the weight's stream) */
+/* sm_90a: 128 x 256 and 192 x 192 tiles in clusters of two (prefill), the
+ * first alone, and 64-row tiles for a few rows (decode: the weight's
+ * stream); portable: 128 x 128 tiles of four warps */
 const struct fs_gemm_gen_tactic fs_gemm_gen_tactics[FS_GEMM_GEN_TACTICS] = {
-	{2, 2, 4, 2, 8, 128}, {3, 2, 4, 2, 8, 96}, {2, 2, 4, 1, 8, 128}, {1, 1, 5, 1, 8, 256}, {1, 1, 8, 1, 8, 128},
+	{2, 2, 4, 2, 8, 128, 0}, {3, 2, 4, 2, 8, 96, 0}, {2, 2, 4, 1, 8, 128, 0}, {1, 1, 5, 1, 8, 256, 0}, {1, 1, 8, 1, 8, 128, 0},
+	{2, 2, 3, 1, 1, 64, 1},
 };
 
 static int say(char *why, size_t n, const char *s)
@@ -74,7 +76,7 @@ char *fs_gemm_gen_source(const struct fs_kernel *epi, const struct fs_gemm_gen_t
 	fs_text_put(&b, "%s\n#define FS_MB %u\n#define FS_WN %u\n#define FS_CONS %u\n#define FS_STAGES %u\n#define FS_CLUSTER %u\n"
 			"#define FS_GROUP_M %u\n#define FS_NM %u\n",
 		    epi->source, t->mb, t->wn, t->cons, t->stages, t->cluster, t->group_m, nm);
-	fs_text_put(&b, "%s", fs_kernel_file("gemm_sm90.cuh"));
+	fs_text_put(&b, "%s", fs_kernel_file(t->portable ? "gemm_mma.cuh" : "gemm_sm90.cuh"));
 	return b.s;
 }
 
@@ -100,7 +102,14 @@ int64_t fs_gemm_gen_row(const struct fs_gemm_gen *g, const struct fs_gemm_gen_ta
 int fs_gemm_gen_smem(const struct fs_gemm_gen_tactic *t)
 {
 	int bm = 64 * t->mb, bn = t->wn * t->cons;
+	if (t->portable) /* rows of 32 elements padded to 40 */
+		return t->stages * (bm + bn) * 40 * 2;
 	return t->stages * ((bm + bn) * 64 * 2 + 16) + 1024;
+}
+
+int fs_gemm_gen_runs_on(const struct fs_gemm_gen_tactic *t, int major, int minor)
+{
+	return t->portable ? major >= 8 : major == 9 && minor == 0;
 }
 
 /* a K-major bf16 matrix of `rows` x K in 128-byte-swizzled boxes of 64 x box_rows */
@@ -123,13 +132,20 @@ int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g,
 	} ta, tb;
 	int bm = 64 * t->mb, bn = t->wn * t->cons, smem = fs_gemm_gen_smem(t);
 	int64_t rows = fs_gemm_gen_rows(g, t);
-	if (tensor_map(c, &ta, a, g->M, g->K, (unsigned)bm, err, n) || tensor_map(c, &tb, w, rows, g->K, (unsigned)(bn / t->cluster), err, n) ||
-	    fs_cuda_check(c, c->cuFuncSetAttribute(fn, ATTR_MAX_DYNAMIC_SMEM, smem), "cuFuncSetAttribute", err, n))
-		return -1;
 	int M = (int)g->M, N = (int)rows, K = (int)g->K, Nm = (int)g->Nm;
 	void *args[6 + 2 * FS_KERNEL_MAX_PARAMS] = {&ta, &tb, &M, &N, &K, &Nm};
 	for (uint32_t i = 0; i < n_epi && i < 2 * FS_KERNEL_MAX_PARAMS; i++)
 		args[6 + i] = epi_args[i];
+	if (fs_cuda_check(c, c->cuFuncSetAttribute(fn, ATTR_MAX_DYNAMIC_SMEM, smem), "cuFuncSetAttribute", err, n))
+		return -1;
+	if (t->portable) { /* the operands' addresses; a block per tile */
+		args[0] = &a, args[1] = &w;
+		int64_t tiles = (g->M + bm - 1) / bm * ((rows + bn - 1) / bn);
+		return fs_cuda_check(c, c->cuLaunchKernel(fn, (unsigned)tiles, 1, 1, 32u * t->mb * t->cons, 1, 1, (unsigned)smem, stream, args, NULL),
+				     "cuLaunchKernel", err, n);
+	}
+	if (tensor_map(c, &ta, a, g->M, g->K, (unsigned)bm, err, n) || tensor_map(c, &tb, w, rows, g->K, (unsigned)(bn / t->cluster), err, n))
+		return -1;
 	/* one cluster per pair of SMs: a persistent grid */
 	int64_t tiles = (g->M + bm * t->cluster - 1) / (bm * t->cluster) * ((rows + bn - 1) / bn) * t->cluster;
 	int64_t most = c->sms / t->cluster * t->cluster, grid = tiles < most ? tiles : most;
@@ -149,5 +165,8 @@ int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g,
 
 void fs_gemm_gen_name(const struct fs_gemm_gen_tactic *t, char *out, size_t n)
 {
-	snprintf(out, n, "%dx%d, cluster %u, %u stages", 64 * t->mb, t->wn * t->cons, t->cluster, t->stages);
+	if (t->portable)
+		snprintf(out, n, "(mma.sync) %dx%d, %u stages", 64 * t->mb, t->wn * t->cons, t->stages);
+	else
+		snprintf(out, n, "(sm_90a) %dx%d, cluster %u, %u stages", 64 * t->mb, t->wn * t->cons, t->cluster, t->stages);
 }

@@ -2,7 +2,8 @@
  * gemm_gen.h (private to fuse/): the generated GEMM of a region: its one
  * product (or a concatenated group of two, SwiGLU's gate / up) computed on
  * Hopper's tensor cores (kernels/gemm_sm90.cuh: TMA loads, wgmma, a
- * persistent warp-specialised kernel, clusters sharing the weight's tile),
+ * persistent warp-specialised kernel, clusters sharing the weight's tile)
+ * or, on any GPU from sm_80 on, with mma.sync (kernels/gemm_mma.cuh),
  * the region's epilogue generated from the op table (codegen.h,
  * FS_GEN_EPILOGUE) applied to the accumulators, so the product's output
  * never reaches memory. gpu.c times it as the fused plan's third variant,
@@ -19,14 +20,17 @@
 #include "codegen.h"
 #include "gemm.h"
 
-/* A tile shape and schedule: FS_MB 64-row blocks by FS_CONS consumer
- * warpgroups of FS_WN columns, FS_STAGES buffers, FS_CLUSTER blocks sharing
- * the weight's tile, FS_GROUP_M tile rows per group of the walk. */
+/* A tile shape and schedule. sm_90a (kernels/gemm_sm90.cuh): FS_MB 64-row
+ * blocks by FS_CONS consumer warpgroups of FS_WN columns, FS_STAGES
+ * buffers, FS_CLUSTER blocks sharing the weight's tile, FS_GROUP_M tile rows
+ * per group of the walk. Portable (mma.sync, kernels/gemm_mma.cuh, sm_80
+ * on): FS_MB x FS_CONS warps of 64 rows x FS_WN columns, FS_STAGES buffers. */
 struct fs_gemm_gen_tactic {
 	uint8_t mb, cons, stages, cluster, group_m;
 	uint16_t wn;
+	uint8_t portable;
 };
-enum { FS_GEMM_GEN_TACTICS = 5 };
+enum { FS_GEMM_GEN_TACTICS = 6 };
 extern const struct fs_gemm_gen_tactic fs_gemm_gen_tactics[FS_GEMM_GEN_TACTICS];
 
 struct fs_gemm_gen {
@@ -55,11 +59,13 @@ int64_t fs_gemm_gen_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_t
 int64_t fs_gemm_gen_row(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, uint32_t m, int64_t x);
 /* Its shared memory, bytes (the launcher sets the function's limit to it). */
 int fs_gemm_gen_smem(const struct fs_gemm_gen_tactic *t);
+/* Whether a device of compute capability major.minor runs tactic t. */
+int fs_gemm_gen_runs_on(const struct fs_gemm_gen_tactic *t, int major, int minor);
 /* Enqueues fs_gemm (fn, compiled from t's source) on A (M x K) and the
  * weight w (fs_gemm_gen_rows x K), then the epilogue's own arguments. */
 int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, fs_devptr a,
 		       fs_devptr w, void *const *epi_args, uint32_t n_epi, void *stream, char *err, size_t n);
-/* "128x256, cluster 2, 4 stages" */
+/* "(sm_90a) 128x256, cluster 2, 4 stages", "(mma.sync) 128x128, 3 stages" */
 void fs_gemm_gen_name(const struct fs_gemm_gen_tactic *t, char *out, size_t n);
 
 #endif

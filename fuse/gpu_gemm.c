@@ -271,8 +271,8 @@ int gemm_prepare_gen(struct run *R, int load)
 		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
 		return 0;
 	}
-	if (load && (R->c.cc_major != 9 || !R->c.cuTensorMapEncodeTiled)) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_90 (wgmma, TMA) and a driver with cuTensorMapEncodeTiled");
+	if (load && (R->c.cc_major < 8 || !R->c.cuTensorMapEncodeTiled)) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_80 or later and a driver with cuTensorMapEncodeTiled");
 		return 0;
 	}
 	R->q.member = R->gen.member;
@@ -282,10 +282,14 @@ int gemm_prepare_gen(struct run *R, int load)
 		return 0;
 	}
 	R->has_gen = 1;
+	/* each tactic the device runs (without one: each, compiled for sm_90) */
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
-		char *src = fs_gemm_gen_source(&R->epi.k, &fs_gemm_gen_tactics[t], R->gen.nm);
+		const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
+		if (load && !fs_gemm_gen_runs_on(tc, R->c.cc_major, R->c.cc_minor))
+			continue;
+		char *src = fs_gemm_gen_source(&R->epi.k, tc, R->gen.nm);
 		g->kernels++, g->gemm_kernels++;
-		int rc = gpu_build_for(R, "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
+		int rc = gpu_build_for(R, tc->portable ? g->arch : "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
 		free(src);
 		if (rc)
 			return -1;
@@ -357,13 +361,14 @@ static void gen_key(const struct run *R, struct fs_tune_key *k)
 }
 
 /* The generated GEMM's tactics timed side by side with cuBLASLt's plain
- * product of the same shape; the fastest that passes the check is kept
+ * product of the same shape, each checked; the fastest that passes is kept
  * (gen_tactic), in the tuning cache too, said in g->gemm with its rate and
- * its share of cuBLASLt's. A cache hit times the recorded tactic alone
- * beside the plain product. has_gen cleared where none passes. */
+ * its share of cuBLASLt's, the others after it. A cache hit times the
+ * recorded tactic alone beside the plain product. has_gen cleared where
+ * none passes. */
 static int tune_gen(struct run *R)
 {
-	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4};
+	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4, 5};
 	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
 	struct fs_gpu_result *g = R->g;
 	struct timing tm[FS_GEMM_GEN_TACTICS + 1];
@@ -378,40 +383,49 @@ static int tune_gen(struct run *R)
 			what[k++] = &ids[t + 1];
 	if (gpu_time_set(R, run_gen, what, k, R->o->reps, tm))
 		return -1;
-	uint32_t order[FS_GEMM_GEN_TACTICS];
-	for (uint32_t i = 1; i < k; i++) { /* fastest first */
-		uint32_t at = i - 1;
-		for (; at && tm[order[at - 1]].ms > tm[i].ms; at--)
-			order[at] = order[at - 1];
-		order[at] = i;
+	/* every tactic checked; the fastest that passes is chosen */
+	int ok[FS_GEMM_GEN_TACTICS + 1] = {0}, best = -1;
+	char why[FS_GEMM_GEN_TACTICS + 1][200];
+	for (uint32_t i = 1; i < k; i++) {
+		struct fs_errors e = {0};
+		why[i][0] = '\0';
+		R->gen_tactic = (uint32_t)*(const int *)what[i];
+		if (gpu_run_once(R, 2, NULL, &e))
+			return -1;
+		ok[i] = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why[i], sizeof(why[i])));
+		if (ok[i] && (best < 0 || tm[i].ms < tm[best].ms))
+			best = (int)i;
 	}
 	const struct fs_lt_mm *m = &R->gp.calls[R->gen.call].mm;
 	double flop = 2.0 * (double)m->M * (double)m->N * (double)m->K;
 	size_t at = strlen(g->gemm);
-	for (uint32_t i = 0; i + 1 < k; i++) {
-		struct fs_errors e = {0};
-		char why[200] = "", name[64];
-		int t = *(const int *)what[order[i]];
+	char name[64];
+	if (best > 0) {
+		int t = *(const int *)what[best];
 		R->gen_tactic = (uint32_t)t;
-		if (gpu_run_once(R, 2, NULL, &e))
-			return -1;
-		int ok = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
-		double ms = tm[order[i]].ms;
 		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], name, sizeof(name));
 		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0,
-				       "; generated GEMM (sm_90a) %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s%s%.120s",
-				       name, ms, flop / ms / 1e9, tm[0].ms / ms, tm[0].ms, cached ? " (tuning cache hit)" : "",
-				       ok ? "" : ", failed: ", why);
-		if (!ok)
-			continue;
+				       "; generated GEMM %s: %.4f ms, %.0f TFLOP/s, %.3f of cuBLASLt's plain product (%.4f ms)%s", name,
+				       tm[best].ms, flop / tm[best].ms / 1e9, tm[0].ms / tm[best].ms, tm[0].ms, cached ? " (tuning cache hit)" : "");
 		if (R->o->cache && !cached) {
-			struct fs_tune_entry en = {.key = key, .tactic = {.vec = 2, .threads = 1, .per = (uint16_t)(t + 1)}, .ms = ms,
-						   .spread = tm[order[i]].spread, .timed = k - 1, .failed = i};
+			struct fs_tune_entry en = {.key = key, .tactic = {.vec = 2, .threads = 1, .per = (uint16_t)(t + 1)}, .ms = tm[best].ms,
+						   .spread = tm[best].spread, .timed = k - 1};
+			for (uint32_t i = 1; i < k; i++)
+				en.failed += !ok[i];
 			snprintf(en.name, sizeof(en.name), "%.31s", name);
 			fs_tune_record(R->o->cache, &en);
 		}
-		return 0;
 	}
+	for (uint32_t i = 1, first = 1; i < k; i++) {
+		if ((int)i == best)
+			continue;
+		fs_gemm_gen_name(&fs_gemm_gen_tactics[*(const int *)what[i]], name, sizeof(name));
+		at += (size_t)snprintf(g->gemm + at, at < sizeof(g->gemm) ? sizeof(g->gemm) - at : 0, "%s%s %.4f ms%s%.60s",
+				       first ? "; the generated GEMM's other tactics: " : ", ", name, tm[i].ms, ok[i] ? "" : " failed: ", why[i]);
+		first = 0;
+	}
+	if (best > 0)
+		return 0;
 	R->has_gen = 0;
 	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
 	return 0;

@@ -1339,7 +1339,7 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	uint32_t fused = r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels - r->ref_kernels - r->gemm_kernels;
 	char gemm[64] = "";
 	if (r->gemm_kernels)
-		snprintf(gemm, sizeof(gemm), ", the GEMM with its epilogue under %u (sm_90a)", r->gemm_kernels);
+		snprintf(gemm, sizeof(gemm), ", the GEMM with its epilogue under %u", r->gemm_kernels);
 	fprintf(out, "  kernels: %u generated (fused under %u tactic%s%s, %u unfused, %u float64 reference), %u compiled for %s with %s%s%s\n",
 		r->kernels, fused, fused == 1 ? "" : "s", gemm, r->unfused_kernels, r->ref_kernels, r->compiled, r->arch,
 		r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "", r->kernel_error);

@@ -45,15 +45,15 @@ contains "QKV: --emit says why" "$tmp/err" "fusescan: --emit: a region with matr
 
 # the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
 # a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax;
-# the generated GEMM (sm_90a) with the epilogue inside under each of its tactics, where the product
-# is a linear without bias
+# the generated GEMM with the epilogue inside under each of its tactics (five for sm_90a, TMA +
+# wgmma; one portable, mma.sync), where the product is a linear without bias
 g=$d/gemm
 check "gate / up + SwiGLU" 0 "$exe" --apply gate_up_swiglu --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/gu" "$g/gate_up.txt"
-contains "gate / up + SwiGLU: compiled" "$tmp/out" "74 generated (fused under 61 tactics, the GEMM with its epilogue under 5 (sm_90a), 2 unfused, 6 float64 reference), 74 compiled"
+contains "gate / up + SwiGLU: compiled" "$tmp/out" "75 generated (fused under 61 tactics, the GEMM with its epilogue under 6, 2 unfused, 6 float64 reference), 75 compiled"
 check "SwiGLU MLP" 0 "$exe" --apply pattern:swiglu --cpu-only --no-render --tokens 2 --out "$tmp/mlp" "$g/mlp.txt"
-contains "SwiGLU MLP: compiled" "$tmp/out" "77 generated (fused under 61 tactics, the GEMM with its epilogue under 5 (sm_90a), 2 unfused, 9 float64 reference), 77 compiled"
+contains "SwiGLU MLP: compiled" "$tmp/out" "78 generated (fused under 61 tactics, the GEMM with its epilogue under 6, 2 unfused, 9 float64 reference), 78 compiled"
 check "o_proj + residual" 0 "$exe" --apply gemm_residual --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/or" "$g/oproj_residual.txt"
-contains "o_proj + residual: the generated GEMM compiled" "$tmp/out" "41 generated (fused under 31 tactics, the GEMM with its epilogue under 5 (sm_90a), 1 unfused, 4 float64 reference), 41 compiled"
+contains "o_proj + residual: the generated GEMM compiled" "$tmp/out" "42 generated (fused under 31 tactics, the GEMM with its epilogue under 6, 1 unfused, 4 float64 reference), 42 compiled"
 check "addmm + bias + GELU" 0 "$exe" --apply gemm_bias_gelu_tanh --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/ag" "$g/addmm_gelu.txt"
 contains "addmm + bias + GELU: no generated GEMM (a bias)" "$tmp/out" "66 generated (fused under 61 tactics, 1 unfused, 4 float64 reference), 66 compiled"
 check "bmm + softmax" 0 "$exe" --apply bmm_softmax --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/bs" "$g/bmm_softmax.txt"
@@ -63,7 +63,7 @@ contains "bmm + softmax: compiled" "$tmp/out" "42 generated (fused under 37 tact
 check "swiglu --with-gemm" 0 "$exe" --apply swiglu --with-gemm --cpu-only --no-render --tokens 2 --out "$tmp/wg" "$tiny"
 contains "swiglu --with-gemm: the products inside" "$tmp/out" "%mul_15 1x2x256 bfloat16, %m_model_layers_0_mlp_gate_proj_weight 688x256 bfloat16, %m_model_layers_0_mlp_up_proj_weight 688x256 bfloat16 -> %mul_16 1x2x688 bfloat16"
 contains "swiglu --with-gemm: verdict" "$tmp/out" "verdict: pass"
-contains "swiglu --with-gemm: the generated GEMM compiled" "$tmp/out" "the GEMM with its epilogue under 5 (sm_90a)"
+contains "swiglu --with-gemm: the generated GEMM compiled" "$tmp/out" "the GEMM with its epilogue under 6"
 check "swiglu without --with-gemm" 0 "$exe" --apply swiglu --cpu-only --no-render --tokens 2 --out "$tmp/wo" "$tiny"
 contains "swiglu without --with-gemm: the epilogue alone" "$tmp/out" "-> %mul_16 1x2x688 bfloat16"
 count "swiglu without --with-gemm: no weight read" "$tmp/out" "gate_proj_weight" 0

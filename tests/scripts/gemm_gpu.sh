@@ -35,12 +35,14 @@ run() {
 	contains "$1 at $3: cuBLASLt" "$tmp/out" "matrix products: cuBLASLt "
 	[ "$3" != 2 ] || contains "$1 at 2: the GPU's reference is the CPU's" "$tmp/out" "float64 reference on the GPU (against the CPU's: max abs"
 }
-# generated NAME: the generated GEMM (sm_90a) with the epilogue inside ran, a tactic of it passed the
-# check, and it was timed beside the other variants
+# generated NAME: the generated GEMM with the epilogue inside ran, a tactic of it passed the check,
+# and it was timed beside the other variants; and its portable form (mma.sync) ran too
 generated() {
-	if grep -oE "generated GEMM \(sm_90a\) [^;]*" "$tmp/out" | grep -qv "failed"; then pass=$((pass + 1)); else
+	if grep -oE "generated GEMM \([a-z0-9_.]*\) [^;]*" "$tmp/out" | grep -qv "failed"; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL $1: no generated GEMM passed" && grep -oE "(generated|no generated) GEMM[^;]*" "$tmp/out"; fi
 	contains "$1: the generated GEMM beside the other variants" "$tmp/out" "against the generated GEMM "
+	if grep -qE "\(mma\.sync\) 128x128, 3 stages:? [0-9.]+ ms(,|;| \(|$)" "$tmp/out"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL $1: the portable GEMM (mma.sync) did not pass" && grep -oE "\(mma\.sync\)[^,;]*[^;]{0,80}" "$tmp/out"; fi
 }
 for t in 2 100 1000; do
 	run parallel_gemm qkv $t
@@ -76,7 +78,7 @@ contains "QKV: cache hit, verdict" "$tmp/out" "GPU verdict: pass"
 check "gate/up, cache filled" 0 "$exe" --apply gate_up_swiglu --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c3" "$d/gate_up.txt" $P
 generated "gate/up, cache filled"
 check "gate/up, cache hit" 0 "$exe" --apply gate_up_swiglu --tokens 300 --reps 20 --no-render --cache "$tmp/c.json" --out "$tmp/c4" "$d/gate_up.txt" $P
-if grep -qE "generated GEMM \(sm_90a\) [^;]* ms\) \(tuning cache hit\)" "$tmp/out"; then pass=$((pass + 1)); else
+if grep -qE "generated GEMM \([a-z0-9_.]*\) [^;]* ms\) \(tuning cache hit\)" "$tmp/out"; then pass=$((pass + 1)); else
 	fail=$((fail + 1)) && echo "FAIL gate/up: the generated GEMM's tactic not from the cache"; fi
 contains "gate/up: cache hit, verdict" "$tmp/out" "GPU verdict: pass"
 finish
