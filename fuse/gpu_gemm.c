@@ -181,15 +181,25 @@ static int concatenate(struct run *R, uint32_t k)
 /* A product's tuning-cache key: its exact description (cuBLASLt's
  * heuristic list depends on every size), cuBLASLt's version for the
  * compiler's. */
+/* A product's tuning-cache key: the hash of its description (then of
+ * `more`, if any), its rows as the bucket. */
+static void product_key(const struct run *R, const char *desc, const char *more, int64_t M, struct fs_tune_key *k)
+{
+	uint64_t h = fs_hash_bytes(desc, strlen(desc), 0x6c74);
+	gpu_cache_key(R, k);
+	if (more)
+		h = fs_hash_bytes(more, strlen(more), h);
+	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)h);
+	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)M);
+}
+
 static void lt_key(const struct run *R, const struct fs_lt_mm *m, struct fs_tune_key *k)
 {
 	char d[320];
-	gpu_cache_key(R, k);
-	int n = snprintf(d, sizeof(d), "cuBLASLt dt%u M%lld N%lld K%lld b%lld sa%lld sb%lld sd%lld nk%u relu%u gelu%u bias%u c%u ld%lld",
-			 m->dtype, (long long)m->M, (long long)m->N, (long long)m->K, (long long)m->batch, (long long)m->stride_a,
-			 (long long)m->stride_b, (long long)m->stride_d, m->b_nk, m->relu, m->gelu, m->bias, m->add_c, (long long)m->ldd);
-	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)fs_hash_bytes(d, (size_t)n, 0x6c74));
-	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)m->M);
+	snprintf(d, sizeof(d), "cuBLASLt dt%u M%lld N%lld K%lld b%lld sa%lld sb%lld sd%lld nk%u relu%u gelu%u bias%u c%u ld%lld", m->dtype,
+		 (long long)m->M, (long long)m->N, (long long)m->K, (long long)m->batch, (long long)m->stride_a, (long long)m->stride_b,
+		 (long long)m->stride_d, m->b_nk, m->relu, m->gelu, m->bias, m->add_c, (long long)m->ldd);
+	product_key(R, d, NULL, m->M, k);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "cuBLASLt %zu", R->lt.version);
 }
 
@@ -347,17 +357,21 @@ static int run_gen(struct run *R, const void *what, uint32_t r)
 	return gemm_launch_gen(R, r % R->rotate);
 }
 
-/* The generated GEMM's tuning-cache key: its epilogue's source and the
- * product's sizes (the bucket: its rows), NVRTC's version. */
+/* The generated GEMM's tuning-cache key: the product's sizes, the tactics
+ * (a recorded one is an index into them), the epilogue's source; NVRTC's
+ * version. */
 static void gen_key(const struct run *R, struct fs_tune_key *k)
 {
 	const struct fs_gemm_gen *gg = &R->gen;
-	char d[96];
-	int n = snprintf(d, sizeof(d), "gemm_sm90 M%lld N%lld K%lld nm%u", (long long)gg->M, (long long)gg->Nm, (long long)gg->K, gg->nm);
-	gpu_cache_key(R, k);
-	uint64_t h = fs_hash_bytes(R->epi.k.source, strlen(R->epi.k.source), fs_hash_bytes(d, (size_t)n, 0x67656d6d));
-	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)h);
-	snprintf(k->bucket, sizeof(k->bucket), "M=%lld", (long long)gg->M);
+	char d[1024];
+	size_t at = (size_t)snprintf(d, sizeof(d), "generated GEMM M%lld N%lld K%lld nm%u", (long long)gg->M, (long long)gg->Nm,
+				     (long long)gg->K, gg->nm);
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && at + 64 < sizeof(d); t++) {
+		d[at++] = ';';
+		fs_gemm_gen_name(&fs_gemm_gen_tactics[t], d + at, sizeof(d) - at);
+		at += strlen(d + at);
+	}
+	product_key(R, d, R->epi.k.source, gg->M, k);
 }
 
 /* The generated GEMM's tactics timed side by side with cuBLASLt's plain
