@@ -110,26 +110,22 @@ for b in j["buckets"]:
 	check "emit into a file" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/corrupt.json" --out "$tmp/e2" "$llama"
 	contains "emit error" "$tmp/err" "fusescan: --emit: cannot write $tmp/corrupt.json/fs_"
 fi
+# refused BASE OP MESSAGE: in a dump of %a = OP then a multiply, the candidate's --apply is refused
+# (exit 2) at %a's line with MESSAGE
+refused() {
+	printf '%s\n' '%x : 4x8 : torch.float32' "%a = $2 : 4x8 : torch.float32" \
+		'%b = aten.mul.Tensor(%a : 4x8 : torch.float32, 2.0) : 4x8 : torch.float32' 'output %b' >"$tmp/$1.txt"
+	local id
+	id=$("$exe" discover "$tmp/$1.txt" 2>/dev/null | sed -n 's/^Candidate 1: .*id \([^]]*\)\]$/\1/p')
+	check "$1" 2 "$exe" --apply "$id" --out "$tmp/$1.out" "$tmp/$1.txt"
+	contains "$1: why" "$tmp/err" "$1.txt:2:1: error: numerics: cannot execute %a $3"
+}
 # a region with an op outside the semantics table: a clear error, exit 2
-cat > "$tmp/nosem.txt" <<'DUMP'
-%x : 4x8 : torch.float32
-%a = aten.addcmul.default(%x : 4x8 : torch.float32, %x : 4x8 : torch.float32, %x : 4x8 : torch.float32) : 4x8 : torch.float32
-%b = aten.mul.Tensor(%a : 4x8 : torch.float32, 2.0) : 4x8 : torch.float32
-output %b
-DUMP
-id=$("$exe" discover "$tmp/nosem.txt" 2>/dev/null | sed -n 's/^Candidate 1: .*id \([^]]*\)\]$/\1/p')
-check "no semantics" 2 "$exe" --apply "$id" --out "$tmp/s4" "$tmp/nosem.txt"
-contains "no semantics message" "$tmp/err" "nosem.txt:2:1: error: numerics: cannot execute %a (aten.addcmul.default): no semantics for this op (fuse/sem.def)"
+refused nosem "aten.addcmul.default(%x : 4x8 : torch.float32, %x : 4x8 : torch.float32, %x : 4x8 : torch.float32)" \
+	"(aten.addcmul.default): no semantics for this op (fuse/sem.def)"
 # div with a rounding mode: the dump drops rounding_mode=, so it is refused, not guessed
-cat > "$tmp/divmode.txt" <<'DUMP'
-%x : 4x8 : torch.float32
-%a = aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0) : 4x8 : torch.float32
-%b = aten.mul.Tensor(%a : 4x8 : torch.float32, 2.0) : 4x8 : torch.float32
-output %b
-DUMP
-id=$("$exe" discover "$tmp/divmode.txt" 2>/dev/null | sed -n 's/^Candidate 1: .*id \([^]]*\)\]$/\1/p')
-check "div rounding mode" 2 "$exe" --apply "$id" --out "$tmp/s5" "$tmp/divmode.txt"
-contains "div rounding mode: why" "$tmp/err" "divmode.txt:2:1: error: numerics: cannot execute %a (aten.div.Tensor_mode): a division with a rounding mode the dump does not print"
+refused divmode "aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0)" \
+	"(aten.div.Tensor_mode): a division with a rounding mode the dump does not print"
 # the op table beyond the Llama family: square, exp2, expm1, log2, tan, atan, floor, ceil, trunc, sign,
 # relu6, hardsigmoid, hardswish, mish, true_divide, floor_divide, fmod, remainder, clamp_min / max,
 # leaky_relu (its default slope and a given one), hardtanh, lerp, isnan, isinf, logical and / or / xor
