@@ -31,69 +31,31 @@ static void add_site(struct fs_approval *a, const uint32_t *nodes, uint32_t n)
 	a->sites[a->n_sites++] = (struct fs_site){copy, n};
 }
 
-/* Each site takes in the views feeding it that nothing else reads
- * (recursively): they become index math in the fused kernel, whose input is
- * then what they view. RoPE's site reads the projection's contiguous output
- * instead of its transpose and two strided slices of it. */
-static void absorb_views(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a)
+/* Each site takes in the nodes feeding it that `takes` accepts and that
+ * nothing else reads (side effects aside), recursively. Returns whether a
+ * site grew. */
+static int grow_sites(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a,
+		      int (*takes)(const struct fs_scan *, const struct fs_graph *, uint32_t))
 {
 	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
+	int grew = 0;
 	for (uint32_t i = 0; i < a->n_sites; i++) {
 		uint32_t n = a->sites[i].n_nodes, cap = n;
 		uint32_t *v = fs_xmalloc((n ? n : 1) * sizeof(uint32_t));
 		memcpy(v, a->sites[i].nodes, n * sizeof(uint32_t));
 		for (uint32_t k = 0; k < n; k++)
 			in[v[k]] = 1;
-		for (uint32_t k = 0; k < n; k++) { /* the list grows as views join */
+		for (uint32_t k = 0; k < n; k++) { /* the list grows as nodes join */
 			const struct fs_node *x = &g->nodes[v[k]];
 			for (uint32_t t = x->args; t < x->args + x->n_args; t++) {
 				uint32_t y = g->args[t].node;
-				if (g->args[t].kind != FS_ARG_NODE || in[y] || !fs_numerics_is_view(s, g, y))
+				if (g->args[t].kind != FS_ARG_NODE || in[y] || !takes(s, g, y))
 					continue;
 				int only = 1;
 				for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++) {
 					uint32_t user = g->users[g->nodes[y].users + u];
 					only = in[user] || (g->nodes[user].flags & FS_NODE_SIDE_EFFECT);
 				}
-				if (only) {
-					FS_GROW(v, cap, n + 1);
-					in[y] = 1, v[n++] = y;
-				}
-			}
-		}
-		for (uint32_t k = 0; k < n; k++)
-			in[v[k]] = 0;
-		if (n > a->sites[i].n_nodes)
-			a->sites[i] = (struct fs_site){own(a, v), n};
-		else
-			free(v);
-	}
-	free(in);
-}
-
-/* Each site takes in the matrix products it reads (through the views it
- * took in) whose output only the site reads: the product and its epilogue
- * become one region. Returns whether a site grew. */
-static int take_gemms(const struct fs_scan *s, const struct fs_graph *g, struct fs_approval *a)
-{
-	uint8_t *in = fs_xcalloc(g->n_nodes + 1, 1);
-	int grew = 0;
-	for (uint32_t i = 0; i < a->n_sites; i++) {
-		uint32_t n = a->sites[i].n_nodes, cap = n + 1;
-		uint32_t *v = fs_xmalloc(cap * sizeof(uint32_t));
-		memcpy(v, a->sites[i].nodes, n * sizeof(uint32_t));
-		for (uint32_t k = 0; k < n; k++)
-			in[v[k]] = 1;
-		for (uint32_t k = 0, n0 = n; k < n0; k++) {
-			const struct fs_node *x = &g->nodes[v[k]];
-			for (uint32_t t = x->args; t < x->args + x->n_args; t++) {
-				uint32_t y = g->args[t].node;
-				if (g->args[t].kind != FS_ARG_NODE || in[y] || g->nodes[y].kind != FS_NODE_CALL ||
-				    fs_op_class_of(s, g->nodes[y].op) != FS_OPC_GEMM)
-					continue;
-				int only = 1;
-				for (uint32_t u = 0; u < g->nodes[y].n_users && only; u++)
-					only = in[g->users[g->nodes[y].users + u]];
 				if (only) {
 					FS_GROW(v, cap, n + 1);
 					in[y] = 1, v[n++] = y;
@@ -110,6 +72,12 @@ static int take_gemms(const struct fs_scan *s, const struct fs_graph *g, struct 
 	}
 	free(in);
 	return grew;
+}
+
+/* Matrix products (--with-gemm): the product and its epilogue one region. */
+static int is_gemm(const struct fs_scan *s, const struct fs_graph *g, uint32_t y)
+{
+	return g->nodes[y].kind == FS_NODE_CALL && fs_op_class_of(s, g->nodes[y].op) == FS_OPC_GEMM;
 }
 
 static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
@@ -342,9 +310,12 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		struct fs_approval *a = &pl->v[pl->n++];
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
-		absorb_views(s, g, a);
-		if (with_gemm && a->gemm_epilogue && take_gemms(s, g, a))
-			absorb_views(s, g, a); /* the products' own operand views (a transposed weight) */
+		/* views become index math in the fused kernel, which then reads what
+		 * they view: RoPE's site reads the projection's contiguous output
+		 * instead of its transpose and two strided slices of it */
+		grow_sites(s, g, a, fs_numerics_is_view);
+		if (with_gemm && a->gemm_epilogue && grow_sites(s, g, a, is_gemm))
+			grow_sites(s, g, a, fs_numerics_is_view); /* the products' own operand views (a transposed weight) */
 		merge_siblings(g, a);
 		if (site)
 			keep_site(s, g, a, site);
