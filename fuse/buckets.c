@@ -5,6 +5,7 @@
 
 #include "codegen.h"
 #include "emit.h"
+#include "gemm.h"
 #include "gpu.h"
 
 #include <cjson/cJSON.h>
@@ -42,14 +43,22 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 				 .graph_calls = b->graphed ? FS_GRAPH_CALLS : 0};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
 	fs_gpu_run(q, &go, g);
-	if (!g->ran || g->chosen < 0) {
+	int products_only = g->ran && fs_gemm_any(q) && !g->n_tactics;
+	if (!g->ran || (g->chosen < 0 && !products_only)) {
 		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);
 	} else {
-		const struct fs_tactic_run *w = &g->tactics[g->chosen];
 		b->tuned = 1;
-		b->t = w->t;
-		snprintf(b->tactic, sizeof(b->tactic), "%s", w->rec.name);
-		b->ms = w->rec.ms, b->ci = w->rec.ci, b->unfused_ms = g->unfused_ms;
+		b->unfused_ms = g->unfused_ms, b->variant = g->variant;
+		if (products_only)
+			snprintf(b->tactic, sizeof(b->tactic), "products");
+		else {
+			const struct fs_tactic_run *w = &g->tactics[g->chosen];
+			b->t = w->t;
+			snprintf(b->tactic, sizeof(b->tactic), "%s", w->rec.name);
+			b->ms = w->rec.ms, b->ci = w->rec.ci;
+		}
+		if (fs_gemm_any(q)) /* the fused plan's time: its products, then the kernel, or the variant chosen */
+			b->ms = g->fused_ms, b->ci = 0;
 		if (g->runner_up >= 0) {
 			snprintf(b->runner_up, sizeof(b->runner_up), "%s", g->tactics[g->runner_up].rec.name);
 			b->runner_up_ms = g->tactics[g->runner_up].rec.ms;
@@ -68,21 +77,49 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 /* The bucket of the run's own token count: what the run tuned. */
 static void from_main(const struct fs_numerics *r, struct fs_bucket_run *b)
 {
-	const struct fs_numerics_tactic *w = &r->tactics[r->chosen];
+	const struct fs_numerics_tactic *w = r->chosen >= 0 ? &r->tactics[r->chosen] : NULL;
 	b->tuned = 1;
 	b->graphed = b->tokens <= FS_GRAPH_MAX_TOKENS;
 	b->t = r->chosen_tactic;
-	memcpy(b->tactic, w->name, sizeof(b->tactic));
-	b->ms = w->ms, b->ci = w->ci, b->unfused_ms = r->unfused_ms;
+	memcpy(b->tactic, w ? w->name : "products", w ? sizeof(b->tactic) : sizeof("products"));
+	b->ms = w && !r->gemm[0] ? w->ms : r->fused_ms, b->ci = w && !r->gemm[0] ? w->ci : 0, b->unfused_ms = r->unfused_ms;
+	b->variant = r->variant;
 	if (r->runner_up >= 0) {
 		memcpy(b->runner_up, r->tactics[r->runner_up].name, sizeof(b->runner_up));
 		b->runner_up_ms = r->tactics[r->runner_up].ms;
 	}
 	b->cache_hit = r->cache_hit, b->timed = r->n_tactics, b->failed = r->n_failed;
 	b->fused = r->gpu_fused, b->unfused = r->gpu_unfused;
-	b->passed = !w->failed[0] && r->verdict == FS_VERDICT_PASS;
+	b->passed = !(w && w->failed[0]) && r->verdict == FS_VERDICT_PASS;
 	if (!b->passed)
-		snprintf(b->error, sizeof(b->error), "%s", w->failed[0] ? w->failed : r->why);
+		snprintf(b->error, sizeof(b->error), "%s", w && w->failed[0] ? w->failed : r->why);
+}
+
+/* An untuned bucket: the heuristic tactic (vectors as eager's kernels) of
+ * the fused kernel (of a region with matrix products: the one beside them). */
+static void heuristic(const struct prog *q, struct fs_bucket_run *b)
+{
+	struct fs_gemm_plan pl;
+	struct prog kq = *q;
+	struct fs_kernel k;
+	char why[256];
+	int gemm = fs_gemm_any(q), kernel = 1;
+	if (gemm && fs_gemm_plan(q, &pl, why, sizeof(why)) == 0)
+		kernel = fs_gemm_kernel_prog(q, &pl, &kq);
+	else if (gemm)
+		kernel = -1;
+	if (!kernel)
+		snprintf(b->tactic, sizeof(b->tactic), "products");
+	else if (kernel > 0 && fs_codegen(&kq, -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
+		b->t = k.tactic;
+		fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
+		fs_kernel_release(&k);
+	} else if (!b->error[0])
+		snprintf(b->error, sizeof(b->error), "%.250s", why);
+	if (gemm && kernel >= 0)
+		free(kq.is_output);
+	if (gemm)
+		fs_gemm_plan_release(&pl);
 }
 
 void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
@@ -106,22 +143,14 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 			continue;
 		}
 		fs_diags_release(&d);
-		if (r->gpu_ran && b->tokens == o->tokens && r->chosen >= 0)
+		if (r->gpu_ran && b->tokens == o->tokens && (r->chosen >= 0 || (r->gemm[0] && !r->n_tactics)))
 			from_main(r, b);
 		else if (r->gpu_ran)
 			tune(&q[i], nodes, n, o, seed, r, b);
-		if (!b->tuned) { /* the heuristic tactic (vectors as eager's kernels) */
-			struct fs_kernel k;
-			char why[256];
-			if (fs_codegen(&q[i], -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
-				b->t = k.tactic;
-				fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
-				fs_kernel_release(&k);
-			} else if (!b->error[0])
-				snprintf(b->error, sizeof(b->error), "%.250s", why);
-		}
+		if (!b->tuned)
+			heuristic(&q[i], b);
 		if (b->tuned ? b->passed : !b->error[0]) /* else the token counts go to the next bucket */
-			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms};
+			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant};
 	}
 	if (o->emit_dir && ne)
 		fs_emit(p, eb, ne, o, r);
@@ -152,9 +181,10 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 			fprintf(out, "    %8lld  not tuned: %s\n", (long long)b->tokens, b->error);
 			continue;
 		}
-		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
-			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->cache_hit ? "cache hit" : "",
-			b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
+		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
+			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0,
+			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
+			b->cache_hit ? "cache hit" : "", b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}
 }
 
@@ -171,6 +201,7 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			cJSON_AddBoolToObject(q, "graphed", b->graphed);
 			cJSON_AddBoolToObject(q, "cache_hit", b->cache_hit);
 			cJSON_AddBoolToObject(q, "passed", b->passed);
+			cJSON_AddNumberToObject(q, "variant", b->variant);
 			cJSON_AddNumberToObject(q, "median_ms", b->ms);
 			cJSON_AddNumberToObject(q, "ci95_ms", b->ci);
 			cJSON_AddNumberToObject(q, "unfused_ms", b->unfused_ms);

@@ -6,6 +6,7 @@
 #include "codegen.h"
 #include "cuda.h"
 #include "dims.h"
+#include "emit_op.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>
@@ -18,11 +19,6 @@
 
 enum { MAX_KERNELS = 2 * FS_MAX_BUCKETS + 1 }; /* the fallback, each bucket's and its exact-size kernel */
 
-static uint32_t node_of(const struct prog *p, int32_t v)
-{
-	return v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
-}
-
 static int failed(struct fs_numerics *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int failed(struct fs_numerics *r, const char *fmt, ...)
@@ -33,39 +29,6 @@ static int failed(struct fs_numerics *r, const char *fmt, ...)
 	va_end(ap);
 	r->emit_failed = 1;
 	return -1;
-}
-
-/* A Python identifier for a node name: itself where it is one (and no
- * keyword), else with a prefix. */
-static void py_name(const char *node, char *out, size_t n)
-{
-	static const char *const kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-					 "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-					 "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
-					 "return", "try", "while", "with", "yield", "torch", NULL};
-	size_t k = 0;
-	int bad = !((*node >= 'a' && *node <= 'z') || (*node >= 'A' && *node <= 'Z') || *node == '_');
-	for (const char *const *w = kw; *w && !bad; w++)
-		bad = !strcmp(*w, node);
-	if (bad && n > 3)
-		k = (size_t)snprintf(out, n, "in_");
-	for (const char *c = node; *c && k + 1 < n; c++)
-		out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) ? *c : '_';
-	out[k] = '\0';
-}
-
-/* a shape as JSON: a number per static dim, the Python expression of a symbolic one */
-static cJSON *shape_json(const struct prog *p, const struct ten *t)
-{
-	cJSON *a = cJSON_CreateArray();
-	char e[256];
-	for (uint8_t d = 0; d < t->rank; d++) {
-		if (fs_dim_symbolic(t, d) && fs_dims_text(p, t, d, d + 1, FS_LANG_PY, e, sizeof(e)) == 0)
-			cJSON_AddItemToArray(a, cJSON_CreateString(e));
-		else
-			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)t->shape[d]));
-	}
-	return a;
 }
 
 /* The bundle: every kernel in a namespace of its own (the template's
@@ -187,13 +150,53 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	return q;
 }
 
+/* The op's program at site `site` with its kernel (k->source NULL: none). */
+static int site_op(const struct prog *base, const struct fs_site *site, const uint32_t *nodes, const struct fs_numerics_opts *o,
+		   struct prog *q, struct fs_emit_op *e, struct fs_kernel *k)
+{
+	struct fs_diags d;
+	char why[256];
+	*q = (struct prog){.s = base->s, .g = base->g, .gelu_tanh = base->gelu_tanh};
+	memset(k, 0, sizeof(*k));
+	fs_diags_init(&d);
+	int bad = fs_prog_build(q, nodes, site->n_nodes, o->tokens, &d);
+	fs_diags_release(&d);
+	if (bad || fs_emit_op_init(e, q, why, sizeof(why)))
+		return -1;
+	e->kq.index64 = 1;
+	return e->kernel && fs_codegen(&e->kq, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+}
+
+/* What must be the same at every site: the kernel, and what the op runs around it. */
+static char *op_text(const struct fs_emit_op *e, const struct fs_kernel *k)
+{
+	cJSON *j = cJSON_CreateObject();
+	struct fs_emit_sig sig = {0};
+	struct fs_emit_op canon = *e; /* every tensor named by its value's place, not its node */
+	uint32_t nv = e->p->n_in + e->p->n_ops + FS_GEMM_MAX;
+	char why[256];
+	canon.name = fs_xcalloc(nv, sizeof(*canon.name));
+	for (uint32_t v = 0; v < nv; v++)
+		snprintf(canon.name[v], sizeof(canon.name[v]), "t%u", v);
+	fs_emit_op_json(&canon, k->source ? k : NULL, j, &sig, why, sizeof(why));
+	free(canon.name);
+	cJSON_DeleteItemFromObject(j, "inputs"), cJSON_DeleteItemFromObject(j, "outputs");
+	cJSON_DeleteItemFromObject(j, "views"), cJSON_DeleteItemFromObject(j, "buffers");
+	char *t = cJSON_PrintUnformatted(j);
+	struct fs_text all = {0};
+	fs_text_put(&all, "%s\n%s", t, k->source ? k->source : "");
+	cJSON_free(t);
+	cJSON_Delete(j);
+	free(sig.sig.s), free(sig.args.s), free(sig.ret.s), free(sig.doc.s);
+	return all.s;
+}
+
 /* The sites the op replaces, by node name: each one's program, bound as the
- * base, must generate the op's fallback kernel k0 byte for byte, so its
- * values line up with the kernel's parameters: its inputs in the op's order,
- * its outputs in the op's order, and its nodes (file order); and the graph
- * they are in. */
-static int sites_json(const struct prog *base, const struct fs_kernel *k0, const struct fs_numerics_opts *o, cJSON *j,
-		      struct fs_numerics *r)
+ * base, must generate the same kernel byte for byte and the same products
+ * (names aside), so its values line up with the op's: its inputs in the
+ * op's order, its outputs in the op's order, and its nodes (file order); and
+ * the graph they are in. */
+static int sites_json(const struct prog *base, const char *want, const struct fs_numerics_opts *o, cJSON *j, struct fs_numerics *r)
 {
 	const struct fs_emit_sites *es = o->emit_sites;
 	cJSON *g = cJSON_AddObjectToObject(j, "graph");
@@ -205,33 +208,50 @@ static int sites_json(const struct prog *base, const struct fs_kernel *k0, const
 	for (uint32_t i = 0; i < es->n; i++) {
 		const struct fs_site *site = &es->v[i];
 		uint32_t *nodes = fs_site_file_order(site);
-		struct prog q = {.s = base->s, .g = base->g, .gelu_tanh = base->gelu_tanh};
-		struct fs_diags d;
-		struct fs_kernel k = {0};
-		char why[256];
-		fs_diags_init(&d);
-		int bad = fs_prog_build(&q, nodes, site->n_nodes, o->tokens, &d);
-		q.index64 = 1;
-		bad = bad || fs_codegen(&q, -1, FS_GEN_KERNEL, NULL, &k, why, sizeof(why)) || strcmp(k.source, k0->source);
+		struct prog q;
+		struct fs_emit_op e = {0};
+		struct fs_kernel k;
+		char *text = NULL;
+		int bad = site_op(base, site, nodes, o, &q, &e, &k) || strcmp(text = op_text(&e, &k), want);
 		const char *last = fs_scan_str(base->s, base->g->nodes[nodes[site->n_nodes - 1]].name);
 		if (!bad) {
+			int32_t v[FS_KERNEL_MAX_PARAMS];
 			cJSON *x = cJSON_CreateObject(), *ins = cJSON_AddArrayToObject(x, "inputs"),
 			      *outs = cJSON_AddArrayToObject(x, "outputs"), *all = cJSON_AddArrayToObject(x, "nodes");
-			for (uint32_t p = 0; p < k.n_params; p++)
-				cJSON_AddItemToArray(k.write[p] ? outs : ins,
-						     cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[node_of(&q, k.value[p])].name)));
+			const struct fs_kernel *kk = k.source ? &k : NULL;
+			for (uint32_t m = 0, n = fs_emit_op_inputs(&e, kk, v); m < n; m++)
+				cJSON_AddItemToArray(ins, cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[fs_prog_node(&q, v[m])].name)));
+			for (uint32_t m = 0, n = fs_emit_op_outputs(&e, kk, v); m < n; m++)
+				cJSON_AddItemToArray(outs, cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[fs_prog_node(&q, v[m])].name)));
 			for (uint32_t m = 0; m < site->n_nodes; m++)
 				cJSON_AddItemToArray(all, cJSON_CreateString(fs_scan_str(q.s, q.g->nodes[nodes[m]].name)));
 			cJSON_AddItemToArray(a, x);
 		}
+		free(text);
 		fs_kernel_release(&k);
+		if (e.name)
+			fs_emit_op_release(&e);
 		fs_prog_free(&q);
-		fs_diags_release(&d);
 		free(nodes);
 		if (bad)
-			return failed(r, "the site at %%%s runs another kernel than the first site's: it cannot share its op", last);
+			return failed(r, "the site at %%%s runs another kernel or other products than the first site's: it cannot share its op",
+				      last);
 	}
 	return 0;
+}
+
+/* The fused kernel of bucket program p (index64: of any size) under tactic t
+ * (NULL: the heuristic one), at exactly its sizes where `exact`. */
+static int bucket_kernel(const struct prog *p, const struct fs_tactic *t, int exact, int index64, struct fs_kernel *k, char *why,
+			 size_t n)
+{
+	struct fs_emit_op e;
+	if (fs_emit_op_init(&e, p, why, n))
+		return -1;
+	e.kq.index64 = (uint8_t)index64;
+	int rc = exact ? exact_kernel(&e.kq, t, k, why, n) : fs_codegen(&e.kq, -1, FS_GEN_KERNEL, t, k, why, n);
+	fs_emit_op_release(&e);
+	return rc;
 }
 
 void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
@@ -244,15 +264,21 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	int32_t of_bucket[FS_MAX_BUCKETS], exact_of[FS_MAX_BUCKETS];
 	const struct prog *exact_at[MAX_KERNELS] = {0}; /* an exact-size kernel: the bucket's program */
 	uint32_t nk = 0;
-	struct fs_text cu = {0}, sig = {0}, args = {0}, ret = {0}, doc = {0};
-	char *ptx = NULL, *json = NULL, *py = NULL;
+	struct fs_text cu = {0};
+	struct fs_emit_sig sig = {0};
+	struct fs_emit_op e = {0};
+	char *ptx = NULL, *json = NULL, *py = NULL, *want = NULL;
 	cJSON *j = NULL;
 	struct fs_cuda c;
 	memset(k, 0, sizeof(k));
 	fs_cuda_open(&c);
 	if (n > FS_MAX_BUCKETS)
 		n = FS_MAX_BUCKETS;
-	if (!c.nvrtc) {
+	if (fs_emit_op_init(&e, base, why, sizeof(why))) {
+		failed(r, "%s", why);
+		goto out;
+	}
+	if (e.kernel && !c.nvrtc) {
 		failed(r, "nothing compiled (NVRTC not found)");
 		goto out;
 	}
@@ -261,17 +287,15 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		goto out;
 	}
 	/* the fallback first (64-bit indices, one element a thread: any size), then each bucket's */
-	struct prog any = *base;
-	any.index64 = 1;
-	if (fs_codegen(&any, -1, FS_GEN_KERNEL, NULL, &k[0], why, sizeof(why))) {
+	if (e.kernel && bucket_kernel(base, NULL, 0, 1, &k[0], why, sizeof(why))) {
 		failed(r, "the fallback kernel: %s", why);
 		goto out;
 	}
-	src[nk] = k[0].source, entry[nk] = "fs_any";
-	nk++;
-	for (uint32_t i = 0; i < n; i++) {
+	if (e.kernel)
+		src[nk] = k[0].source, entry[nk] = "fs_any", nk++;
+	for (uint32_t i = 0; i < n && e.kernel; i++) {
 		struct fs_kernel kb;
-		if (fs_codegen(b[i].p, -1, FS_GEN_KERNEL, &b[i].t, &kb, why, sizeof(why))) {
+		if (bucket_kernel(b[i].p, &b[i].t, 0, 0, &kb, why, sizeof(why))) {
 			failed(r, "the kernel of bucket %lld: %s", (long long)b[i].tokens, why);
 			goto out;
 		}
@@ -298,7 +322,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		exact_of[i] = -1;
 		if (!b[i].p->n_bind)
 			continue;
-		if (exact_kernel(b[i].p, &b[i].t, &kb, why, sizeof(why))) {
+		if (bucket_kernel(b[i].p, &b[i].t, 1, 0, &kb, why, sizeof(why))) {
 			failed(r, "the exact-size kernel of bucket %lld: %s", (long long)b[i].tokens, why);
 			goto out;
 		}
@@ -309,25 +333,24 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		entry[nk] = entry_buf[nk];
 		exact_of[i] = (int32_t)nk++;
 	}
-	for (uint32_t i = 1; i < k[0].n_params; i++)
-		if (k[0].write[i - 1] && !k[0].write[i]) {
-			failed(r, "the kernel reads a buffer after the outputs: the descriptor cannot say so");
-			goto out;
-		}
-	uint64_t h = 0x656d6974ull;
-	for (uint32_t i = 0; i < nk; i++)
+	/* the op's name: a hash of its kernels and of what it runs around them */
+	want = op_text(&e, &k[0]);
+	uint64_t h = fs_hash_bytes(want, strlen(want), 0x656d6974ull);
+	for (uint32_t i = 1; i < nk; i++)
 		h = fs_hash_bytes(src[i], strlen(src[i]), h);
 	if (o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */
 		h = fs_hash_bytes(o->emit_sites->candidate, strlen(o->emit_sites->candidate), h);
 	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
-	bundle(&cu, name, src, entry, nk);
-	char arch[16], varch[24];
+	char arch[16], varch[24] = "";
 	size_t len;
-	fs_cuda_arch(&c, arch, sizeof(arch));
-	snprintf(varch, sizeof(varch), "compute_%s", arch + 3);
-	if (fs_cuda_compile(&c, cu.s, varch, 1, &ptx, &len, why, sizeof(why))) {
-		failed(r, "no PTX: %.1000s", why);
-		goto out;
+	if (nk) {
+		bundle(&cu, name, src, entry, nk);
+		fs_cuda_arch(&c, arch, sizeof(arch));
+		snprintf(varch, sizeof(varch), "compute_%s", arch + 3);
+		if (fs_cuda_compile(&c, cu.s, varch, 1, &ptx, &len, why, sizeof(why))) {
+			failed(r, "no PTX: %.1000s", why);
+			goto out;
+		}
 	}
 
 	j = cJSON_CreateObject();
@@ -338,96 +361,44 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	cJSON_AddStringToObject(j, "op", opname);
 	char file[64];
 	snprintf(file, sizeof(file), "%s.cu", name);
-	cJSON_AddStringToObject(j, "source", file);
+	cJSON_AddItemToObject(j, "source", nk ? cJSON_CreateString(file) : cJSON_CreateNull());
 	snprintf(file, sizeof(file), "%s.ptx", name);
-	cJSON_AddStringToObject(j, "ptx", file);
+	cJSON_AddItemToObject(j, "ptx", nk ? cJSON_CreateString(file) : cJSON_CreateNull());
 	snprintf(file, sizeof(file), "%s.py", name);
 	cJSON_AddStringToObject(j, "module", file);
 	cJSON_AddStringToObject(j, "ptx_arch", varch);
-	cJSON_AddStringToObject(j, "nvrtc", r->nvrtc);
+	cJSON_AddStringToObject(j, "nvrtc", nk ? r->nvrtc : "");
 	cJSON_AddStringToObject(j, "tuned_on", r->gpu_ran ? r->device : "");
-	/* the symbols: kernel parameters after the buffers, each read from an input's dim */
-	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
-	struct fs_text tokens = {0};
-	for (uint32_t s = 0; s < base->n_bind; s++) {
-		const char *sname = fs_scan_str(base->s, base->bind[s].sym);
-		int found = 0;
-		cJSON *q = cJSON_CreateObject();
-		cJSON_AddStringToObject(q, "name", sname);
-		for (uint32_t i = 0, in = 0; i < k[0].n_params && !found; i++) {
-			if (k[0].write[i])
-				continue;
-			const struct ten *t = fs_prog_value(base, k[0].value[i]);
-			for (uint8_t d = 0; d < t->rank && !found; d++) {
-				const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &base->s->types.dims[t->sym[d] - 1] : NULL;
-				if (dim && dim->expr >= 0 && base->s->types.exprs[dim->expr].op == FS_EX_SYM &&
-				    base->s->types.exprs[dim->expr].sym == base->bind[s].sym) {
-					cJSON *from = cJSON_AddObjectToObject(q, "from");
-					cJSON_AddNumberToObject(from, "input", in);
-					cJSON_AddNumberToObject(from, "dim", d);
-					found = 1;
-				}
-			}
-			in++;
-		}
-		cJSON_AddItemToArray(syms, q);
-		fs_text_put(&tokens, "%s%s", s ? " * " : "", sname);
-		if (!found) {
-			failed(r, "symbol %s is no dim of any input: the op could not read it", sname);
-			goto out;
-		}
+	if (fs_emit_op_json(&e, nk ? &k[0] : NULL, j, &sig, why, sizeof(why))) {
+		failed(r, "%s", why);
+		goto out;
 	}
-	cJSON_AddStringToObject(j, "tokens", tokens.s ? tokens.s : "1");
 	/* what every kernel takes, in order */
-	cJSON_AddStringToObject(j, "params", "the inputs' and outputs' data pointers in the order listed; each symbol's value "
-					     "(int64); each symbol's division magic (uint64: m | l << 32, l = ceil(log2 v), "
-					     "m = 2^32 (2^l - v) // v + 1)");
-	free(tokens.s);
-	cJSON *ins = cJSON_AddArrayToObject(j, "inputs"), *outs = cJSON_AddArrayToObject(j, "outputs");
-	uint32_t n_out = 0;
-	char pyn[96];
-	for (uint32_t i = 0; i < k[0].n_params; i++) {
-		const struct ten *t = fs_prog_value(base, k[0].value[i]);
-		const char *node = fs_scan_str(base->s, base->g->nodes[node_of(base, k[0].value[i])].name);
-		cJSON *q = cJSON_CreateObject();
-		py_name(node, pyn, sizeof(pyn));
-		cJSON_AddStringToObject(q, "name", pyn);
-		cJSON_AddStringToObject(q, "node", node);
-		cJSON_AddItemToObject(q, "shape", shape_json(base, t));
-		cJSON_AddStringToObject(q, "dtype", fs_dtype_name((enum fs_dtype)t->dtype));
-		cJSON_AddItemToArray(k[0].write[i] ? outs : ins, q);
-		if (k[0].write[i]) {
-			n_out++;
-			continue;
-		}
-		fs_text_put(&sig, "%s%s: torch.Tensor", sig.n ? ", " : "", pyn);
-		fs_text_put(&args, "%s%s", args.n ? ", " : "", pyn);
-		fs_text_put(&doc, "%s%s %s", doc.n ? ", " : "", pyn, fs_dtype_name((enum fs_dtype)t->dtype) + 6);
-	}
-	if (n_out == 1)
-		fs_text_put(&ret, "torch.Tensor");
-	else {
-		fs_text_put(&ret, "typing.Tuple[");
-		for (uint32_t i = 0; i < n_out; i++)
-			fs_text_put(&ret, "%storch.Tensor", i ? ", " : "");
-		fs_text_put(&ret, "]");
-	}
+	cJSON_AddStringToObject(j, "params", "the data pointers of `args` (each a tensor of the op and an element offset into it), in "
+					     "order; each symbol's value (int64); each symbol's division magic (uint64: m | l << 32, "
+					     "l = ceil(log2 v), m = 2^32 (2^l - v) // v + 1)");
 	cJSON *kj = cJSON_AddArrayToObject(j, "kernels");
 	for (uint32_t i = 0; i < nk; i++)
 		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i], exact_at[i]));
-	cJSON_AddNumberToObject(j, "fallback", 0);
-	if (o->emit_sites && sites_json(base, &k[0], o, j, r))
+	cJSON_AddItemToObject(j, "fallback", nk ? cJSON_CreateNumber(0) : cJSON_CreateNull());
+	if (o->emit_sites && sites_json(base, want, o, j, r))
 		goto out;
 	/* a token count takes the smallest bucket at least as large (the largest past them all) */
 	cJSON *bj = cJSON_AddArrayToObject(j, "buckets");
 	for (uint32_t i = 0; i < n; i++) {
 		cJSON *q = cJSON_CreateObject();
-		char tname[32];
-		fs_tactic_name(&b[i].t, k[0].row, tname, sizeof(tname));
+		char tname[32] = "products";
+		if (nk)
+			fs_tactic_name(&b[i].t, k[0].row, tname, sizeof(tname));
 		cJSON_AddNumberToObject(q, "tokens", (double)b[i].tokens);
-		cJSON_AddNumberToObject(q, "kernel", of_bucket[i]);
-		if (exact_of[i] >= 0)
+		if (nk)
+			cJSON_AddNumberToObject(q, "kernel", of_bucket[i]);
+		if (nk && exact_of[i] >= 0)
 			cJSON_AddNumberToObject(q, "exact", exact_of[i]);
+		/* the fused plan: products (if any) then the kernel; or a product with cuBLASLt's epilogue */
+		cJSON_AddStringToObject(q, "plan", b[i].variant == 1 && e.pl.absorbs ? "epilogue" : nk ? "kernel" : "products");
+		if (b[i].variant == 2)
+			cJSON_AddStringToObject(q, "note", "the generated GEMM was fastest here; the op runs PyTorch's GEMM, then the kernel");
 		cJSON_AddStringToObject(q, "tactic", tname);
 		cJSON_AddBoolToObject(q, "tuned", b[i].tuned);
 		if (b[i].tuned)
@@ -438,28 +409,32 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	size_t jl = strlen(json);
 	json = fs_xrealloc(json, jl + 2);
 	json[jl] = '\n', json[jl + 1] = '\0';
-	py = module_text(name, sig.s ? sig.s : "", args.s ? args.s : "", ret.s, doc.s ? doc.s : "");
+	py = module_text(name, sig.sig.s ? sig.sig.s : "", sig.args.s ? sig.args.s : "", sig.ret.s, sig.doc.s ? sig.doc.s : "");
 	if (!py) {
 		failed(r, "the module template is missing from the build");
 		goto out;
 	}
-	if (!write_one(r, dir, name, "cu", cu.s) && !write_one(r, dir, name, "ptx", ptx) && !write_one(r, dir, name, "json", json) &&
+	if ((!nk || (!write_one(r, dir, name, "cu", cu.s) && !write_one(r, dir, name, "ptx", ptx))) && !write_one(r, dir, name, "json", json) &&
 	    !write_one(r, dir, name, "py", py)) {
 		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
-		snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json, .ptx, .cu: %u kernel%s for %u bucket%s",
-			 dir, name, name, nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s");
+		snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir, name, name,
+			 nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
+			 e.gemm ? ", its products through PyTorch's GEMMs" : "");
 	}
 out:
 	for (uint32_t i = 0; i < nk; i++)
 		fs_kernel_release(&k[i]);
+	if (e.name)
+		fs_emit_op_release(&e);
 	cJSON_Delete(j);
 	free(json);
 	free(py);
 	free(ptx);
+	free(want);
 	free(cu.s);
-	free(sig.s);
-	free(args.s);
-	free(ret.s);
-	free(doc.s);
+	free(sig.sig.s);
+	free(sig.args.s);
+	free(sig.ret.s);
+	free(sig.doc.s);
 	fs_cuda_close(&c);
 }

@@ -28,6 +28,7 @@ struct fs_emit_bucket {
 	struct fs_tactic t;     /* its tactic (tuned, or the heuristic one) */
 	int tuned;
 	double ms;
+	int variant;            /* a region with matrix products: its fused plan there (fs_numerics.variant) */
 };
 
 /* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why

@@ -289,6 +289,19 @@ void fs_gemm_plan_release(struct fs_gemm_plan *pl)
 	pl->given = pl->kernel_out = NULL, pl->pitch = NULL;
 }
 
+int fs_gemm_kernel_prog(const struct prog *p, const struct fs_gemm_plan *pl, struct prog *q)
+{
+	int kernel = 0;
+	*q = *p;
+	q->given = pl->given, q->pitch = pl->pitch;
+	q->is_output = fs_xcalloc(p->n_ops + 1, 1);
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		q->is_output[i] = p->is_output[i] || pl->kernel_out[p->n_in + i];
+		kernel |= q->is_output[i] && !pl->given[p->n_in + i];
+	}
+	return kernel;
+}
+
 char *fs_gemm_ref_source(const struct prog *p, const struct fs_gemm_call *c, uint8_t x)
 {
 	char defines[1024];

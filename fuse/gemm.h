@@ -55,6 +55,12 @@ int fs_gemm_any(const struct prog *p);
  * take: operands that are no buffer's layout, mixed dtypes). */
 int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, char *why, size_t n);
 void fs_gemm_plan_release(struct fs_gemm_plan *pl);
+/* The fused kernel's program beside the plan's products: p reading the
+ * products' outputs as given (a concatenated group's at its pitch) and
+ * writing, besides p's outputs, the operands of the products after it.
+ * Whether it has anything to compute (1), or the products are all (0);
+ * q->is_output is the caller's to free. */
+int fs_gemm_kernel_prog(const struct prog *p, const struct fs_gemm_plan *pl, struct prog *q);
 /* The float64 reference kernels of product c (fs_ref_gemm) and the check
  * of a result of dtype x against it (fs_ref_cmp): a translation unit owned
  * by the caller. */

@@ -643,14 +643,13 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
 		R.gemm = 1;
 		rc = fs_gemm_plan(p, &R.gp, g->error, sizeof(g->error));
-		R.q.given = R.gp.given, R.q.pitch = R.gp.pitch;
-		R.q.is_output = fs_xcalloc(p->n_ops + 1, 1), R.qs = R.q, R.qs.is_output = fs_xcalloc(p->n_ops + 1, 1);
-		R.kernel = 0;
-		for (uint32_t i = 0; i < p->n_ops && !rc; i++) {
-			uint8_t later = R.gp.kernel_out[p->n_in + i]; /* a later product's operand: the kernel writes it */
-			R.q.is_output[i] = p->is_output[i] || later, R.qs.is_output[i] = later;
-			R.kernel |= R.q.is_output[i] && !R.gp.given[p->n_in + i];
-		}
+		if (rc)
+			R.q.is_output = fs_xcalloc(p->n_ops + 1, 1), R.kernel = 0;
+		else
+			R.kernel = fs_gemm_kernel_prog(p, &R.gp, &R.q);
+		R.qs = R.q, R.qs.is_output = fs_xcalloc(p->n_ops + 1, 1); /* the later products' operands alone, stored */
+		for (uint32_t i = 0; i < p->n_ops && !rc; i++)
+			R.qs.is_output[i] = R.gp.kernel_out[p->n_in + i];
 	}
 	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
 		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))

@@ -82,6 +82,12 @@ static inline const struct ten *fs_prog_value(const struct prog *p, int32_t v)
 	return v < (int32_t)p->n_in ? &p->in[v] : &p->ops[v - p->n_in].out;
 }
 
+/* The node value v comes from. */
+static inline uint32_t fs_prog_node(const struct prog *p, int32_t v)
+{
+	return v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
+}
+
 /* numerics.c: the region's nodes (file order) as a program bound at
  * `tokens` (p->s, p->g and p->gelu_tanh set by the caller), without data.
  * 0, or -1 with the reason in d. */

@@ -8,6 +8,7 @@
 #include "fusescan/scaffold.h"
 
 #include "codegen.h"
+#include "gemm.h"
 #include "prog.h"
 #include "text.h"
 
@@ -109,6 +110,9 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 	fs_diags_release(&d);
 	if (rc)
 		return -1;
+	if (fs_gemm_any(&v->p))
+		return fail(why, wn, "%s: a region with matrix products: --scaffold writes transforms of kernels alone (its op is in "
+				     "--emit's directory)", sc->name);
 	struct prog any = v->p;
 	any.index64 = 1;
 	char w[256];

@@ -1,11 +1,22 @@
-"""fusescan::@NAME@: a fused kernel `fusescan --apply ... --emit DIR` wrote, as a PyTorch custom op.
+"""fusescan::@NAME@: a fused region `fusescan --apply ... --emit DIR` wrote, as a PyTorch custom op.
 
 Inputs: @DOC@. It reads @NAME@.json (the descriptor, format
-fusescan.kernel/2) and @NAME@.ptx from the directory it lies in.
+fusescan.kernel/2) and @NAME@.ptx (its kernels, where it has any) from the
+directory it lies in.
 
     sys.path.insert(0, DIR); import @NAME@
-    y = @NAME@.@NAME@(@ARGS@)            # the op (also torch.ops.fusescan.@NAME@)
-    @NAME@.launch(@ARGS@, out=(y,))      # into outputs the caller owns
+    y = @NAME@.@NAME@(@ARGS@)            # the region's outputs
+    y = torch.ops.fusescan.@NAME@(@ARGS@)  # the op: the same, except that outputs which
+                                         # are columns of one product's output come as that output
+    @NAME@.launch(@ARGS@, out=(y,))      # into outputs the caller owns (the op's)
+
+A region with matrix products runs them through PyTorch's own GEMMs as
+fusescan's fused plan does: products reading one input as one product on
+their weights concatenated (built on first use per weight set and kept; call
+the op once before capturing a CUDA graph), then the kernel reading their
+outputs, then the products reading what it writes; or, at the buckets where
+fusescan measured it faster, one product with cuBLASLt's epilogue (bias,
+relu, gelu-tanh, a residual add).
 
 The kernel takes the dump's symbolic dims at run time, so one load serves
 every token count: a count takes the smallest tuned bucket at least as large
@@ -23,6 +34,7 @@ import json
 import os
 import re
 import typing  # noqa: F401 (the return type of an op with several outputs)
+import weakref
 
 import torch
 
@@ -53,6 +65,9 @@ def _tensor_spec(t):
 _SYMBOLS = [(s["name"], s["from"]["input"], s["from"]["dim"]) for s in DESC["symbols"]]
 _INPUTS = [_tensor_spec(t) for t in DESC["inputs"]]
 _OUTPUTS = [_tensor_spec(t) for t in DESC["outputs"]]
+_BUFFERS = [_tensor_spec(t) for t in DESC["buffers"]]
+_VIEWS = {v["name"]: (v["of"], int(v["col"]), int(v["width"])) for v in DESC["views"]}
+_ARGS = [(a["tensor"], int(a["offset"])) for a in DESC["args"]]
 _TOKENS = _formula(DESC["tokens"])
 _INT32_ELEMENTS = 1 << 30
 
@@ -77,19 +92,87 @@ class _Kernel:
         return max(1, min((1 << 31) - 1, -(-self.work(s) // self.per_block)))
 
 
+class _Product:
+    """D (batch, M, N) = A (batch, M, K) @ B (batch, K, N) (+ bias) (+ C), then
+    the activation, into D: PyTorch's GEMM (cuBLAS / cuBLASLt) on the
+    descriptor's tensors; B a weight stored [N, K] (b_nk) or [K, N], or
+    several stored [N, K] and concatenated"""
+
+    def __init__(self, p):
+        self.a, self.weights, self.biases, self.c, self.out = p["a"], p["weights"], p["biases"], p.get("c"), p["out"]
+        self.activation, self.b_nk, self.after = p.get("activation"), p["b_nk"], p["after_kernel"]
+        self.dims = [_formula(p[d]) for d in ("batch", "M", "N", "K")]
+        self.a_batched, self.b_batched = p["a_batched"], p["b_batched"]
+        self._cat = {}
+
+    def _joined(self, env, names):
+        ts = [env[n] for n in names]
+        if len(ts) == 1:
+            return ts[0]
+        key = tuple((t.data_ptr(), t._version) for t in ts)
+        hit = self._cat.get(key)
+        if hit is None or any(r() is not t for r, t in zip(hit[0], ts)):
+            if len(self._cat) >= 8:
+                self._cat.clear()
+            hit = self._cat[key] = ([weakref.ref(t) for t in ts], torch.cat([t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t
+                                                                            for t in ts]))
+        return hit[1]
+
+    def run(self, env, s):
+        batch, m, n, k = (f(s) for f in self.dims)
+        w = self._joined(env, self.weights)
+        bias = self._joined(env, self.biases) if self.biases else None
+        d = env[self.out]
+        if batch == 1:
+            a, d = env[self.a].view(m, k), d.view(m, n)
+            b = w.view(n, k).t() if self.b_nk else w.view(k, n)
+            if self.c is not None:
+                torch.addmm(env[self.c].view(m, n), a, b, out=d)
+            elif self.activation:
+                if bias is None:
+                    bias = torch.zeros(n, dtype=d.dtype, device=d.device)
+                torch._addmm_activation(bias, a, b, use_gelu=self.activation == "gelu_tanh", out=d)
+            elif bias is not None:
+                torch.addmm(bias, a, b, out=d)
+            else:
+                torch.mm(a, b, out=d)
+            return
+        a = env[self.a].view(batch if self.a_batched else 1, m, k).expand(batch, m, k)
+        bb = batch if self.b_batched else 1
+        b = (w.view(bb, n, k).transpose(1, 2) if self.b_nk else w.view(bb, k, n)).expand(batch, k, n)
+        d = d.view(batch, m, n)
+        torch.bmm(a, b, out=d)
+        if bias is not None:
+            d.add_(bias)
+        if self.c is not None:
+            d.add_(env[self.c].view(batch, m, n))
+        if self.activation == "relu":
+            d.relu_()
+        elif self.activation:
+            d.copy_(torch.nn.functional.gelu(d, approximate="tanh"))
+
+
 _KERNELS = [_Kernel(k) for k in DESC["kernels"]]
-_FALLBACK = _KERNELS[DESC["fallback"]]
-_BUCKETS = sorted((b["tokens"], _KERNELS[b["kernel"]], _KERNELS[b["exact"]] if "exact" in b else None) for b in DESC["buckets"])
+_FALLBACK = _KERNELS[DESC["fallback"]] if DESC["fallback"] is not None else None
+_PRODUCTS = [_Product(p) for p in DESC["products"]]
+_EPILOGUE = _Product(DESC["epilogue"]) if "epilogue" in DESC else None
+_BUCKETS = sorted((b["tokens"], _KERNELS[b["kernel"]] if "kernel" in b else None,
+                   _KERNELS[b["exact"]] if "exact" in b else None, b["plan"]) for b in DESC["buckets"])
 
 
 def pick(symbols):
-    """the kernel for these symbol values: the smallest bucket at least as
-    large as their token count (the largest past them all); its kernel for
-    exactly these values where there is one, else its kernel where its
-    requirements hold, else the fallback"""
+    """the plan for these symbol values: that of the smallest bucket at least
+    as large as their token count (the largest past them all), with its
+    kernel for exactly these values where there is one, else its kernel where
+    its requirements hold, else the fallback (valid for any size); and
+    whether that bucket runs the kernel ("kernel"), the products alone
+    ("products") or a product with cuBLASLt's epilogue ("epilogue")"""
     tokens = _TOKENS(symbols)
-    _, k, exact = next((b for b in _BUCKETS if b[0] >= tokens), _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None))
-    return exact if exact and exact.fits(symbols) else k if k.fits(symbols) else _FALLBACK
+    _, k, exact, plan = next((b for b in _BUCKETS if b[0] >= tokens),
+                             _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None, "kernel" if _FALLBACK else "products"))
+    if not k:
+        return None, plan
+    return exact if exact and exact.fits(symbols) else k if k.fits(symbols) else _FALLBACK, plan
 
 
 def _fail(where, what):
@@ -173,16 +256,30 @@ def _run(inputs, outputs, s):
     key = (device,) + tuple(s[n] for n, *_ in _SYMBOLS)
     hit = _launches.get(key)
     if hit is None:
-        k = pick(s)
-        hit = _launches[key] = (_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0)
-    fn, grid, block, work = hit
-    if not work:  # no rows, no elements: nothing to launch
+        k, plan = pick(s)
+        hit = _launches[key] = ((_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan == "kernel"
+                                else None, plan)
+    launch, plan = hit
+    env = {name: t for (name, *_), t in zip(_INPUTS, inputs)}
+    env.update({name: t for (name, *_), t in zip(_OUTPUTS, outputs)})
+    if plan == "epilogue":
+        _EPILOGUE.run(env, s)
         return
-    params = ([ctypes.c_void_p(t.data_ptr()) for t in (*inputs, *outputs)] + [ctypes.c_longlong(v) for v in key[1:]] +
-              [ctypes.c_ulonglong(_div_magic(v)) for v in key[1:]])
-    argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-    stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
-    _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
+    for name, _, dims, dtype in _BUFFERS:
+        env[name] = torch.empty([f(s) for f in dims], dtype=dtype, device=inputs[0].device)
+    for p in _PRODUCTS:
+        if not p.after:
+            p.run(env, s)
+    if launch and launch[3]:  # no rows, no elements: nothing to launch
+        fn, grid, block, _ = launch
+        params = ([ctypes.c_void_p(env[t].data_ptr() + off * env[t].element_size()) for t, off in _ARGS] +
+                  [ctypes.c_longlong(v) for v in key[1:]] + [ctypes.c_ulonglong(_div_magic(v)) for v in key[1:]])
+        argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
+        stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
+        _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
+    for p in _PRODUCTS:
+        if p.after:
+            p.run(env, s)
 
 
 def _div_magic(d):
@@ -212,7 +309,7 @@ def launch(*inputs, out):
 
 
 @torch.library.custom_op("fusescan::@NAME@", mutates_args=())
-def @NAME@(@SIGNATURE@) -> @RETURNS@:
+def _op(@SIGNATURE@) -> @RETURNS@:
     inputs = (@ARGS@,)
     s = _symbols(inputs, "fusescan::@NAME@")
     outs = tuple(torch.empty(shape, dtype=dtype, device=inputs[0].device) for shape, dtype in _output_shapes(s))
@@ -220,7 +317,22 @@ def @NAME@(@SIGNATURE@) -> @RETURNS@:
     return outs[0] if len(outs) == 1 else outs
 
 
-@@NAME@.register_fake
+def _results(outs):
+    """the region's outputs from the op's: columns of a product's output as views of it"""
+    by = dict(zip((name for name, *_ in _OUTPUTS), outs if isinstance(outs, tuple) else (outs,)))
+    res = tuple(by[n] if n not in _VIEWS else by[_VIEWS[n][0]].narrow(-1, _VIEWS[n][1], _VIEWS[n][2]) for n in DESC["results"])
+    return res[0] if len(res) == 1 else res
+
+
+if _VIEWS:
+    def @NAME@(@SIGNATURE@):
+        """the region's outputs (columns of one product's output as views of it)"""
+        return _results(_op(@ARGS@))
+else:
+    @NAME@ = _op
+
+
+@_op.register_fake
 def _(@SIGNATURE@):
     inputs = (@ARGS@,)
     s = _symbols(inputs, "fusescan::@NAME@", real=False)

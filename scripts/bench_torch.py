@@ -131,7 +131,7 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
     per_call = [[t / calls for t in ts] for ts in rounds]
     eager, comp, fs = (median_ci(ts)[0] for ts in per_call)
     ratio, lo, hi = median_ci([c / f for c, f in zip(per_call[1], per_call[2])])
-    k = op.pick(tc.symbols_at(op, tokens)).entry
+    k = op.pick(tc.symbols_at(op, tokens))[0].entry
     bad = not err <= 2 * bucket_err
     gbs = (in_bytes + out_bytes) / (fs * 1e-3) / 1e9
     return {"chain": name, "tokens": tokens, "kernel": k, "eager_us": 1e3 * eager, "compile_us": 1e3 * comp,

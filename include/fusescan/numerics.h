@@ -95,6 +95,7 @@ struct fs_bucket_run {
 	uint32_t timed, failed;  /* tactics timed; not eligible */
 	struct fs_errors fused, unfused; /* the chosen tactic's and the unfused kernels' errors, on the device */
 	int passed;              /* the chosen tactic passes the verdict's bound */
+	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
 	char error[256];         /* why the bucket could not be tuned */
 };
 
@@ -141,6 +142,8 @@ struct fs_numerics {
 	struct fs_numerics_tactic tactics[128];
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
+	int variant;             /* matrix products: 0 the products then the fused kernel (or the products alone), 1 a
+				  * product with cuBLASLt's epilogue, 2 the generated GEMM with the epilogue inside */
 	struct fs_tactic chosen_tactic;
 	int cache_hit;
 	struct fs_bucket_run buckets[FS_MAX_BUCKETS]; /* tuned per bucket (fuse/buckets.c) */

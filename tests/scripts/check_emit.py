@@ -5,7 +5,10 @@ distinct bucket tactic, and the fallback `fs_any`, 64-bit indices, no
 requirements); every bucket names a kernel whose requirements hold at the
 bucket's own size, and (symbolic dims) its exact-size kernel; each symbol is read from an
 input dim whose shape is that symbol; the launch formulas read only the
-symbols; the module compiles (py_compile) and registers fusescan::NAME.
+symbols; every tensor the kernels' args, the products and the results name
+is an input, an output, a buffer or a view of the op; a region with matrix
+products alone has no kernel, PTX or source and its buckets run the
+products; the module compiles (py_compile) and registers fusescan::NAME.
 --tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
 --buckets LIST: the buckets expected.
 Every descriptor in DIR is checked (one per distinct kernel among the sites
@@ -30,16 +33,32 @@ def check(d, path, replaced):
     j = json.load(open(path))
     name = j["name"]
     assert j["format"] == "fusescan.kernel/2" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
+    kernels = bool(j["kernels"])
+    assert kernels or j["products"], "neither a kernel nor a product"
     for f in ("ptx", "source", "module"):
-        assert os.path.isfile(os.path.join(d, j[f])) and j[f].startswith(name), (f, j[f])
-    ptx = open(os.path.join(d, j["ptx"])).read()
-    assert ".target sm_" in ptx, ptx[:300]
+        if f == "module" or kernels:
+            assert os.path.isfile(os.path.join(d, j[f])) and j[f].startswith(name), (f, j[f])
+        else:
+            assert j[f] is None, (f, j[f])
     entries = [k["entry"] for k in j["kernels"]]
     assert len(set(entries)) == len(entries), entries
-    for e in entries:
-        assert re.search(r"\.entry %s\(" % re.escape(e), ptx), f"no .entry {e} in the PTX"
-    fb = j["kernels"][j["fallback"]]
-    assert fb["entry"] == "fs_any" and fb["index_bits"] == 64 and not fb["requires"] and fb["tactic"].startswith("v1 "), fb
+    if kernels:
+        ptx = open(os.path.join(d, j["ptx"])).read()
+        assert ".target sm_" in ptx, ptx[:300]
+        for e in entries:
+            assert re.search(r"\.entry %s\(" % re.escape(e), ptx), f"no .entry {e} in the PTX"
+        fb = j["kernels"][j["fallback"]]
+        assert fb["entry"] == "fs_any" and fb["index_bits"] == 64 and not fb["requires"] and fb["tactic"].startswith("v1 "), fb
+    else:
+        assert j["fallback"] is None and not j["args"], j
+    tensors = {t["name"] for t in j["inputs"] + j["outputs"] + j["buffers"]}
+    assert len(tensors) == len(j["inputs"] + j["outputs"] + j["buffers"]), "two tensors of one name"
+    assert all(a["tensor"] in tensors and a["offset"] >= 0 for a in j["args"]), j["args"]
+    assert all(v["of"] in {t["name"] for t in j["outputs"]} and v["width"] > 0 for v in j["views"]), j["views"]
+    assert set(j["results"]) <= tensors | {v["name"] for v in j["views"]} and j["results"], j["results"]
+    for p in j["products"] + ([j["epilogue"]] if "epilogue" in j else []):
+        named = [p["a"], p["out"]] + p["weights"] + p["biases"] + ([p["c"]] if "c" in p else [])
+        assert set(named) <= tensors and p["weights"], p
     syms = [s["name"] for s in j["symbols"]]
     assert j["tokens"] == " * ".join(syms) or (not syms and j["tokens"] == "1"), j["tokens"]
     for s in j["symbols"]:
@@ -54,17 +73,20 @@ def check(d, path, replaced):
         for t in texts:
             assert formula.match(t) and set(re.findall(r"[A-Za-z_]\w*", t)) <= set(syms) | {"max", "min"}, (t, syms)
         assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
-    for t in j["inputs"] + j["outputs"]:
+    for t in j["inputs"] + j["outputs"] + j["buffers"]:
         assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
         for dim in t["shape"]:
             assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms) | {"max", "min"}), t
     assert j["outputs"], j
     buckets = [b["tokens"] for b in j["buckets"]]
-    assert buckets == sorted(buckets) and all(0 <= b["kernel"] < len(entries) for b in j["buckets"]), j["buckets"]
+    assert buckets == sorted(buckets) and all(0 <= b.get("kernel", 0) < max(1, len(entries)) for b in j["buckets"]), j["buckets"]
+    assert all(b["plan"] == ("kernel" if kernels else "products") or (b["plan"] == "epilogue" and "epilogue" in j)
+               for b in j["buckets"]), j["buckets"]
+    assert all(("kernel" in b) == kernels for b in j["buckets"]), j["buckets"]
     # every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
     # its requirements hold there
     # and its exact-size kernel (every symbol required equal; one per bucket, where the dims are symbolic)
-    for b in j["buckets"]:
+    for b in j["buckets"] if kernels else []:
         at = {n: 1 for n in syms}
         if syms:
             at[syms[-1]] = b["tokens"]
@@ -83,11 +105,11 @@ def check(d, path, replaced):
     else:
         assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
     src = open(os.path.join(d, j["module"])).read()
-    assert f'@torch.library.custom_op("fusescan::{name}"' in src and f"@{name}.register_fake" in src and "@" + "NAME@" not in src
+    assert f'@torch.library.custom_op("fusescan::{name}"' in src and "@_op.register_fake" in src and "@" + "NAME@" not in src
     py_compile.compile(os.path.join(d, j["module"]), cfile=os.path.join(d, "__check.pyc"), doraise=True)
     os.remove(os.path.join(d, "__check.pyc"))
     for site in j.get("sites", []):
-        assert len(site["inputs"]) == len(j["inputs"]) and len(site["outputs"]) == len(j["outputs"]), (site, j["inputs"])
+        assert len(site["inputs"]) == len(j["inputs"]) and len(site["outputs"]) == len(j["results"]), (site, j["inputs"])
         assert set(site["outputs"]) <= set(site["nodes"]) and not set(site["inputs"]) & set(site["nodes"]), site
         assert not set(site["nodes"]) & replaced, ("replaced twice", site)
         replaced |= set(site["nodes"])

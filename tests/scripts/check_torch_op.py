@@ -11,8 +11,18 @@ also under a causal mask of -inf at 256, 1000 and 4096 tokens); the op
 path equals the launch path; a wrong dtype, a CPU tensor and a wrong static
 dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
 a captured CUDA graph, replayed on new inputs.
+Then the regions with matrix products (tests/data/gemm, Llama-3-8B widths:
+QKV, Qwen2's biased QKV, gate / up + SwiGLU, the SwiGLU MLP, o_proj +
+residual, addmm + bias + GELU-tanh, attention scores + softmax, mm + relu),
+tuned at buckets 1, 16 and 256 and emitted (their products through
+PyTorch's GEMMs): at 1, 3, 17, 100, 256, 1000 and 5000 tokens the same
+checks of the region's outputs under each bucket's plan as tuned, then
+under each plan the op has at every count (the products then the kernel;
+cuBLASLt's epilogue, where it has the whole epilogue); the same
+errors, torch.compile and CUDA graph (replayed on new activations, the
+weights kept).
 Exit 77 (skipped) without PyTorch or a GPU.
-usage: check_torch_op.py FUSESCAN TESTS_DIR WORK_DIR"""
+usage: check_torch_op.py FUSESCAN TESTS_DIR WORK_DIR [gemm (the regions with products alone)]"""
 import json
 import os
 import subprocess
@@ -26,12 +36,34 @@ except ImportError:
 if not torch.cuda.is_available():
     print("skipped: no CUDA device for PyTorch")
     sys.exit(77)
+import torch.nn.functional as F  # noqa: E402
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import torch_chains as tc  # noqa: E402
 
 exe, tests, work = sys.argv[1:4]
 COUNTS = [1, 3, 17, 100, 256, 1000, 4096, 5000, 16384]  # 1, 256 and 4096: a bucket's exact-size kernel
 BUCKETS = "1,16,256,4096"
+GEMM_COUNTS, GEMM_BUCKETS = [1, 3, 17, 100, 256, 1000, 5000], "1,16,256"
+P = ["--patterns", os.path.join(tests, "data", "gemm", "patterns")]
+
+
+def gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
+# name, fusescan candidate, fixture (tests/data/gemm), its options, the region in PyTorch (its inputs by node name)
+GEMM_CHAINS = [
+    ("qkv", "parallel_gemm", "qkv", [], lambda x, wq, wk, wv: (F.linear(x, wq), F.linear(x, wk), F.linear(x, wv))),
+    ("qkv_bias", "parallel_gemm", "qkv_bias", [],
+     lambda x, wq, bq, wk, bk, wv, bv: (F.linear(x, wq, bq), F.linear(x, wk, bk), F.linear(x, wv, bv))),
+    ("gate_up_swiglu", "gate_up_swiglu", "gate_up", P, lambda x, wg, wu: F.silu(F.linear(x, wg)) * F.linear(x, wu)),
+    ("mlp", "pattern:swiglu", "mlp", [], lambda x, wg, wu, wd: F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)),
+    ("oproj_residual", "gemm_residual", "oproj_residual", P, lambda x, w, r: r + F.linear(x, w)),
+    ("addmm_gelu", "gemm_bias_gelu_tanh", "addmm_gelu", P, lambda x, b, w: gelu_tanh(torch.addmm(b, x, w))),
+    ("bmm_softmax", "bmm_softmax", "bmm_softmax", P, lambda q, k: torch.softmax(torch.bmm(q, k.transpose(1, 2)), -1)),
+    ("mm_relu", "mm_relu", "mm_relu", P, lambda x, w: torch.relu(torch.mm(x, w.t()))),
+]
 CHUNK = 1 << 28  # float64 bytes of the reference per chunk of rows
 passed = failed = 0
 
@@ -80,7 +112,7 @@ def errors(fn, args, outs, n):
 def main():
     gen = torch.Generator(device="cuda").manual_seed(3)
     os.makedirs(work, exist_ok=True)
-    for name, cand, _, fixture, fn in tc.CHAINS:
+    for name, cand, _, fixture, fn in tc.CHAINS if sys.argv[4:] != ["gemm"] else []:
         out = os.path.join(work, name)
         dump = os.path.join(tests, "data", fixture, "001_export_export_to_gm.txt")
         r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", BUCKETS, "--no-render", "--out", out,
@@ -95,7 +127,7 @@ def main():
         ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
         for t in COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
-            kernel = op.pick(tc.symbols_at(op, t)).entry
+            kernel = op.pick(tc.symbols_at(op, t))[0].entry
             if t in (1, 256, 4096):
                 ok(f"{name} at {t} tokens: the bucket's exact-size kernel", kernel == f"fs_e{t}", kernel)
             outs = launch_and_check(f"{name} at {t} tokens ({kernel})", op, fn, args, ins, t)
@@ -108,21 +140,62 @@ def main():
                 check_compile_and_graph(name, op, ins, names, gen)
             del args, ins, outs
             torch.cuda.empty_cache()
+    for name, cand, fixture, opts, region in GEMM_CHAINS:
+        gemm_chain(gen, name, cand, fixture, opts, region)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 
+def gemm_chain(gen, name, cand, fixture, opts, region):
+    """a region with matrix products: emitted, then checked at GEMM_COUNTS under
+    each bucket's tuned plan, and under cuBLASLt's epilogue where it has one"""
+    out = os.path.join(work, name)
+    r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", GEMM_BUCKETS, "--no-render", "--out", out,
+                        "--emit", os.path.join(out, "emit"), os.path.join(tests, "data", "gemm", fixture + ".txt")] + opts,
+                       capture_output=True, text=True)
+    ok(f"{name}: fusescan --emit", r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:])
+    if r.returncode:
+        return
+    j = json.load(open(os.path.join(out, "numerics.json")))
+    names = tc.input_names(j)
+    op = tc.load_op(j)
+    desc = op.DESC
+
+    def fn(*a, acc=None):
+        return region(**dict(zip(names, a)))
+    ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
+    print(f"{name}: plans {[(b['tokens'], b['plan']) for b in desc['buckets']]}", flush=True)
+    plans = [None] + (["kernel"] if desc["kernels"] else []) + (["epilogue"] if "epilogue" in desc else [])
+    for plan in plans:
+        if plan:  # every bucket under one plan: the products then the kernel, or cuBLASLt's epilogue
+            op._BUCKETS[:] = [(b[0], b[1], b[2], plan) for b in op._BUCKETS]
+            op._launches.clear()
+        for t in GEMM_COUNTS:
+            args, ins = tc.draw_inputs(op, names, t, gen)
+            outs = launch_and_check(f"{name} at {t} tokens ({op.pick(tc.symbols_at(op, t))[1]})", op, fn, args, ins, t)
+            if t == 17 and not plan:
+                y = tc.listify(op._results(getattr(torch.ops.fusescan, desc["name"])(*ins)))
+                ok(f"{name}: the op equals the launch", all(torch.equal(a, b) for a, b in zip(y, outs)))
+                ok(f"{name}: the module's function equals the op", all(
+                    torch.equal(a, b) for a, b in zip(tc.listify(getattr(op, desc["name"])(*ins)), outs)))
+                check_errors(name, op, ins)
+                check_compile_and_graph(name, op, ins, names, gen)
+            del args, ins, outs
+    torch.cuda.empty_cache()
+
+
 def launch_and_check(what, op, fn, args, ins, t):
     """the op at t tokens into outputs poisoned with NaN: every output
-    written and finite, and within 3x eager's error + 1e-5 of the float64
-    reference (the region's outputs in the function's order, matched by
-    shape); returns the outputs"""
+    written and finite, and the region's outputs (columns of a product's
+    output as views of it) within 3x eager's error + 1e-5 of the float64
+    reference (in the function's order); returns the region's outputs"""
     s = tc.symbols_at(op, t)
     outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
                        dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in op.DESC["outputs"]]
     op.launch(*ins, out=tuple(outs))
     torch.cuda.synchronize()
     ok(f"{what}: every output written, finite", all(torch.isfinite(o).all().item() for o in outs))
+    outs = tc.listify(op._results(tuple(outs) if len(outs) > 1 else outs[0]))
     e_op, e_eager = errors(fn, args, outs, t)
     ok(f"{what}: error {e_op:.3e} <= 3 x eager's {e_eager:.3e} + 1e-5", e_op <= 3 * e_eager + 1e-5)
     print(f"{what}: max abs error {e_op:.3e}  eager {e_eager:.3e}", flush=True)
@@ -165,10 +238,13 @@ def check_errors(name, op, ins):
 def check_compile_and_graph(name, op, ins, names, gen):
     o = getattr(torch.ops.fusescan, op.DESC["name"])
     want = tc.listify(o(*ins))
+    torch._dynamo.reset()  # one compiled lambda per chain, not recompiles of one
     compiled = torch.compile(lambda *a: o(*a), fullgraph=True, dynamic=False)
     got = tc.listify(compiled(*ins))
     ok(f"{name}: under torch.compile", all(torch.equal(a, b) for a, b in zip(got, want)))
     static = [x.clone() for x in ins]
+    # new activations (a region with products: its weights kept, as serving keeps them)
+    redraw = [x for x, t in zip(static, op.DESC["inputs"]) if not op.DESC["products"] or any(isinstance(d, str) for d in t["shape"])]
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -177,7 +253,7 @@ def check_compile_and_graph(name, op, ins, names, gen):
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         captured = tc.listify(o(*static))
-    for x in static:
+    for x in redraw:
         x.uniform_(-2, 2, generator=gen)
     g.replay()
     torch.cuda.synchronize()

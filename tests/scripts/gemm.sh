@@ -7,8 +7,10 @@
 # patterns where they match in three decomposed graphs, and the SwiGLU MLP
 # (pattern:swiglu) pass; a region
 # holding a GEMM runs its products through cuBLASLt (their float64 reference kernels compile), an
-# operand that is no dense layout is refused by name, --emit says it does not emit them, and too many multiply-adds
-# for the CPU is an input error naming them.
+# operand that is no dense layout is refused by name, and too many multiply-adds
+# for the CPU is an input error naming them. --emit writes every GEMM fixture's op (tests/data/gemm:
+# its products through PyTorch's GEMMs, the kernel per bucket beside them; QKV the concatenated
+# product alone, no kernel) and tests/scripts/check_emit.py accepts it.
 # usage: gemm.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -40,8 +42,8 @@ contains "QKV: three outputs" "$tmp/out" "-> %linear 1x16x256 bfloat16, %linear_
 contains "QKV: verdict" "$tmp/out" "verdict: pass"
 contains "QKV: products by cuBLASLt, their float64 reference compiled" "$tmp/out" "kernels: 6 generated (fused under 0 tactics, 0 unfused, 6 float64 reference), 6 compiled"
 contains "QKV: json" "$tmp/q/numerics.json" '"verdict":	"pass"'
-check "QKV: --emit" 2 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
-contains "QKV: --emit says why" "$tmp/err" "fusescan: --emit: a region with matrix products is not emitted: they run through cuBLASLt"
+check "QKV: --emit" 0 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
+contains "QKV: the products alone, no kernel" "$tmp/out" ".json: 0 kernels for 5 buckets, its products through PyTorch's GEMMs"
 
 # the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
 # a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax;
@@ -58,6 +60,19 @@ check "addmm + bias + GELU" 0 "$exe" --apply gemm_bias_gelu_tanh --patterns "$g/
 contains "addmm + bias + GELU: no generated GEMM (a bias)" "$tmp/out" "66 generated (fused under 61 tactics, 1 unfused, 4 float64 reference), 66 compiled"
 check "bmm + softmax" 0 "$exe" --apply bmm_softmax --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/bs" "$g/bmm_softmax.txt"
 contains "bmm + softmax: compiled" "$tmp/out" "42 generated (fused under 37 tactics, 1 unfused, 4 float64 reference), 42 compiled"
+
+# --emit of every GEMM fixture: the descriptor, the PTX of every bucket's kernel, the module
+for a in "parallel_gemm qkv" "parallel_gemm qkv_bias" "gate_up_swiglu gate_up -p" "pattern:swiglu mlp" \
+	"gemm_residual oproj_residual -p" "gemm_bias_gelu_tanh addmm_gelu -p" "bmm_softmax bmm_softmax -p" "mm_relu mm_relu -p"; do
+	set -- $a
+	check "$2: --emit" 0 "$exe" --apply "$1" ${3:+--patterns "$g/patterns"} --cpu-only --no-render --tokens 4 \
+		--buckets 1,4,300 --out "$tmp/e_$2" --emit "$tmp/emit_$2" "$g/$2.txt"
+	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit_$2" --buckets 1,4,300; then pass=$((pass + 1)); else fail=$((fail + 1)) && echo "FAIL $2: descriptor"; fi
+done
+contains "o_proj + residual: cuBLASLt's epilogue described" "$(ls "$tmp"/emit_oproj_residual/*.json)" '"c":	"r"'
+contains "MLP: the down projection after the kernel" "$(ls "$tmp"/emit_mlp/*.json)" '"after_kernel":	true'
+ls "$tmp"/emit_qkv >"$tmp/qkv_files"
+count "QKV: no PTX" "$tmp/qkv_files" ".ptx" 0
 
 # --with-gemm: the SwiGLU candidate (a GEMM epilogue) takes in the two products it reads
 check "swiglu --with-gemm" 0 "$exe" --apply swiglu --with-gemm --cpu-only --no-render --tokens 2 --out "$tmp/wg" "$tiny"

@@ -35,13 +35,16 @@ run() {
 	contains "$1 at $3: cuBLASLt" "$tmp/out" "matrix products: cuBLASLt "
 	[ "$3" != 2 ] || contains "$1 at 2: the GPU's reference is the CPU's" "$tmp/out" "float64 reference on the GPU (against the CPU's: max abs"
 }
-# generated NAME: the generated GEMM with the epilogue inside ran, a tactic of it passed the check,
-# and it was timed beside the other variants; and its portable form (mma.sync) ran too
+# generated NAME [cached]: the generated GEMM with the epilogue inside ran, a tactic of it passed the check,
+# and it was timed beside the other variants; and its portable form (mma.sync) ran too; or (cached)
+# the tactic came from the tuning cache (gate / up's, of the same shape, tuned just before)
 generated() {
 	if grep -oE "generated GEMM \([a-z0-9_.]*\) [^;]*" "$tmp/out" | grep -qv "failed"; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL $1: no generated GEMM passed" && grep -oE "(generated|no generated) GEMM[^;]*" "$tmp/out"; fi
 	contains "$1: the generated GEMM beside the other variants" "$tmp/out" "against the generated GEMM "
-	if grep -qE "\(mma\.sync\) 128x128, 3 stages:? [0-9.]+ ms(,|;| \(|$)" "$tmp/out"; then pass=$((pass + 1)); else
+	if [ "${2:-}" = cached ]; then
+		contains "$1: the generated GEMM's tactic from the tuning cache" "$tmp/out" "ms) (tuning cache hit)"
+	elif grep -qE "\(mma\.sync\) 128x128, 3 stages:? [0-9.]+ ms(,|;| \(|$)" "$tmp/out"; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL $1: the portable GEMM (mma.sync) did not pass" && grep -oE "\(mma\.sync\)[^,;]*[^;]{0,80}" "$tmp/out"; fi
 }
 for t in 2 100 1000; do
@@ -55,7 +58,7 @@ for t in 2 100 1000; do
 	generated "gate/up at $t"
 	run pattern:swiglu mlp $t
 	contains "MLP at $t: gate / up, the kernel, then down" "$tmp/out" "fused plan: 2 products + the fused kernel"
-	generated "MLP at $t"
+	generated "MLP at $t" cached
 	run gemm_bias_gelu_tanh addmm_gelu $t $P
 	contains "addmm + GELU at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (bias + gelu (tanh))"
 	run gemm_residual oproj_residual $t $P

@@ -1,0 +1,295 @@
+/*
+ * emit_op.c: the tensors of the op `--emit` writes, and its products (emit_op.h).
+ */
+#include "emit_op.h"
+
+#include "dims.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A Python identifier for a node name: itself where it is one (and no
+ * keyword), else with a prefix. */
+static void py_name(const char *node, char *out, size_t n)
+{
+	static const char *const kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+					 "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+					 "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
+					 "return", "try", "while", "with", "yield", "torch", NULL};
+	size_t k = 0;
+	int bad = !((*node >= 'a' && *node <= 'z') || (*node >= 'A' && *node <= 'Z') || *node == '_');
+	for (const char *const *w = kw; *w && !bad; w++)
+		bad = !strcmp(*w, node);
+	if (bad && n > 3)
+		k = (size_t)snprintf(out, n, "in_");
+	for (const char *c = node; *c && k + 1 < n; c++)
+		out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) ? *c : '_';
+	out[k] = '\0';
+}
+
+int fs_emit_op_init(struct fs_emit_op *e, const struct prog *p, char *why, size_t n)
+{
+	uint32_t nv = p->n_in + p->n_ops;
+	memset(e, 0, sizeof(*e));
+	e->p = p, e->kq = *p, e->kernel = 1;
+	e->gemm = fs_gemm_any(p);
+	if (e->gemm) {
+		if (fs_gemm_plan(p, &e->pl, why, n)) {
+			fs_gemm_plan_release(&e->pl);
+			return -1;
+		}
+		e->kernel = fs_gemm_kernel_prog(p, &e->pl, &e->kq);
+	}
+	e->name = fs_xcalloc(nv + FS_GEMM_MAX, sizeof(*e->name));
+	for (uint32_t v = 0; v < nv; v++)
+		py_name(fs_scan_str(p->s, p->g->nodes[fs_prog_node(p, (int32_t)v)].name), e->name[v], sizeof(e->name[v]));
+	for (uint32_t k = 0; k < e->pl.n_calls; k++)
+		snprintf(e->name[nv + k], sizeof(e->name[nv + k]), "fs_cat%u", k);
+	return 0;
+}
+
+void fs_emit_op_release(struct fs_emit_op *e)
+{
+	if (e->gemm) {
+		free(e->kq.is_output);
+		fs_gemm_plan_release(&e->pl);
+	}
+	free(e->name);
+	e->name = NULL;
+}
+
+uint32_t fs_emit_op_inputs(const struct fs_emit_op *e, const struct fs_kernel *k, int32_t *v)
+{
+	uint32_t n = 0;
+	if (!e->gemm) {
+		for (uint32_t i = 0; k && i < k->n_params; i++)
+			if (!k->write[i])
+				v[n++] = k->value[i];
+		return n;
+	}
+	for (uint32_t i = 0; i < e->p->n_in && n < FS_KERNEL_MAX_PARAMS; i++)
+		v[n++] = (int32_t)i;
+	return n;
+}
+
+uint32_t fs_emit_op_outputs(const struct fs_emit_op *e, const struct fs_kernel *k, int32_t *v)
+{
+	uint32_t n = 0;
+	if (!e->gemm) {
+		for (uint32_t i = 0; k && i < k->n_params; i++)
+			if (k->write[i])
+				v[n++] = k->value[i];
+		return n;
+	}
+	for (uint32_t i = 0; i < e->p->n_ops && n < FS_KERNEL_MAX_PARAMS; i++)
+		if (e->p->is_output[i])
+			v[n++] = (int32_t)(e->p->n_in + i);
+	return n;
+}
+
+/* The concatenated group whose output holds value v's columns (*col on), or -1. */
+static int32_t group_of(const struct fs_emit_op *e, int32_t v, int64_t *col)
+{
+	for (uint32_t k = 0; e->gemm && e->pl.pitch[v] && k < e->pl.n_calls; k++)
+		for (uint32_t m = 0; m < e->pl.calls[k].n_members; m++)
+			if (e->pl.calls[k].member[m] == v) {
+				*col = e->pl.calls[k].col[m];
+				return (int32_t)k;
+			}
+	return -1;
+}
+
+/* dims [from, to) of t as one formula: their product, a number where all are static */
+static cJSON *formula(const struct prog *p, const struct ten *t, int from, int to)
+{
+	int64_t v = 1;
+	int sym = 0;
+	char e[256];
+	for (int d = from; d < to; d++)
+		sym |= fs_dim_symbolic(t, d), v *= t->shape[d];
+	if (sym && fs_dims_text(p, t, from, to, FS_LANG_PY, e, sizeof(e)) == 0)
+		return cJSON_CreateString(e);
+	return cJSON_CreateNumber((double)v);
+}
+
+static cJSON *shape_json(const struct prog *p, const struct ten *t)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (uint8_t d = 0; d < t->rank; d++)
+		cJSON_AddItemToArray(a, formula(p, t, d, d + 1));
+	return a;
+}
+
+static void tensor_json(const struct fs_emit_op *e, cJSON *list, int32_t v, const struct ten *t, cJSON *shape)
+{
+	const struct prog *p = e->p;
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "name", e->name[v]);
+	if (v < (int32_t)(p->n_in + p->n_ops))
+		cJSON_AddStringToObject(q, "node", fs_scan_str(p->s, p->g->nodes[fs_prog_node(p, v)].name));
+	cJSON_AddItemToObject(q, "shape", shape ? shape : shape_json(p, t));
+	cJSON_AddStringToObject(q, "dtype", fs_dtype_name((enum fs_dtype)t->dtype));
+	cJSON_AddItemToArray(list, q);
+}
+
+/* The shape of group k's output: its first member's, the columns of all. */
+static cJSON *group_shape(const struct fs_emit_op *e, uint32_t k, const struct ten **t)
+{
+	const struct fs_gemm_call *c = &e->pl.calls[k];
+	*t = fs_prog_value(e->p, c->member[0]);
+	cJSON *s = shape_json(e->p, *t);
+	cJSON_ReplaceItemInArray(s, (*t)->rank - 1, cJSON_CreateNumber((double)c->mm.N));
+	return s;
+}
+
+static cJSON *names(const struct fs_emit_op *e, const int32_t *v, uint32_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (uint32_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(e->name[v[i]]));
+	return a;
+}
+
+/* One product as PyTorch runs it: D (batch, M, N) = A (batch, M, K) B
+ * (batch, K, N) (+ bias) (+ C), then the activation; B the weight (or the
+ * weights concatenated), stored [N, K] (b_nk) or [K, N]. */
+static cJSON *product_json(const struct fs_emit_op *e, const struct fs_gemm_call *c, int32_t out)
+{
+	const struct prog *p = e->p;
+	const struct op *op = &p->ops[c->op];
+	const struct ten *t = &op->out, *a = fs_prog_value(p, op->src[0]);
+	int32_t w[FS_GEMM_GROUP], b[FS_GEMM_GROUP];
+	uint32_t nw = 0, nb = 0;
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "a", e->name[c->a]);
+	for (uint32_t m = 0; m < (c->n_members ? c->n_members : 1); m++) {
+		w[nw++] = c->n_members ? c->member_b[m] : c->b;
+		if (c->n_members ? c->member_bias[m] >= 0 : c->bias >= 0)
+			b[nb++] = c->n_members ? c->member_bias[m] : c->bias;
+	}
+	cJSON_AddItemToObject(q, "weights", names(e, w, nw));
+	cJSON_AddItemToObject(q, "biases", names(e, b, nb));
+	if (c->c >= 0)
+		cJSON_AddStringToObject(q, "c", e->name[c->c]);
+	if (c->mm.relu || c->mm.gelu)
+		cJSON_AddStringToObject(q, "activation", c->mm.relu ? "relu" : "gelu_tanh");
+	cJSON_AddBoolToObject(q, "b_nk", c->mm.b_nk);
+	int linear = op->ints[0] != 0;
+	cJSON_AddItemToObject(q, "batch", linear ? cJSON_CreateNumber(1) : formula(p, t, 0, t->rank - 2));
+	cJSON_AddItemToObject(q, "M", linear ? formula(p, t, 0, t->rank - 1) : formula(p, t, t->rank - 2, t->rank - 1));
+	cJSON_AddItemToObject(q, "N", c->n_members ? cJSON_CreateNumber((double)c->mm.N) : formula(p, t, t->rank - 1, t->rank));
+	cJSON_AddItemToObject(q, "K", formula(p, a, a->rank - 1, a->rank));
+	cJSON_AddBoolToObject(q, "a_batched", c->mm.stride_a != 0);
+	cJSON_AddBoolToObject(q, "b_batched", c->mm.stride_b != 0);
+	cJSON_AddStringToObject(q, "out", e->name[out]);
+	cJSON_AddBoolToObject(q, "after_kernel", c->post);
+	return q;
+}
+
+int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j, struct fs_emit_sig *s, char *why, size_t n)
+{
+	const struct prog *p = e->p;
+	uint32_t nv = p->n_in + p->n_ops;
+	int32_t in[FS_KERNEL_MAX_PARAMS], out[FS_KERNEL_MAX_PARAMS];
+	uint32_t n_in = fs_emit_op_inputs(e, k, in), n_out = fs_emit_op_outputs(e, k, out);
+	if (e->gemm && (p->n_in > FS_KERNEL_MAX_PARAMS || n_out == FS_KERNEL_MAX_PARAMS)) {
+		snprintf(why, n, "more than %d inputs or outputs", FS_KERNEL_MAX_PARAMS - 1);
+		return -1;
+	}
+	/* the symbols: kernel parameters after the buffers, each read from an input's dim */
+	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
+	struct fs_text tokens = {0};
+	for (uint32_t b = 0; b < p->n_bind; b++) {
+		const char *sname = fs_scan_str(p->s, p->bind[b].sym);
+		cJSON *q = cJSON_CreateObject();
+		cJSON_AddStringToObject(q, "name", sname);
+		cJSON_AddItemToArray(syms, q);
+		fs_text_put(&tokens, "%s%s", b ? " * " : "", sname);
+		for (uint32_t i = 0; i < n_in && !cJSON_HasObjectItem(q, "from"); i++) {
+			const struct ten *t = fs_prog_value(p, in[i]);
+			for (uint8_t d = 0; d < t->rank; d++) {
+				const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
+				if (dim && dim->expr >= 0 && p->s->types.exprs[dim->expr].op == FS_EX_SYM &&
+				    p->s->types.exprs[dim->expr].sym == p->bind[b].sym) {
+					cJSON *from = cJSON_AddObjectToObject(q, "from");
+					cJSON_AddNumberToObject(from, "input", i);
+					cJSON_AddNumberToObject(from, "dim", d);
+					break;
+				}
+			}
+		}
+		if (!cJSON_HasObjectItem(q, "from")) {
+			snprintf(why, n, "symbol %s is no dim of any input: the op could not read it", sname);
+			free(tokens.s);
+			return -1;
+		}
+	}
+	cJSON_AddStringToObject(j, "tokens", tokens.s ? tokens.s : "1");
+	free(tokens.s);
+	cJSON *ins = cJSON_AddArrayToObject(j, "inputs"), *rets = cJSON_AddArrayToObject(j, "outputs");
+	cJSON *views = cJSON_AddArrayToObject(j, "views"), *bufs = cJSON_AddArrayToObject(j, "buffers");
+	for (uint32_t i = 0; i < n_in; i++) {
+		const struct ten *t = fs_prog_value(p, in[i]);
+		tensor_json(e, ins, in[i], t, NULL);
+		fs_text_put(&s->sig, "%s%s: torch.Tensor", i ? ", " : "", e->name[in[i]]);
+		fs_text_put(&s->args, "%s%s", i ? ", " : "", e->name[in[i]]);
+		fs_text_put(&s->doc, "%s%s %s", i ? ", " : "", e->name[in[i]], fs_dtype_name((enum fs_dtype)t->dtype) + 6);
+	}
+	/* what the op returns: each output, a concatenated group's whole output once */
+	uint8_t *returned = fs_xcalloc(nv + FS_GEMM_MAX, 1);
+	uint32_t n_ret = 0;
+	for (uint32_t i = 0; i < n_out; i++) {
+		int64_t col = 0;
+		int32_t g = group_of(e, out[i], &col), r = g >= 0 ? (int32_t)nv + g : out[i];
+		const struct ten *t = fs_prog_value(p, out[i]), *gt = t;
+		if (!returned[r]) {
+			cJSON *shape = g >= 0 ? group_shape(e, (uint32_t)g, &gt) : NULL;
+			returned[r] = 1;
+			tensor_json(e, rets, r, gt, shape);
+			n_ret++;
+		}
+		if (g >= 0) {
+			cJSON *q = cJSON_CreateObject();
+			cJSON_AddStringToObject(q, "name", e->name[out[i]]);
+			cJSON_AddStringToObject(q, "of", e->name[r]);
+			cJSON_AddNumberToObject(q, "col", (double)col);
+			cJSON_AddNumberToObject(q, "width", (double)t->shape[t->rank - 1]);
+			cJSON_AddItemToArray(views, q);
+		}
+	}
+	cJSON_AddItemToObject(j, "results", names(e, out, n_out));
+	fs_text_put(&s->ret, n_ret == 1 ? "torch.Tensor" : "typing.Tuple[");
+	for (uint32_t i = 0; n_ret > 1 && i < n_ret; i++)
+		fs_text_put(&s->ret, "%storch.Tensor%s", i ? ", " : "", i + 1 == n_ret ? "]" : "");
+	/* what the products write and the kernel reads, or the kernel writes and later products read */
+	for (uint32_t k2 = 0; e->gemm && k2 < e->pl.n_calls; k2++) {
+		const struct fs_gemm_call *c = &e->pl.calls[k2];
+		const struct ten *t;
+		if (c->n_members && !returned[nv + k2]) {
+			cJSON *shape = group_shape(e, k2, &t);
+			tensor_json(e, bufs, (int32_t)(nv + k2), t, shape);
+		}
+	}
+	for (uint32_t v = p->n_in; e->gemm && v < nv; v++)
+		if (!p->is_output[v - p->n_in] && ((e->pl.given[v] && !e->pl.pitch[v]) || e->pl.kernel_out[v]))
+			tensor_json(e, bufs, (int32_t)v, fs_prog_value(p, (int32_t)v), NULL);
+	cJSON *args = cJSON_AddArrayToObject(j, "args");
+	for (uint32_t i = 0; k && i < k->n_params; i++) {
+		int64_t col = 0;
+		int32_t g = group_of(e, k->value[i], &col);
+		cJSON *q = cJSON_CreateObject();
+		cJSON_AddStringToObject(q, "tensor", e->name[g >= 0 ? (int32_t)nv + g : k->value[i]]);
+		cJSON_AddNumberToObject(q, "offset", (double)col);
+		cJSON_AddItemToArray(args, q);
+	}
+	cJSON *prods = cJSON_AddArrayToObject(j, "products");
+	for (uint32_t k2 = 0; e->gemm && k2 < e->pl.n_calls; k2++) {
+		const struct fs_gemm_call *c = &e->pl.calls[k2];
+		cJSON_AddItemToArray(prods, product_json(e, c, c->n_members ? (int32_t)(nv + k2) : c->out));
+	}
+	if (e->gemm && e->pl.absorbs)
+		cJSON_AddItemToObject(j, "epilogue", product_json(e, &e->pl.absorbed, e->pl.absorbed.out));
+	free(returned);
+	return 0;
+}
