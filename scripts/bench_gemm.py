@@ -13,19 +13,24 @@ generated epilogue kernel; or cuBLASLt's own epilogue; or, on sm_90, the
 generated GEMM with the epilogue inside: the fastest) against the
 unfused baseline (a cuBLASLt GEMM per product, a kernel per op), each checked
 against fusescan's float64 reference; times from numerics.json (medians; CUDA
-graphs of 20 calls at 256 tokens and below). PyTorch side, in this process:
+graphs of 20 calls at 256 tokens and below). The same run emits the plan as a
+PyTorch op (`--buckets T --emit`: its products through PyTorch's GEMMs, the
+kernel beside them, or cuBLASLt's epilogue through PyTorch, as measured
+fastest; the generated GEMM is not in the op). PyTorch side, in this process:
 eager, torch.compile (default) and torch.compile max-autotune (compiled
-`max-autotune-no-cudagraphs`: the graph is ours), and one plain torch.mm of
-the fused shape (the concatenated weight: the GEMM's own floor), each captured
-in a CUDA graph of 10 calls with input copies rotated, replays interleaved
-round after round (100 rounds). The two sides run one after the other in one
-run, not interleaved with each other.
+`max-autotune-no-cudagraphs`: the graph is ours), one plain torch.mm of
+the fused shape (the concatenated weight: the GEMM's own floor) and the
+emitted op, each captured in a CUDA graph of 10 calls with input copies
+rotated, replays interleaved round after round (100 rounds). fusescan's own
+timings and the PyTorch side run one after the other in one run, not
+interleaved with each other; the emitted op is interleaved with PyTorch's.
 
     python3 scripts/bench_gemm.py --fusescan gpu-carry/fusescan [--tokens 16,16384] [--only qkv,swiglu_mlp] [--out DIR]
 
 Prints per row and size: ms per call of eager, compile, max-autotune, the
-plain GEMM, fusescan's unfused baseline and fused plan, the best of
-compile / max-autotune over fusescan's fused plan (> 1: fusescan faster), and
+plain GEMM, fusescan's unfused baseline and fused plan, the emitted op, the best of
+compile / max-autotune over fusescan's fused plan (> 1: fusescan faster) and
+over the emitted op (timed interleaved with them), and
 gen/cuBLASLt: the generated GEMM with its epilogue against cuBLASLt's plain
 product of the same shape (its throughput share; timed side by side by fusescan).
 """
@@ -40,6 +45,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_torch import graph_of, interleaved, median_ci  # noqa: E402
+from torch_chains import load_op  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "gemm")
@@ -91,7 +97,8 @@ def rows():
 
 def fusescan(exe, args, tokens, out):
     ident, dump, rest = args[0], os.path.join(DATA, args[1]), args[2:]
-    cmd = [exe, "--apply", ident, "--tokens", str(tokens), "--no-render", "--out", out, dump, *rest]
+    cmd = [exe, "--apply", ident, "--tokens", str(tokens), "--buckets", str(tokens), "--no-render", "--out", out,
+           "--emit", os.path.join(out, "emit"), dump, *rest]
     r = subprocess.run(cmd, capture_output=True, text=True)
     text = r.stdout + r.stderr
     try:
@@ -101,11 +108,12 @@ def fusescan(exe, args, tokens, out):
         return None, text
     g = j.get("gpu", {})
     if r.returncode or not g.get("ran") or j.get("verdict") != "pass":
-        return None, text
-    return g, text
+        return None, None, text
+    op = load_op(j)
+    return g, getattr(op, op.DESC["name"]), text
 
 
-def torch_side(make, tokens, calls=10):
+def torch_side(make, tokens, op, calls=10):
     gen = torch.Generator(device="cuda").manual_seed(1)
     copies = []
     for _ in range(2):
@@ -113,14 +121,14 @@ def torch_side(make, tokens, calls=10):
         copies.append(ins)
     comp = torch.compile(eager, dynamic=False)
     auto = torch.compile(eager, dynamic=False, mode="max-autotune-no-cudagraphs")
-    sides = [eager, comp, auto, plain]
+    sides = [eager, comp, auto, plain, op]
     ref = eager(*copies[0])
-    for f in (comp, auto):
+    for f in (comp, auto, op):
         got = f(*copies[0])
         for a, b in zip(ref if isinstance(ref, tuple) else (ref,), got if isinstance(got, tuple) else (got,)):
             d = (a.float() - b.float()).abs().max().item()
             if not d < 0.05 * max(1.0, a.float().abs().max().item()):
-                sys.exit(f"bench_gemm: torch.compile differs from eager by {d}")
+                sys.exit(f"bench_gemm: {'the emitted op' if f is op else 'torch.compile'} differs from eager by {d}")
     graphs = [graph_of(lambda c, f=f: f(*c), copies, calls) for f in sides]
     times = interleaved([g.replay for g in graphs])
     del graphs
@@ -137,18 +145,18 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; ms per call")
     print(f"{'row':<16} {'tokens':>6} {'eager':>9} {'compile':>9} {'max-auto':>9} {'plainGEMM':>9} "
-          f"{'fs unfused':>10} {'fs fused':>9} {'best/fs':>7} {'gen/cuBLASLt':>12}  fused plan")
+          f"{'fs unfused':>10} {'fs fused':>9} {'fs op':>9} {'best/fs':>7} {'best/op':>7} {'gen/cuBLASLt':>12}  fused plan")
     failed, results = 0, []
     for name, args, make in rows():
         if a.only and name not in a.only.split(","):
             continue
         for t in [int(x) for x in a.tokens.split(",")]:
-            g, text = fusescan(a.fusescan, args, t, os.path.join(a.out, f"{name}_{t}"))
+            g, op, text = fusescan(a.fusescan, args, t, os.path.join(a.out, f"{name}_{t}"))
             if g is None:
                 failed += 1
                 print(f"{name:<16} {t:>6} fusescan failed:\n{text[-1500:]}")
                 continue
-            eager, comp, auto, plain = torch_side(make, t)
+            eager, comp, auto, plain, op_ms = torch_side(make, t, op)
             fs = g["fused_ms"]
             best = min(comp, auto)
             plan = g.get("matrix_products", "")
@@ -159,10 +167,11 @@ def main():
             gen_share = float(share.group(1)) if share else float("nan")
             plan = plan[plan.find("fused plan:"):] if "fused plan:" in plan else plan
             print(f"{name:<16} {t:>6} {eager:9.4f} {comp:9.4f} {auto:9.4f} {plain:9.4f} {g['unfused_ms']:10.4f} {fs:9.4f} "
-                  f"{best / fs:7.3f} {gen_share:12.3f}  {plan}")
+                  f"{op_ms:9.4f} {best / fs:7.3f} {best / op_ms:7.3f} {gen_share:12.3f}  {plan}")
             results.append({"row": name, "tokens": t, "eager_ms": eager, "compile_ms": comp, "max_autotune_ms": auto,
                             "plain_gemm_ms": plain, "fusescan_unfused_ms": g["unfused_ms"], "fusescan_fused_ms": fs,
-                            "best_over_fusescan": best / fs, "generated_over_cublaslt": gen_share, "plan": g.get("matrix_products", "")})
+                            "emitted_op_ms": op_ms, "best_over_fusescan": best / fs, "best_over_emitted_op": best / op_ms,
+                            "generated_over_cublaslt": gen_share, "plan": g.get("matrix_products", "")})
             sys.stdout.flush()
     with open(os.path.join(a.out, "bench_gemm.json"), "w") as f:
         json.dump(results, f, indent=1)
