@@ -494,7 +494,8 @@ int gemm_time_variants(struct run *R)
 	}
 	if (at < sizeof(g->gemm))
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
-			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM" : "the generated kernel");
+			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM"
+			 : R->kernel ? "the generated kernel" : "the products alone");
 	if (!R->has_gen && R->gen_why[0] && R->kernel) {
 		at = strlen(g->gemm);
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
