@@ -113,18 +113,10 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(3)
     os.makedirs(work, exist_ok=True)
     for name, cand, _, fixture, fn in tc.CHAINS if sys.argv[4:] != ["gemm"] else []:
-        out = os.path.join(work, name)
-        dump = os.path.join(tests, "data", fixture, "001_export_export_to_gm.txt")
-        r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", BUCKETS, "--no-render", "--out", out,
-                            "--emit", os.path.join(out, "emit"), dump], capture_output=True, text=True)
-        ok(f"{name}: fusescan --emit", r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:])
-        if r.returncode:
+        op, names = emitted(name, cand, os.path.join(tests, "data", fixture, "001_export_export_to_gm.txt"), BUCKETS)
+        if not op:
             continue
-        j = json.load(open(os.path.join(out, "numerics.json")))
-        names = tc.input_names(j)
-        op = tc.load_op(j)
         desc = op.DESC
-        ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
         for t in COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
             kernel = op.pick(tc.symbols_at(op, t))[0].entry
@@ -146,24 +138,32 @@ def main():
     sys.exit(1 if failed else 0)
 
 
-def gemm_chain(gen, name, cand, fixture, opts, region):
-    """a region with matrix products: emitted, then checked at GEMM_COUNTS under
-    each bucket's tuned plan, and under cuBLASLt's epilogue where it has one"""
+def emitted(name, cand, dump, buckets, opts=()):
+    """fusescan --apply CAND --tokens 16 --buckets BUCKETS --emit on dump: the
+    op's module, imported, and the region's input names (None, None where it
+    failed); every bucket tuned"""
     out = os.path.join(work, name)
-    r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", GEMM_BUCKETS, "--no-render", "--out", out,
-                        "--emit", os.path.join(out, "emit"), os.path.join(tests, "data", "gemm", fixture + ".txt")] + opts,
-                       capture_output=True, text=True)
+    r = subprocess.run([exe, "--apply", cand, "--tokens", "16", "--buckets", buckets, "--no-render", "--out", out,
+                        "--emit", os.path.join(out, "emit"), dump, *opts], capture_output=True, text=True)
     ok(f"{name}: fusescan --emit", r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:])
     if r.returncode:
-        return
+        return None, None
     j = json.load(open(os.path.join(out, "numerics.json")))
-    names = tc.input_names(j)
     op = tc.load_op(j)
+    ok(f"{name}: every bucket tuned", all(b["tuned"] for b in op.DESC["buckets"]), op.DESC["buckets"])
+    return op, tc.input_names(j)
+
+
+def gemm_chain(gen, name, cand, fixture, opts, region):
+    """a region with matrix products: emitted, then checked at GEMM_COUNTS under
+    each bucket's tuned plan, then under every plan the op has"""
+    op, names = emitted(name, cand, os.path.join(tests, "data", "gemm", fixture + ".txt"), GEMM_BUCKETS, opts)
+    if not op:
+        return
     desc = op.DESC
 
     def fn(*a, acc=None):
         return region(**dict(zip(names, a)))
-    ok(f"{name}: every bucket tuned", all(b["tuned"] for b in desc["buckets"]), desc["buckets"])
     print(f"{name}: plans {[(b['tokens'], b['plan']) for b in desc['buckets']]}", flush=True)
     plans = [None] + (["kernel"] if desc["kernels"] else []) + (["epilogue"] if "epilogue" in desc else [])
     for plan in plans:
