@@ -5,6 +5,7 @@
 
 #include "codegen.h"
 #include "emit.h"
+#include "emit_op.h"
 #include "gemm.h"
 #include "gpu.h"
 
@@ -96,30 +97,27 @@ static void from_main(const struct fs_numerics *r, struct fs_bucket_run *b)
 }
 
 /* An untuned bucket: the heuristic tactic (vectors as eager's kernels) of
- * the fused kernel (of a region with matrix products: the one beside them). */
+ * the fused kernel (of a region with matrix products: the one beside them,
+ * as --emit writes it). */
 static void heuristic(const struct prog *q, struct fs_bucket_run *b)
 {
-	struct fs_gemm_plan pl;
-	struct prog kq = *q;
+	struct fs_emit_op e;
 	struct fs_kernel k;
 	char why[256];
-	int gemm = fs_gemm_any(q), kernel = 1;
-	if (gemm && fs_gemm_plan(q, &pl, why, sizeof(why)) == 0)
-		kernel = fs_gemm_kernel_prog(q, &pl, &kq);
-	else if (gemm)
-		kernel = -1;
-	if (!kernel)
+	if (fs_emit_op_init(&e, q, why, sizeof(why))) {
+		if (!b->error[0])
+			snprintf(b->error, sizeof(b->error), "%.250s", why);
+		return;
+	}
+	if (!e.kernel)
 		snprintf(b->tactic, sizeof(b->tactic), "products");
-	else if (kernel > 0 && fs_codegen(&kq, -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
+	else if (fs_codegen(&e.kq, -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
 		b->t = k.tactic;
 		fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
 		fs_kernel_release(&k);
 	} else if (!b->error[0])
 		snprintf(b->error, sizeof(b->error), "%.250s", why);
-	if (gemm && kernel >= 0)
-		free(kq.is_output);
-	if (gemm)
-		fs_gemm_plan_release(&pl);
+	fs_emit_op_release(&e);
 }
 
 void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
