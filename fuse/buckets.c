@@ -31,13 +31,24 @@ static uint32_t bucket_list(const struct fs_numerics_opts *o, int64_t *out)
 	return n;
 }
 
+int fs_buckets_graphed(const struct prog *q, int64_t tokens)
+{
+	double bytes = 0;
+	for (uint32_t v = 0; v < q->n_in + q->n_ops; v++)
+		if (v < q->n_in || q->is_output[v - q->n_in]) {
+			const struct ten *t = fs_prog_value(q, (int32_t)v);
+			bytes += (double)t->n * (double)fs_dtype_size((enum fs_dtype)t->dtype);
+		}
+	return tokens <= FS_GRAPH_MAX_TOKENS || bytes < FS_GRAPH_MAX_BYTES;
+}
+
 /* One bucket: its kernels run and checked, the fused one tuned. */
 static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
 		 struct fs_numerics *r, struct fs_bucket_run *b)
 {
 	char key[20], bucket[64];
 	fs_prog_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
-	b->graphed = b->tokens <= FS_GRAPH_MAX_TOKENS;
+	b->graphed = fs_buckets_graphed(q, b->tokens);
 	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
 				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
@@ -76,11 +87,11 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 }
 
 /* The bucket of the run's own token count: what the run tuned. */
-static void from_main(const struct fs_numerics *r, struct fs_bucket_run *b)
+static void from_main(const struct prog *q, const struct fs_numerics *r, struct fs_bucket_run *b)
 {
 	const struct fs_numerics_tactic *w = r->chosen >= 0 ? &r->tactics[r->chosen] : NULL;
 	b->tuned = 1;
-	b->graphed = b->tokens <= FS_GRAPH_MAX_TOKENS;
+	b->graphed = fs_buckets_graphed(q, b->tokens);
 	b->t = r->chosen_tactic;
 	memcpy(b->tactic, w ? w->name : "products", w ? sizeof(b->tactic) : sizeof("products"));
 	b->ms = w && !r->gemm[0] ? w->ms : r->fused_ms, b->ci = w && !r->gemm[0] ? w->ci : 0, b->unfused_ms = r->unfused_ms;
@@ -142,7 +153,7 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 		}
 		fs_diags_release(&d);
 		if (r->gpu_ran && b->tokens == o->tokens && (r->chosen >= 0 || (r->gemm[0] && !r->n_tactics)))
-			from_main(r, b);
+			from_main(&q[i], r, b);
 		else if (r->gpu_ran)
 			tune(&q[i], nodes, n, o, seed, r, b);
 		if (!b->tuned)
@@ -169,9 +180,9 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 		tuned += r->buckets[i].tuned;
 	if (!tuned)
 		return;
-	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; <= %d tokens timed as "
-		     "CUDA graphs of %d calls):\n",
-		FS_GRAPH_MAX_TOKENS, FS_GRAPH_CALLS);
+	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; <= %d tokens "
+		     "or a region moving under %.0f MB timed as CUDA graphs of %d calls: graphed):\n",
+		FS_GRAPH_MAX_TOKENS, FS_GRAPH_MAX_BYTES / 1e6, FS_GRAPH_CALLS);
 	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup", "");
 	for (uint32_t i = 0; i < r->n_buckets; i++) {
 		const struct fs_bucket_run *b = &r->buckets[i];
@@ -179,8 +190,8 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 			fprintf(out, "    %8lld  not tuned: %s\n", (long long)b->tokens, b->error);
 			continue;
 		}
-		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
-			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0,
+		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
+			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->graphed ? "graphed " : "",
 			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
 			b->cache_hit ? "cache hit" : "", b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}

@@ -5,9 +5,11 @@
  * TensorRT-LLM's AutoTuner does (gen_tuning_buckets / map_to_tuning_buckets):
  * the region is bound at each bucket's token count, its kernels run and
  * checked there, and the fused one tuned; a token count then takes the
- * smallest bucket at least as large. Buckets of at most 256 tokens are timed
- * as replays of CUDA graphs of FS_GRAPH_CALLS calls (launching is their cost,
- * as under serving's graphs), larger ones launch by launch; the policy is in
+ * smallest bucket at least as large. A bucket of at most
+ * FS_GRAPH_MAX_TOKENS tokens, or whose region moves under FS_GRAPH_MAX_BYTES
+ * (its inputs and outputs: 50 us at 3 TB/s), is timed as replays of CUDA
+ * graphs of FS_GRAPH_CALLS calls (launching is a large part of its cost, as
+ * under serving's graphs), a larger one launch by launch; the policy is in
  * the tuning cache's key. With --emit, every bucket's kernel is written
  * (fuse/emit.h).
  */
@@ -20,6 +22,10 @@
 #include <stdio.h>
 
 enum { FS_GRAPH_CALLS = 20, FS_GRAPH_MAX_TOKENS = 256 };
+#define FS_GRAPH_MAX_BYTES 150e6
+
+/* whether the region q, bound at `tokens`, is timed in CUDA graphs */
+int fs_buckets_graphed(const struct prog *q, int64_t tokens);
 
 /* p: the region at the run's own sizes; r: its numerics so far (the GPU
  * result says whether tuning can run; r->buckets and r->emitted are filled). */

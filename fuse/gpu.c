@@ -126,19 +126,20 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 }
 
 
-/* Each of what[0..k-1] captured in a CUDA graph of `calls` runs (input
- * copies rotated within it), for timing as serving replays small kernels;
- * NULL where a capture fails (g->error says why). */
-static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t calls)
+/* Each of what[0..k-1] captured in `m` CUDA graphs of `calls` runs each
+ * (input copies rotated within it), for timing as serving replays small
+ * kernels: what[j]'s are exec[j * m ...]; NULL where a capture fails
+ * (g->error says why). */
+static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t m, uint32_t calls)
 {
-	void **exec = fs_xcalloc(k, sizeof(void *));
+	void **exec = fs_xcalloc((size_t)k * m, sizeof(void *));
 	int rc = 0;
-	for (uint32_t j = 0; j < k && !rc; j++) {
+	for (uint32_t j = 0; j < k * m && !rc; j++) {
 		void *graph = NULL;
 		rc = fs_cuda_check(&R->c, R->c.cuStreamBeginCapture(R->stream, 2 /* relaxed */), "cuStreamBeginCapture", R->g->error,
 				   sizeof(R->g->error));
 		for (uint32_t c = 0; c < calls && !rc; c++)
-			rc = one(R, what[j], c);
+			rc = one(R, what[j / m], c);
 		if (fs_cuda_check(&R->c, R->c.cuStreamEndCapture(R->stream, &graph), "cuStreamEndCapture", rc ? NULL : R->g->error,
 				  rc ? 0 : sizeof(R->g->error)))
 			rc = -1;
@@ -148,7 +149,7 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
 		if (graph)
 			R->c.cuGraphDestroy(graph);
 	}
-	for (uint32_t j = 0; j < k && rc; j++)
+	for (uint32_t j = 0; j < k * m && rc; j++)
 		if (exec[j])
 			R->c.cuGraphExecDestroy(exec[j]);
 	if (rc) {
@@ -159,17 +160,24 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
 }
 
 /* Times k things, what[0..k-1], interleaved: each of `reps` rounds (after 5
- * warm-up rounds) runs every one once, in order, on the round's input copy
+ * warm-up rounds) runs every one once, on the round's input copy
  * (rotated), so a drift of the device's clocks or temperature falls on all
- * of them alike. Every run sits between two events, all enqueued back to
+ * of them alike; the order is drawn afresh each round (what runs just
+ * before a small kernel moves its time by a few percent: a fixed order would
+ * give each its own bias). Every run sits between two events, all enqueued back to
  * back and read after the last: the GPU never waits for the host between
  * runs, so a run's time is the device's, without the host's launch latency.
  * With o->graph_calls (small shapes, where launching is the cost) a run is
- * the replay of a CUDA graph of that many calls, and a time is per call. */
+ * the replay of a CUDA graph of that many calls, and a time is per call;
+ * each thing is captured FS_GRAPH_INSTANCES times and round r replays its
+ * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
+ * up to 4% at decode sizes, alike round after round (measured on an H200),
+ * and one capture each would hand that to the comparison. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
 	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;
-	void **exec = calls > 1 ? capture(R, one, what, k, calls) : NULL;
+	uint32_t m = calls > 1 ? FS_GRAPH_INSTANCES : 1;
+	void **exec = calls > 1 ? capture(R, one, what, k, m, calls) : NULL;
 	if (calls > 1 && !exec)
 		return -1;
 	void **ev = fs_xcalloc(2 * (size_t)n, sizeof(void *));
@@ -177,19 +185,28 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 	int rc = 0;
 	for (uint32_t i = 0; i < 2 * n && !rc; i++)
 		rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&ev[i], 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
+	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t)), last = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {
-		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
+		if (i % k == 0) /* a new round: a Fisher-Yates shuffle, seeded by the round */
+			for (uint32_t j = 0; j < k; j++) {
+				uint32_t at = (uint32_t)(fs_mix(((uint64_t)(i / k) << 32) | j) % (j + 1));
+				order[j] = order[at], order[at] = j;
+			}
+		uint32_t j = order[i % k], e = i - i % k + j; /* what[j]'s events of this round */
+		last = e;
+		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc && exec)
-			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(exec[i % k], R->stream), "cuGraphLaunch", R->g->error,
+			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(exec[j * m + i / k % m], R->stream), "cuGraphLaunch", R->g->error,
 					   sizeof(R->g->error));
 		else if (!rc)
-			rc = one(R, what[i % k], i / k);
+			rc = one(R, what[j], i / k);
 		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * i + 1], R->stream), "cuEventRecord", R->g->error,
+			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e + 1], R->stream), "cuEventRecord", R->g->error,
 					   sizeof(R->g->error));
 	}
-	if (!rc)
-		rc = fs_cuda_check(&R->c, R->c.cuEventSynchronize(ev[2 * n - 1]), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
+	free(order);
+	if (!rc) /* the last run enqueued ends last */
+		rc = fs_cuda_check(&R->c, R->c.cuEventSynchronize(ev[2 * last + 1]), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
 	for (uint32_t j = 0; j < k && !rc; j++) {
 		for (uint32_t r = 0; r < reps && !rc; r++) {
 			uint32_t i = (r + 5) * k + j;
@@ -211,7 +228,7 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 	for (uint32_t i = 0; i < 2 * n; i++)
 		if (ev[i])
 			R->c.cuEventDestroy(ev[i]);
-	for (uint32_t j = 0; exec && j < k; j++)
+	for (uint32_t j = 0; exec && j < k * m; j++)
 		R->c.cuGraphExecDestroy(exec[j]);
 	free(exec);
 	free(ev);
@@ -339,10 +356,11 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
 	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	int at = snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved",
+	int at = snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved, shuffled",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 	if (R->o->graph_calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
-		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls", R->o->graph_calls);
+		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures", R->o->graph_calls,
+			 FS_GRAPH_INSTANCES);
 }
 
 /* The finalists: the eligible tactics whose median is not told apart from

@@ -13,7 +13,8 @@ generated epilogue kernel; or cuBLASLt's own epilogue; or, on sm_90, the
 generated GEMM with the epilogue inside: the fastest) against the
 unfused baseline (a cuBLASLt GEMM per product, a kernel per op), each checked
 against fusescan's float64 reference; times from numerics.json (medians; CUDA
-graphs of 20 calls at 256 tokens and below). The same run emits the plan as a
+graphs of 20 calls at 256 tokens and below, or where the region moves
+under 150 MB). The same run emits the plan as a
 PyTorch op (`--buckets T --emit`: its products through PyTorch's GEMMs, the
 kernel beside them, or cuBLASLt's epilogue through PyTorch, as measured
 fastest; the generated GEMM is not in the op). PyTorch side, in this process:

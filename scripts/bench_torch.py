@@ -7,9 +7,17 @@ and writes the PyTorch op; then at every size of LIST the op (one load, every
 size), PyTorch eager (the unfused chain) and torch.compile compiled for that
 exact size (dynamic=False, default mode) run on the same inputs. Each side is
 captured in a CUDA graph holding many calls (20; fewer where the op's
-traffic takes over 50 us at 3 TB/s: enough to fill ~1 ms), input copies rotated within it past twice the L2, and the three
+traffic takes over 50 us at 3 TB/s: enough to fill ~1 ms), input copies rotated within it past twice the L2, and the
 graphs' replays are timed interleaved, round after round (100 rounds after 5
-warm-up rounds): time per call is a replay over its calls. Where the three
+warm-up rounds), in an order drawn afresh each round: time per call is a
+replay over its calls. At decode sizes a graph's time depends on what ran
+just before it and on the capture itself (two captures of the same calls
+differ by up to 4%, alike round after round), so each side of 20 calls is
+captured 4 times, round r replaying capture r mod 4, and torch.compile's
+side is timed twice, as an A/A control: in a fixed order from one capture
+each, two copies of it read up to 1.06 apart; here their ratio should
+straddle 1.00, and its interval is the noise floor the row's own ratio is
+read against. Where the three
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
@@ -23,7 +31,8 @@ reference on the device).
 Prints one row per chain and size: the kernel the op picked, time per call of
 eager, torch.compile and the op (us), the ratio torch.compile / fusescan
 (round by round: the median and its distribution-free 95% interval), the
-launches of the unfused chain (fusescan's count of eager's kernels) against
+A/A control (torch.compile / torch.compile, the same), the launches of the
+unfused chain (fusescan's count of eager's kernels) against
 the op's one, and at the largest size the op's GB/s as a percentage of the
 device's copy bandwidth (fusescan's 1 GiB cuMemcpyDtoD). Writes bench.json.
 """
@@ -31,6 +40,7 @@ import argparse
 import json
 import math
 import os
+import random
 import subprocess
 import sys
 
@@ -53,18 +63,21 @@ def median_ci(xs):
     return t[len(t) // 2], t[lo], t[hi]
 
 
-def interleaved(fns, rounds=ROUNDS):
-    """each of fns once per round, every run between two events, all
+def interleaved(fns, rounds=ROUNDS, seed=0):
+    """each of fns once per round, in an order drawn afresh each round (no
+    side keeps one place, one predecessor), every run between two events, all
     enqueued back to back (the GPU never waits for the host); ms per run,
     round by round, after the warm-up rounds"""
     ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
           for _ in range(rounds + WARMUP)]
+    order, rng = list(range(len(fns))), random.Random(seed)
     for round_ in ev:
-        for fn, (start, stop) in zip(fns, round_):
-            start.record()
-            fn()
-            stop.record()
-    ev[-1][-1][1].synchronize()
+        rng.shuffle(order)
+        for k in order:
+            round_[k][0].record()
+            fns[k]()
+            round_[k][1].record()
+    torch.cuda.synchronize()
     return [[round_[k][0].elapsed_time(round_[k][1]) for round_ in ev[WARMUP:]] for k in range(len(fns))]
 
 
@@ -81,6 +94,17 @@ def graph_of(fn, copies, calls):
         for i in range(calls):
             fn(copies[i % len(copies)])
     return g
+
+
+def replays_of(fn, copies, calls, captures):
+    """`captures` graphs of fn (graph_of); each call replays the next"""
+    graphs = [graph_of(fn, copies, calls) for _ in range(captures)]
+    turn = [0]
+
+    def replay():
+        graphs[turn[0] % captures].replay()
+        turn[0] += 1
+    return replay
 
 
 def max_abs_diff(x, y, chunk=1 << 27):
@@ -113,29 +137,30 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
         out_bytes = sum(t.numel() * t.element_size() for t in got)
         del got, want
         cfn = torch.compile(fn, dynamic=False)
-        sides = [lambda c: fn(*c[0]), lambda c: cfn(*c[0]), lambda c: o(*c[1])]
+        sides = [lambda c: fn(*c[0]), lambda c: cfn(*c[0]), lambda c: o(*c[1]), lambda c: cfn(*c[0])]  # the last: A/A
         # graphs of 20 calls, fewer where the op's traffic alone takes over 50 us at 3 TB/s
         t1 = (in_bytes + out_bytes) / 3e12
         calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
         free, total = torch.cuda.mem_get_info()
-        direct = 3 * calls * (in_bytes + out_bytes) * 3 > free  # eager's temporaries ~ a few outputs per call
+        captures = 4 if calls == 20 else 1
+        direct = 4 * captures * calls * (in_bytes + out_bytes) * 3 > free  # eager's temporaries ~ a few outputs per call
         if direct:
             rounds = interleaved([lambda s=s: s(copies[0]) for s in sides])
             calls = 1
         else:
-            graphs = [graph_of(s, copies, calls) for s in sides]
-            rounds = interleaved([g.replay for g in graphs])
-            del graphs
+            rounds = interleaved([replays_of(s, copies, calls, captures) for s in sides])
     del copies
     torch.cuda.empty_cache()
     per_call = [[t / calls for t in ts] for ts in rounds]
-    eager, comp, fs = (median_ci(ts)[0] for ts in per_call)
+    eager, comp, fs = (median_ci(ts)[0] for ts in per_call[:3])
     ratio, lo, hi = median_ci([c / f for c, f in zip(per_call[1], per_call[2])])
+    aa = median_ci([c / a for c, a in zip(per_call[1], per_call[3])])
     k = op.pick(tc.symbols_at(op, tokens))[0].entry
     bad = not err <= 2 * bucket_err
     gbs = (in_bytes + out_bytes) / (fs * 1e-3) / 1e9
     return {"chain": name, "tokens": tokens, "kernel": k, "eager_us": 1e3 * eager, "compile_us": 1e3 * comp,
-            "fusescan_us": 1e3 * fs, "compile_over_fusescan": ratio, "ci95": [lo, hi], "calls_per_graph": calls,
+            "fusescan_us": 1e3 * fs, "compile_over_fusescan": ratio, "ci95": [lo, hi], "aa": aa[0], "aa_ci95": list(aa[1:]),
+            "calls_per_graph": calls,
             "direct": direct, "max_abs_vs_eager": err, "bound": 2 * bucket_err, "bad": bad, "gbs": gbs}
 
 
@@ -155,8 +180,9 @@ def main():
             setattr(torch._dynamo.config, knob, 4096)  # one compilation per size, each for that size
     dev = torch.cuda.get_device_name(0)
     print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}; sizes {a.tokens}", flush=True)
-    print("%-12s %6s %-8s %9s %9s %9s %7s %13s %6s %5s %9s  %s" % (
-        "chain", "tokens", "kernel", "eager us", "cmp us", "fs us", "cmp/fs", "95% CI", "launch", "calls", "err", ""))
+    print("%-12s %6s %-8s %9s %9s %9s %7s %13s %13s %6s %5s %9s  %s" % (
+        "chain", "tokens", "kernel", "eager us", "cmp us", "fs us", "cmp/fs", "95% CI", "A/A 95% CI", "launch", "calls",
+        "err", ""))
     gen = torch.Generator(device="cuda").manual_seed(1)
     rows, failed = [], False
     for name, cand, dump, _, fn in tc.CHAINS:
@@ -183,9 +209,9 @@ def main():
             row["bucket_tactic"] = b["tactic"]
             failed |= row["bad"]
             rows.append(row)
-            print("%-12s %6d %-8s %9.2f %9.2f %9.2f %7.3f %6.3f-%6.3f %3d:1 %5s %9.2e  %s%s" % (
+            print("%-12s %6d %-8s %9.2f %9.2f %9.2f %7.3f %6.3f-%6.3f %6.3f-%6.3f %3d:1 %5s %9.2e  %s%s" % (
                 name, t, row["kernel"], row["eager_us"], row["compile_us"], row["fusescan_us"], row["compile_over_fusescan"],
-                *row["ci95"], g["unfused_launches"], "dir" if row["direct"] else row["calls_per_graph"],
+                *row["ci95"], *row["aa_ci95"], g["unfused_launches"], "dir" if row["direct"] else row["calls_per_graph"],
                 row["max_abs_vs_eager"], b["tactic"], "  OUTPUT DIFFERS FROM EAGER" if row["bad"] else ""), flush=True)
         big = rows[-1]
         print(f"{name}: at {big['tokens']} tokens {big['gbs']:.0f} GB/s through the op, {100 * big['gbs'] / g['copy_gbs']:.0f}% "
@@ -199,6 +225,9 @@ def main():
               f"{worst['ci95'][1]:.3f}, {worst['chain']} at {worst['tokens']} tokens); sizes lost (interval wholly "
               f"below 1.00): {len(losses)} of {len(rows)}" +
               "".join(f"\n  lost: {r['chain']} at {r['tokens']} tokens, {r['compile_over_fusescan']:.3f}" for r in losses))
+        off = [r for r in rows if not r["aa_ci95"][0] <= 1.0 <= r["aa_ci95"][1]]
+        print(f"A/A control (torch.compile against itself): interval off 1.00 at {len(off)} of {len(rows)} sizes" +
+              (f", widest miss {max(abs(r['aa'] - 1) for r in off):.3f}" if off else ""))
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=1)
     sys.exit(1 if failed else 0)

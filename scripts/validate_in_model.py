@@ -48,6 +48,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_dumps  # noqa: E402
+from bench_torch import interleaved  # noqa: E402 (the rounds' order shuffled, as the benchmark times)
 
 import torch  # noqa: E402
 
@@ -218,7 +219,8 @@ def errors(x, ref):
 
 def timed(fns, ids, calls, rounds):
     """ms per forward of each fn in each round: a CUDA graph of `calls`
-    forwards on static ids per fn, replays interleaved over `rounds` rounds"""
+    forwards on static ids per fn, replays interleaved over `rounds` rounds
+    (bench_torch.interleaved: each round in a fresh order)"""
     graphs = []
     for fn in fns:
         for _ in range(3):
@@ -229,15 +231,7 @@ def timed(fns, ids, calls, rounds):
             for _ in range(calls):
                 fn(ids)
         graphs.append(g)
-    times = [[] for _ in fns]
-    for _ in range(rounds):
-        for g, t in zip(graphs, times):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            g.replay()
-            e.record()
-            e.synchronize()
-            t.append(s.elapsed_time(e) / calls)
+    times = [[t / calls for t in ts] for ts in interleaved([g.replay for g in graphs], rounds=rounds)]
     del graphs
     torch.cuda.empty_cache()
     return times
