@@ -17,7 +17,7 @@ captured 4 times, round r replaying capture r mod 4, and torch.compile's
 side is timed twice, as an A/A control: in a fixed order from one capture
 each, two copies of it read up to 1.06 apart; here their ratio should
 straddle 1.00, and its interval is the noise floor the row's own ratio is
-read against. Where the three
+read against. Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
