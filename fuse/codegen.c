@@ -626,13 +626,15 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		if (mx < 0 || sm < 0)
 			fail(G, "a softmax outside a row kernel");
 		int logsm = strstr(op->sem->key, "log_") != NULL;
+		/* the sum is at least 1 (the max's own term): its reciprocal by
+		 * fs_quot, without IEEE division's slow-path branch on every row */
 		if (!logsm && G->cache && G->exp_slot[sm] == oi && own_index(out, x)) { /* the sum pass kept exp(x - max) */
-			fs_text_put(b, "(E%d[it][u] * (1.0f / red[%d]))", sm, sm);
+			fs_text_put(b, "(E%d[it][u] * fs_quot((fs_real)1, red[%d]))", sm, sm);
 			break;
 		}
 		fs_text_put(b, logsm ? "((" : "(fs_exp(");
 		operand(G, op, 0, x, b);
-		fs_text_put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * (1.0f / red[%d]))", mx, sm);
+		fs_text_put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * fs_quot((fs_real)1, red[%d]))", mx, sm);
 		break;
 	}
 	case LAYERNORM:
@@ -931,7 +933,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		snprintf(G->guard, sizeof(G->guard), " && in");
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
-	fs_text_put(b, "\t__shared__ fs_real part[32];\n\tconst int t = threadIdx.x %% %d;\n", T);
+	fs_text_put(b, "\t__shared__ __align__(16) fs_real part[%u][32];\n\tconst int t = threadIdx.x %% %d;\n", G->n_red ? G->n_red : 1, T);
 	fs_text_put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
 	fs_text_put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
 	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
@@ -1008,7 +1010,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		free(early_lanes.s);
 		free(early_after.s);
 		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
-		fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum");
+		fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part[%u]);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum", r);
 		if (mean)
 			fs_text_put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);
 		fs_text_put(b, "%s", pass.s);
@@ -1177,9 +1179,29 @@ static struct fs_tactic eager_for(const struct fs_kernel *k)
 	return t;
 }
 
+/* FS_GEN_EXACT: p with every dim static, generated as the kernel */
+static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kernel *k, char *why, size_t n)
+{
+	struct prog q = *p;
+	q.in = fs_xmalloc((p->n_in + 1) * sizeof(*q.in));
+	q.ops = fs_xmalloc((p->n_ops + 1) * sizeof(*q.ops));
+	memcpy(q.in, p->in, p->n_in * sizeof(*q.in));
+	memcpy(q.ops, p->ops, p->n_ops * sizeof(*q.ops));
+	for (uint32_t i = 0; i < p->n_in; i++)
+		memset(q.in[i].sym, 0, sizeof(q.in[i].sym));
+	for (uint32_t i = 0; i < p->n_ops; i++)
+		memset(q.ops[i].out.sym, 0, sizeof(q.ops[i].out.sym));
+	int rc = fs_codegen(&q, -1, FS_GEN_KERNEL, t, k, why, n);
+	free(q.in);
+	free(q.ops);
+	return rc;
+}
+
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
 	       char *why, size_t n)
 {
+	if (mode == FS_GEN_EXACT)
+		return exact(p, tac, k, why, n);
 	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
 	if (only < 0) {
 		G.emulate = mode == FS_GEN_EMULATE;

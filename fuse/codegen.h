@@ -52,9 +52,12 @@ struct fs_kernel {
  * reference's later matrix products, fuse/gemm.h). EPILOGUE is the fused
  * kernel as the generated GEMM's epilogue (kernels/gemm_sm90.cuh): a device
  * function fs_epi of one output element pair, the products (p->member)
- * taken from the accumulators; its tactic must have vec 2. The last five
- * are fused kernels only. */
-enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE, FS_GEN_EPILOGUE };
+ * taken from the accumulators; its tactic must have vec 2. EXACT is the
+ * kernel at exactly its symbols' values: every dim static (constants and
+ * shifts instead of the run-time sizes and magic numbers), the same
+ * parameters; what runs at a bucket's own size, so what the tuner times.
+ * The last six are fused kernels only. */
+enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE, FS_GEN_EPILOGUE, FS_GEN_EXACT };
 
 /* Values an unfused execution keeps in buffers: inputs and every op that
  * launches a kernel in eager PyTorch (views and dropout do not). */

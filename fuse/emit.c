@@ -80,25 +80,6 @@ static char *module_text(const char *name, const char *sig, const char *args, co
 	return t.s;
 }
 
-/* The kernel of p at exactly its symbols' values: every dim static (shifts
- * and constants instead of the magic numbers), the same parameters. */
-static int exact_kernel(const struct prog *p, const struct fs_tactic *t, struct fs_kernel *k, char *why, size_t n)
-{
-	struct prog q = *p;
-	q.in = fs_xmalloc((p->n_in + 1) * sizeof(*q.in));
-	q.ops = fs_xmalloc((p->n_ops + 1) * sizeof(*q.ops));
-	memcpy(q.in, p->in, p->n_in * sizeof(*q.in));
-	memcpy(q.ops, p->ops, p->n_ops * sizeof(*q.ops));
-	for (uint32_t i = 0; i < p->n_in; i++)
-		memset(q.in[i].sym, 0, sizeof(q.in[i].sym));
-	for (uint32_t i = 0; i < p->n_ops; i++)
-		memset(q.ops[i].out.sym, 0, sizeof(q.ops[i].out.sym));
-	int rc = fs_codegen(&q, -1, FS_GEN_KERNEL, t, k, why, n);
-	free(q.in);
-	free(q.ops);
-	return rc;
-}
-
 /* exact: the kernel of exactly these symbol values (each required equal) */
 static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const char *entry, const struct prog *exact)
 {
@@ -249,7 +230,7 @@ static int bucket_kernel(const struct prog *p, const struct fs_tactic *t, int ex
 	if (fs_emit_op_init(&e, p, why, n))
 		return -1;
 	e.kq.index64 = (uint8_t)index64;
-	int rc = exact ? exact_kernel(&e.kq, t, k, why, n) : fs_codegen(&e.kq, -1, FS_GEN_KERNEL, t, k, why, n);
+	int rc = fs_codegen(&e.kq, -1, exact ? FS_GEN_EXACT : FS_GEN_KERNEL, t, k, why, n);
 	fs_emit_op_release(&e);
 	return rc;
 }

@@ -356,7 +356,7 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
 	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	int at = snprintf(k->policy, sizeof(k->policy), "median of %u after 5 warm-up, inputs rotated past 2x L2; %d finalists x %u interleaved, shuffled",
+	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 	if (R->o->graph_calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
 		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures", R->o->graph_calls,
@@ -365,10 +365,9 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 
 /* The finalists: the eligible tactics whose median is not told apart from
  * the fastest's (their 95% intervals overlap), at most FS_FINALISTS, the
- * fastest first. Timed one after another, tactics that differ by less than
- * the device's drift over the tuning can trade places; the finalists are
- * timed again interleaved, each round running each once, over 4x the runs,
- * and those times replace their first ones. A single eligible tactic is the
+ * fastest first, are timed again, interleaved among themselves over 4x the
+ * runs (fewer sides, narrower intervals), and those times replace their
+ * first ones. A single eligible tactic is the
  * only finalist. 0, or -1 on a CUDA error (g->error). */
 static int final_round(struct run *R, struct launch *L, uint32_t n)
 {
@@ -434,26 +433,39 @@ static int tune(struct run *R)
 	g->n_tactics = n;
 	g->kernels += n;
 	struct launch *L = fs_xcalloc(n, sizeof(*L)); /* kept loaded until one is chosen */
+	const void **what = fs_xcalloc(n, sizeof(*what));
+	uint32_t *of = fs_xcalloc(n, sizeof(*of)), k = 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		struct fs_tactic_run *tr = &g->tactics[i];
 		struct fs_errors e;
 		tr->t = list[i];
 		tactic_name(R, &tr->t, tr->rec.name, sizeof(tr->rec.name));
-		if (prepare(R, &L[i], -1, &list[i], FS_GEN_KERNEL, 1, 1)) {
+		if (prepare(R, &L[i], -1, &list[i], FS_GEN_EXACT, 1, 1)) {
 			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%.190s", g->error);
 			g->error[0] = '\0', g->n_failed++;
 			unload(R, &L[i]);
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		struct timing tm = {0};
-		const void *what = &L[i];
-		rc = gpu_run_once(R, 0, &L[i], &e) || gpu_time_set(R, gpu_run_fused, &what, 1, o->reps, &tm);
-		tr->rec.ms = tm.ms, tr->rec.spread = tm.spread, tr->rec.ci = tm.ci;
+		rc = gpu_run_once(R, 0, &L[i], &e);
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
 			g->n_failed++;
+		what[k] = &L[i], of[k++] = i;
 	}
+	/* Every compiled tactic timed together, interleaved, as the finalists
+	 * are after: a drift of the clocks or temperature over the tuning falls
+	 * on all alike, not on whichever tactic was compiled last. */
+	struct timing *tm = fs_xcalloc(k ? k : 1, sizeof(*tm));
+	if (!rc && k)
+		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, tm);
+	for (uint32_t j = 0; j < k && !rc; j++) {
+		struct fs_tactic_run *tr = &g->tactics[of[j]];
+		tr->rec.ms = tm[j].ms, tr->rec.spread = tm[j].spread, tr->rec.ci = tm[j].ci;
+	}
+	free(tm);
+	free(what);
+	free(of);
 	if (!rc)
 		rc = final_round(R, L, n);
 	if (rc) {
@@ -495,10 +507,25 @@ static int tune(struct run *R)
 		}
 		fs_tune_record(o->cache, &e);
 	}
+	/* Each tactic was timed and checked as its exact-size kernel, what
+	 * runs at the bucket's own size (codegen.h, FS_GEN_EXACT: static dims
+	 * take fewer registers, and the fastest tactic differs: a softmax at
+	 * 16384 tokens, 8 slots a thread, took 11.1 ms with run-time dims and
+	 * 9.1 ms exact, the tuner's timing on an H200, where the run-time-dims
+	 * tuning had chosen 4 slots, 9.4 ms). The chosen tactic's kernel for
+	 * any size up to the bucket replaces the fallback: fs_gpu_run checks it
+	 * after. */
 	if (L[g->chosen].fn) { /* else none compiled: the fallback of fs_gpu_run stays */
+		struct launch any;
+		if (prepare(R, &any, -1, &g->tactics[g->chosen].t, FS_GEN_KERNEL, 1, 1)) {
+			unload(R, &any);
+			for (uint32_t i = 0; i < n; i++)
+				unload(R, &L[i]);
+			free(L);
+			return -1;
+		}
 		unload(R, &R->l[0]);
-		R->l[0] = L[g->chosen];
-		memset(&L[g->chosen], 0, sizeof(*L));
+		R->l[0] = any;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		unload(R, &L[i]);

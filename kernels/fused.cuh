@@ -98,7 +98,9 @@ template <typename R> __device__ __forceinline__ R fs_gelu_tanh(R a)
 // Reductions over a row group: T consecutive threads (a power of two, at most
 // 1024) share a row; every thread of the group gets the result. Every thread
 // of the block must call it (it synchronises when T > 32). part: 32 values of
-// shared memory.
+// shared memory (16-byte aligned: the partials are read four at a time), its
+// own for each reduction of the kernel, so no barrier waits before the
+// partials are written.
 #define FS_NEG_INF __int_as_float(0xff800000)
 struct fs_sum { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return a + b; } };
 struct fs_max { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return fmax(a, b); } };
@@ -110,7 +112,6 @@ template <int T, typename F, typename R> __device__ __forceinline__ R fs_group_r
 		v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
 	if (T <= 32)
 		return v;
-	__syncthreads(); // the previous reduction has read part
 	if ((threadIdx.x & 31) == 0)
 		part[threadIdx.x >> 5] = v;
 	__syncthreads();
