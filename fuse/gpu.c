@@ -513,24 +513,25 @@ static int tune(struct run *R)
 	 * 16384 tokens, 8 slots a thread, took 11.1 ms with run-time dims and
 	 * 9.1 ms exact, the tuner's timing on an H200, where the run-time-dims
 	 * tuning had chosen 4 slots, 9.4 ms). The chosen tactic's kernel for
-	 * any size up to the bucket replaces the fallback: fs_gpu_run checks it
-	 * after. */
+	 * any size up to the bucket (with no symbols, the same kernel) replaces
+	 * the fallback: fs_gpu_run checks it after. */
 	if (L[g->chosen].fn) { /* else none compiled: the fallback of fs_gpu_run stays */
-		struct launch any;
-		if (prepare(R, &any, -1, &g->tactics[g->chosen].t, FS_GEN_KERNEL, 1, 1)) {
+		struct launch any = L[g->chosen];
+		if (R->q.n_bind)
+			rc = prepare(R, &any, -1, &g->tactics[g->chosen].t, FS_GEN_KERNEL, 1, 1);
+		else
+			memset(&L[g->chosen], 0, sizeof(*L));
+		if (rc)
 			unload(R, &any);
-			for (uint32_t i = 0; i < n; i++)
-				unload(R, &L[i]);
-			free(L);
-			return -1;
+		else {
+			unload(R, &R->l[0]);
+			R->l[0] = any;
 		}
-		unload(R, &R->l[0]);
-		R->l[0] = any;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		unload(R, &L[i]);
 	free(L);
-	return 0;
+	return rc ? -1 : 0;
 }
 
 /* The inputs, drawn on the device: copy 0 of each, then the other copies
