@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* o's buckets, or powers of two from 1 up to the first at least `tokens` */
 static uint32_t bucket_list(const struct fs_numerics_opts *o, int64_t *out)
@@ -54,7 +55,11 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
 				 .graph_calls = b->graphed ? FS_GRAPH_CALLS : 0};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fs_gpu_run(q, &go, g);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 	int products_only = g->ran && fs_gemm_any(q) && !g->n_tactics;
 	if (!g->ran || (g->chosen < 0 && !products_only)) {
 		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);
@@ -95,7 +100,7 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 	b->t = r->chosen_tactic;
 	memcpy(b->tactic, w ? w->name : "products", w ? sizeof(b->tactic) : sizeof("products"));
 	b->ms = w && !r->gemm[0] ? w->ms : r->fused_ms, b->ci = w && !r->gemm[0] ? w->ci : 0, b->unfused_ms = r->unfused_ms;
-	b->variant = r->variant;
+	b->variant = r->variant, b->seconds = r->gpu_seconds;
 	if (r->runner_up >= 0) {
 		memcpy(b->runner_up, r->tactics[r->runner_up].name, sizeof(b->runner_up));
 		b->runner_up_ms = r->tactics[r->runner_up].ms;
@@ -183,15 +188,16 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; <= %d tokens "
 		     "or a region moving under %.0f MB timed as CUDA graphs of %d calls: graphed):\n",
 		FS_GRAPH_MAX_TOKENS, FS_GRAPH_MAX_BYTES / 1e6, FS_GRAPH_CALLS);
-	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup", "");
+	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s %7s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup",
+		"tuning", "");
 	for (uint32_t i = 0; i < r->n_buckets; i++) {
 		const struct fs_bucket_run *b = &r->buckets[i];
 		if (!b->tuned) {
 			fprintf(out, "    %8lld  not tuned: %s\n", (long long)b->tokens, b->error);
 			continue;
 		}
-		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx  %s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms, b->ci,
-			b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->graphed ? "graphed " : "",
+		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx %6.1fs  %s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms,
+			b->ci, b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->seconds, b->graphed ? "graphed " : "",
 			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
 			b->cache_hit ? "cache hit" : "", b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}
@@ -216,6 +222,7 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			cJSON_AddNumberToObject(q, "unfused_ms", b->unfused_ms);
 			cJSON_AddNumberToObject(q, "tactics_timed", b->timed);
 			cJSON_AddNumberToObject(q, "tactics_failed", b->failed);
+			cJSON_AddNumberToObject(q, "seconds", b->seconds);
 			if (b->runner_up[0]) {
 				cJSON_AddStringToObject(q, "runner_up", b->runner_up);
 				cJSON_AddNumberToObject(q, "runner_up_ms", b->runner_up_ms);

@@ -647,7 +647,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		expr(G, op->src[0], x, b);
 		if (ln)
 			fs_text_put(b, " - red[%d]", mean);
-		fs_text_put(b, ") * rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
+		fs_text_put(b, ") * fs_rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
 		operand(G, op, 0, x, b);
 		fs_text_put(b, " + ");
 		operand(G, op, 1, x, b);

@@ -7,9 +7,12 @@
 #include "fusescan/tune.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CU_ATTR_SMS = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
 
@@ -154,27 +157,13 @@ static char *cache_path(const struct fs_cuda *c, const char *source, const char 
 	return p;
 }
 
-int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
-		    char *err, size_t n)
+/* source compiled by NVRTC (no cache): 0, or -1 with its error and log in
+ * err. Called from several threads at once: it touches only prog and its
+ * arguments (NVRTC compiles distinct programs concurrently). */
+static int nvrtc_compile(const struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
+			 char *err, size_t n)
 {
-	*cubin = NULL, *len = 0;
-	if (!c->nvrtc) {
-		snprintf(err, n, "NVRTC not found (libnvrtc.so)");
-		return -1;
-	}
 	int ptx = !strncmp(arch, "compute_", 8);
-	char key[40];
-	snprintf(key, sizeof(key), "%s%s", arch, fmad ? "" : "-nofma");
-	char *path = cache_path(c, source, key);
-	*cubin = path ? fs_read_file(path, len) : NULL;
-	if (*cubin && !*len) { /* an empty file is no CUBIN */
-		free(*cubin);
-		*cubin = NULL;
-	}
-	if (*cubin) {
-		free(path);
-		return 0;
-	}
 	void *prog = NULL;
 	char archopt[64];
 	snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", arch);
@@ -182,7 +171,6 @@ int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int
 	int r = c->nvrtcCreateProgram(&prog, source, "fused.cu", 0, NULL, NULL);
 	if (r) {
 		snprintf(err, n, "nvrtcCreateProgram: %s", c->nvrtcGetErrorString(r));
-		free(path);
 		return -1;
 	}
 	r = c->nvrtcCompileProgram(prog, 4, opts);
@@ -203,10 +191,86 @@ int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int
 			snprintf(err, n, "nvrtcGet%s: %s", ptx ? "PTX" : "CUBIN", c->nvrtcGetErrorString(r));
 			free(*cubin);
 			*cubin = NULL;
-		} else if (path)
-			fs_write_file_atomic(path, *cubin, *len); /* a cache: a failed write costs a compile later */
+		}
 	}
 	c->nvrtcDestroyProgram(&prog);
-	free(path);
 	return r ? -1 : 0;
+}
+
+/* the compilations the cache did not hold, shared among the threads */
+struct pool {
+	const struct fs_cuda *c;
+	struct fs_compile *jobs;
+	const uint32_t *todo;
+	uint32_t n;
+	atomic_uint next;
+	const char *arch;
+	int fmad;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (uint32_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+		struct fs_compile *j = &p->jobs[p->todo[i]];
+		nvrtc_compile(p->c, j->source, p->arch, p->fmad, &j->cubin, &j->len, j->err, sizeof(j->err));
+	}
+	return NULL;
+}
+
+uint32_t fs_cuda_compile_all(struct fs_cuda *c, struct fs_compile *jobs, uint32_t n, const char *arch, int fmad)
+{
+	char key[40];
+	snprintf(key, sizeof(key), "%s%s", arch, fmad ? "" : "-nofma");
+	char **path = fs_xcalloc(n ? n : 1, sizeof(*path));
+	uint32_t *todo = fs_xcalloc(n ? n : 1, sizeof(*todo)), m = 0, failed = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fs_compile *j = &jobs[i];
+		j->cubin = NULL, j->len = 0, j->err[0] = '\0';
+		if (!c->nvrtc) {
+			snprintf(j->err, sizeof(j->err), "NVRTC not found (libnvrtc.so)");
+			continue;
+		}
+		path[i] = cache_path(c, j->source, key);
+		j->cubin = path[i] ? fs_read_file(path[i], &j->len) : NULL;
+		if (j->cubin && !j->len) { /* an empty file is no CUBIN */
+			free(j->cubin);
+			j->cubin = NULL;
+		}
+		if (!j->cubin)
+			todo[m++] = i;
+	}
+	struct pool p = {.c = c, .jobs = jobs, .todo = todo, .n = m, .arch = arch, .fmad = fmad};
+	atomic_init(&p.next, 0);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t want = m < 2 ? 0 : (uint32_t)(cores < 2 ? 1 : cores > 32 ? 32 : cores), started = 0;
+	pthread_t th[32];
+	want = want > m ? m : want;
+	while (started < want && pthread_create(&th[started], NULL, worker, &p) == 0)
+		started++;
+	worker(&p); /* this thread too (and alone, where no thread started) */
+	for (uint32_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	for (uint32_t t = 0; t < m; t++) /* a cache: a failed write costs a compile later */
+		if (jobs[todo[t]].cubin && path[todo[t]])
+			fs_write_file_atomic(path[todo[t]], jobs[todo[t]].cubin, jobs[todo[t]].len);
+	for (uint32_t i = 0; i < n; i++) {
+		failed += !jobs[i].cubin;
+		free(path[i]);
+	}
+	free(path);
+	free(todo);
+	return failed;
+}
+
+int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
+		    char *err, size_t n)
+{
+	struct fs_compile j = {.source = source};
+	if (fs_cuda_compile_all(c, &j, 1, arch, fmad)) {
+		snprintf(err, n, "%s", j.err);
+		return -1;
+	}
+	*cubin = j.cubin, *len = j.len;
+	return 0;
 }

@@ -94,6 +94,18 @@ void fs_cuda_arch(const struct fs_cuda *c, char *arch, size_t n);
  * contraction and NVRTC version. 0, or -1 with NVRTC's error and log in err. */
 int fs_cuda_compile(struct fs_cuda *c, const char *source, const char *arch, int fmad, char **cubin, size_t *len,
 		    char *err, size_t n);
+/* One compilation of fs_cuda_compile_all: source in; the CUBIN / PTX
+ * (fs_xmalloc'd, the caller frees it), or NULL and why in err, out. */
+struct fs_compile {
+	const char *source;
+	char *cubin;
+	size_t len;
+	char err[1024];
+};
+/* fs_cuda_compile of every job; those the disk cache lacks compiled
+ * concurrently, a thread a core (at most 32): NVRTC compiles distinct
+ * programs at once. The number of jobs that failed. */
+uint32_t fs_cuda_compile_all(struct fs_cuda *c, struct fs_compile *jobs, uint32_t n, const char *arch, int fmad);
 /* The first of `names` (NULL-ended) that dlopen loads, or NULL. */
 void *fs_cuda_dlopen_first(const char *const *names);
 /* A driver result: 0, or -1 with "call: CUDA_ERROR_NAME" in err. */

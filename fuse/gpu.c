@@ -261,6 +261,18 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	return rc ? -1 : 0;
 }
 
+/* cubin loaded as *module, and its function `name` (if any) as *fn: 0, or
+ * -1 with the error in g->error */
+static int load_cubin(struct run *R, const char *cubin, void **module, const char *name, void **fn)
+{
+	struct fs_gpu_result *g = R->g;
+	return fs_cuda_check(&R->c, R->c.cuModuleLoadData(module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
+			       (name && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(fn, *module, name), "cuModuleGetFunction",
+						      g->error, sizeof(g->error)))
+		       ? -1
+		       : 0;
+}
+
 /* Compiles a translation unit (counted in g->compiled when `count`) and,
  * with `load`, loads it as *module and its function `name` as *fn. 0, or
  * -1 with the error in g->error. */
@@ -273,9 +285,7 @@ int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad,
 	if (fs_cuda_compile(&R->c, source, arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
 		return -1;
 	g->compiled += count != 0;
-	int rc = load && (fs_cuda_check(&R->c, R->c.cuModuleLoadData(module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
-			  (name && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(fn, *module, name), "cuModuleGetFunction", g->error,
-						 sizeof(g->error))));
+	int rc = load && load_cubin(R, cubin, module, name, fn);
 	free(cubin);
 	return rc ? -1 : 0;
 }
@@ -286,22 +296,61 @@ int gpu_build(struct run *R, const char *source, int fmad, int count, int load, 
 	return gpu_build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
 }
 
-/* Generates (and, with `compile`, compiles and loads) the fused kernel
- * (only < 0) under tactic t, or op `only`'s kernel. */
-static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
+/* Generates the fused kernel (only < 0) under tactic t, or op `only`'s
+ * kernel, into L: 0, or -1 with why in g->error. */
+static int generate(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode)
 {
 	const struct prog *p = mode == FS_GEN_REF_STORE ? &R->qs : &R->q;
-	struct fs_gpu_result *g = R->g;
 	char why[256];
 	memset(L, 0, sizeof(*L));
 	L->ref = mode >= FS_GEN_REF, L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
-		snprintf(g->error, sizeof(g->error), "%s kernel%s%s: %s",
+		snprintf(R->g->error, sizeof(R->g->error), "%s kernel%s%s: %s",
 			 only >= 0 ? "unfused" : mode >= FS_GEN_REF ? "reference" : "fused", only < 0 ? "" : " of %",
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
 		return -1;
 	}
+	return 0;
+}
+
+/* generate(), then (with o->compile) compiled and, with `load`, loaded */
+static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
+{
+	if (generate(R, L, only, t, mode))
+		return -1;
 	return R->o->compile ? gpu_build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
+}
+
+/* The fused kernel under each tactic of list (mode), generated into L[i],
+ * compiled all at once (fs_cuda_compile_all) and, with `load`, loaded; a
+ * tactic that fails says why in failed[i] (its L[i] then holds no module).
+ * The number that failed. */
+static uint32_t prepare_tactics(struct run *R, struct launch *L, const struct fs_tactic *list, uint32_t n, enum fs_gen mode,
+				int load, char (*failed)[192])
+{
+	struct fs_compile *jobs = fs_xcalloc(n ? n : 1, sizeof(*jobs));
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		failed[i][0] = '\0';
+		if (generate(R, &L[i], -1, &list[i], mode))
+			snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
+		jobs[i].source = failed[i][0] ? "" : L[i].k.source;
+	}
+	fs_cuda_compile_all(&R->c, jobs, n, R->g->arch, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!failed[i][0] && !jobs[i].cubin)
+			snprintf(failed[i], sizeof(failed[i]), "%.190s", jobs[i].err);
+		else if (!failed[i][0]) {
+			R->g->compiled++;
+			if (load && load_cubin(R, jobs[i].cubin, &L[i].module, "fs_k", &L[i].fn))
+				snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
+		}
+		bad += failed[i][0] != '\0';
+		free(jobs[i].cubin);
+	}
+	R->g->error[0] = '\0';
+	free(jobs);
+	return bad;
 }
 
 static void unload(struct run *R, struct launch *L)
@@ -436,14 +485,16 @@ static int tune(struct run *R)
 	const void **what = fs_xcalloc(n, sizeof(*what));
 	uint32_t *of = fs_xcalloc(n, sizeof(*of)), k = 0;
 	int rc = 0;
+	char (*why)[192] = fs_xcalloc(n, sizeof(*why));
+	prepare_tactics(R, L, list, n, FS_GEN_EXACT, 1, why);
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		struct fs_tactic_run *tr = &g->tactics[i];
 		struct fs_errors e;
 		tr->t = list[i];
 		tactic_name(R, &tr->t, tr->rec.name, sizeof(tr->rec.name));
-		if (prepare(R, &L[i], -1, &list[i], FS_GEN_EXACT, 1, 1)) {
-			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%.190s", g->error);
-			g->error[0] = '\0', g->n_failed++;
+		if (why[i][0]) {
+			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%s", why[i]);
+			g->n_failed++;
 			unload(R, &L[i]);
 			continue;
 		}
@@ -453,6 +504,7 @@ static int tune(struct run *R)
 			g->n_failed++;
 		what[k] = &L[i], of[k++] = i;
 	}
+	free(why);
 	/* Every compiled tactic timed together, interleaved, as the finalists
 	 * are after: a drift of the clocks or temperature over the tuning falls
 	 * on all alike, not on whichever tactic was compiled last. */
@@ -669,6 +721,15 @@ static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 	return rc ? -1 : 0;
 }
 
+int fs_gpu_present(void)
+{
+	struct fs_cuda c;
+	fs_cuda_open(&c);
+	int yes = c.nvrtc && c.driver;
+	fs_cuda_close(&c);
+	return yes;
+}
+
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
 {
 	struct run R = {.p = p, .q = *p, .o = o, .g = g, .kernel = 1};
@@ -729,13 +790,19 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile && !exec && R.kernel) { /* every tactic compiles (what a GPU would time) */
 		struct fs_tactic list[FS_MAX_TACTICS];
-		uint32_t n = fs_tactics(&R.l[0].k, list);
-		for (uint32_t i = 1; i < n && !rc; i++) {
-			struct launch L;
-			g->kernels++;
-			rc = prepare(&R, &L, -1, &list[i], FS_GEN_KERNEL, 1, 0);
-			unload(&R, &L);
+		uint32_t n = fs_tactics(&R.l[0].k, list) - 1; /* the first is R.l[0] */
+		struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
+		char (*why)[192] = fs_xcalloc(n ? n : 1, sizeof(*why));
+		g->kernels += n;
+		if (prepare_tactics(&R, L, list + 1, n, FS_GEN_KERNEL, 0, why)) {
+			for (uint32_t i = 0; i < n && !rc; i++)
+				if (why[i][0])
+					snprintf(g->error, sizeof(g->error), "%s", why[i]), rc = -1;
 		}
+		for (uint32_t i = 0; i < n; i++)
+			unload(&R, &L[i]);
+		free(L);
+		free(why);
 	}
 	if (!rc && !o->compile)
 		snprintf(g->skipped, sizeof(g->skipped), "kernels generated only, not compiled");

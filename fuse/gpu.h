@@ -83,6 +83,8 @@ struct fs_gpu_result {
  * FMA contraction off, and one that rounds every op like eager.
  * 0, or -1 with the reason in g->error. */
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g);
+/* 1 if fs_gpu_run can execute here: NVRTC, the driver and a device load */
+int fs_gpu_present(void);
 void fs_gpu_release(struct fs_gpu_result *g);
 
 #endif

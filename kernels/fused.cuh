@@ -80,6 +80,11 @@ __device__ __forceinline__ float fs_exp(float a) { return FS_FAST ? __expf(a) : 
 // slow-path branch around every element
 __device__ __forceinline__ double fs_quot(double a, double b) { return a / b; }
 __device__ __forceinline__ float fs_quot(float a, float b) { return __fdividef(a, b); }
+// 1 / sqrt(a): in fp32 rsqrtf (MUFU.RSQ, 2 ulp), what PyTorch's rsqrt and
+// Triton's libdevice call, instead of an IEEE square root then an IEEE
+// division on the norm's critical path (after the row's reduction)
+__device__ __forceinline__ double fs_rsqrt(double a) { return 1 / sqrt(a); }
+__device__ __forceinline__ float fs_rsqrt(float a) { return rsqrtf(a); }
 __device__ __forceinline__ double fs_tanh(double a) { return tanh(a); }
 __device__ __forceinline__ float fs_tanh(float a)
 {

@@ -43,6 +43,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 
 # a softmax at 16384 tokens holds 16 GiB inputs and outputs beside eager's 32 GiB
 # float32 scores: without expandable segments the cache's fragments do not fit
@@ -189,6 +190,7 @@ def main():
         if a.only and name not in a.only.split(","):
             continue
         out = os.path.join(a.out, name)
+        t0 = time.monotonic()
         r = subprocess.run([a.fusescan, "--apply", cand, "--tokens", str(max(sizes)), "--buckets", a.tokens,
                             "--no-render", "--out", out, "--emit", os.path.join(out, "emit"),
                             "--cache", a.cache or os.path.join(a.out, "tuning.json"), os.path.join(a.dumps, dump)],
@@ -202,6 +204,7 @@ def main():
         buckets = {b["tokens"]: b for b in g["tuning"]["buckets"]}
         op = tc.load_op(j)
         names = tc.input_names(j)
+        t1 = time.monotonic()
         for t in sizes:
             b = buckets.get(t) or buckets[max(buckets)]
             row = bench_size(name, fn, op, names, t, b.get("fused_max_abs", 0) + b.get("unfused_max_abs", 0), gen)
@@ -216,7 +219,9 @@ def main():
         big = rows[-1]
         print(f"{name}: at {big['tokens']} tokens {big['gbs']:.0f} GB/s through the op, {100 * big['gbs'] / g['copy_gbs']:.0f}% "
               f"of copy ({g['copy_gbs']:.0f} GB/s); fusescan's own timing of the kernel: "
-              f"{100 * g['fused_bytes'] / (g['fused_ms'] * 1e-3) / 1e9 / g['copy_gbs']:.0f}% of copy", flush=True)
+              f"{100 * g['fused_bytes'] / (g['fused_ms'] * 1e-3) / 1e9 / g['copy_gbs']:.0f}% of copy; wall time: tuning and "
+              f"emitting {t1 - t0:.0f} s, {len(sizes)} sizes timed (torch.compile's compilations included) {time.monotonic() - t1:.0f} s",
+              flush=True)
         torch.cuda.empty_cache()
     if rows:
         worst = min(rows, key=lambda r: r["ci95"][1])

@@ -51,7 +51,8 @@ struct fs_numerics_opts {
 	int triage;          /* also run with per-op rounding emulated */
 	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
 	int plant_drop_cast; /* debug: skip the region's first widening cast */
-	int64_t max_elems;   /* the CPU executions: elements of all values together (0: 2^25); larger runs on the GPU only */
+	int64_t max_elems;   /* the CPU executions: elements of all values together (0: 2^25; past 2^25 only where no
+			      * GPU will run: its float64 reference checks those); larger runs on the GPU only */
 	int gpu;             /* run the generated kernels on the GPU when there is one */
 	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
@@ -97,6 +98,7 @@ struct fs_bucket_run {
 	int passed;              /* the chosen tactic passes the verdict's bound */
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
 	char error[256];         /* why the bucket could not be tuned */
+	double seconds;          /* wall time of its tuning (compiling, checking, timing) */
 };
 
 enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL };
@@ -109,6 +111,7 @@ struct fs_numerics {
 	uint64_t out_elems;
 	uint8_t out_dtype;       /* the lowest-precision output dtype: picks k and the tolerance */
 	int cpu_ran;             /* the CPU executions ran (else cpu_skipped says why) */
+	double gpu_seconds;      /* wall time of the GPU side at the run's own size (compiling, checking, tuning) */
 	char cpu_skipped[160];
 	struct fs_errors unfused, fused, emulated;
 	double k, tol, min_tol;  /* verdict: fused.max_abs <= k * unfused.max_abs + tol */
