@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* o's buckets, or powers of two from 1 up to the first at least `tokens` */
 static uint32_t bucket_list(const struct fs_numerics_opts *o, int64_t *out)
@@ -55,11 +54,8 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
 				 .graph_calls = b->graphed ? FS_GRAPH_CALLS : 0};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fs_gpu_run(q, &go, g);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	b->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	b->seconds = g->seconds;
 	int products_only = g->ran && fs_gemm_any(q) && !g->n_tactics;
 	if (!g->ran || (g->chosen < 0 && !products_only)) {
 		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { CU_ATTR_L2 = 38 };
 
@@ -329,25 +330,29 @@ static uint32_t prepare_tactics(struct run *R, struct launch *L, const struct fs
 				int load, char (*failed)[192])
 {
 	struct fs_compile *jobs = fs_xcalloc(n ? n : 1, sizeof(*jobs));
-	uint32_t bad = 0;
+	uint32_t *of = fs_xcalloc(n ? n : 1, sizeof(*of)), m = 0, bad = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		failed[i][0] = '\0';
 		if (generate(R, &L[i], -1, &list[i], mode))
 			snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
-		jobs[i].source = failed[i][0] ? "" : L[i].k.source;
+		else
+			of[m] = i, jobs[m++].source = L[i].k.source;
 	}
-	fs_cuda_compile_all(&R->c, jobs, n, R->g->arch, 1);
-	for (uint32_t i = 0; i < n; i++) {
-		if (!failed[i][0] && !jobs[i].cubin)
-			snprintf(failed[i], sizeof(failed[i]), "%.190s", jobs[i].err);
-		else if (!failed[i][0]) {
+	fs_cuda_compile_all(&R->c, jobs, m, R->g->arch, 1);
+	for (uint32_t j = 0; j < m; j++) {
+		uint32_t i = of[j];
+		if (!jobs[j].cubin)
+			snprintf(failed[i], sizeof(failed[i]), "%.190s", jobs[j].err);
+		else {
 			R->g->compiled++;
-			if (load && load_cubin(R, jobs[i].cubin, &L[i].module, "fs_k", &L[i].fn))
+			if (load && load_cubin(R, jobs[j].cubin, &L[i].module, "fs_k", &L[i].fn))
 				snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
 		}
-		bad += failed[i][0] != '\0';
-		free(jobs[i].cubin);
+		free(jobs[j].cubin);
 	}
+	for (uint32_t i = 0; i < n; i++)
+		bad += failed[i][0] != '\0';
+	free(of);
 	R->g->error[0] = '\0';
 	free(jobs);
 	return bad;
@@ -733,6 +738,8 @@ int fs_gpu_present(void)
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
 {
 	struct run R = {.p = p, .q = *p, .o = o, .g = g, .kernel = 1};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(g, 0, sizeof(*g));
 	g->chosen = g->runner_up = -1;
 	fs_cuda_open(&R.c);
@@ -883,6 +890,8 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	free(R.cpu_ref);
 	free(R.l);
 	fs_cuda_close(&R.c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	g->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 	return rc;
 }
 

@@ -59,6 +59,7 @@ struct fs_gpu_result {
 	int ref_checked;              /* the device reference was checked against cpu_ref: */
 	struct fs_errors ref_vs_cpu;
 	double fused_ms, unfused_ms;  /* medians */
+	double seconds;               /* wall time of the whole run (compiling, checking, tuning, timing) */
 	int64_t fused_bytes, unfused_bytes;
 	double copy_gbs;              /* device-to-device copy bandwidth, measured on 1 GiB */
 	double copy_same_gbs;         /* the same, copying the fused kernel's traffic (half each way) */
