@@ -185,11 +185,6 @@ static int divisible(struct gen *G, const struct ten *t, int k, int V)
 	return require(G->k, (struct fs_req){t->sym[k], (uint16_t)V, 0});
 }
 
-static int64_t dim_of(int64_t d, uint8_t r)
-{
-	return d < 0 ? d + r : d;
-}
-
 static void set_dim(struct ix *x, int k, const char *text, uint8_t lane, uint8_t dep)
 {
 	snprintf(x->t[k], IDX_LEN, "%s", text);
@@ -232,9 +227,34 @@ static int moves(const struct ix *x, int k)
 	return x->lane[k] || x->dep[k];
 }
 
-/* Offset of x in shape t, rows `pitch` elements apart (0: contiguous);
- * `base`: lane 0's. */
-static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, int64_t pitch, struct fs_text *b)
+/* The stride of dim k of a value laid out as t says (row-major, or dense
+ * in its order), as C over the symbol parameters. */
+static const char *stride_of(struct gen *G, const struct ten *t, int k, char out[DIM_LEN])
+{
+	if (!t->strided)
+		return dims(G, t, k + 1, t->rank, out);
+	char one[DIM_LEN];
+	int at = 0, pos = 0, n = 0;
+	while (pos < t->rank && t->order[pos] != k)
+		pos++;
+	for (int j = pos + 1; j < t->rank && at < DIM_LEN; j++) {
+		if (fs_dim_one(t, t->order[j]))
+			continue;
+		at += snprintf(out + at, DIM_LEN - (size_t)at, "%s%s", n++ ? " * " : "(", dims(G, t, t->order[j], t->order[j] + 1, one));
+	}
+	if (at + 2 >= DIM_LEN)
+		fail(G, "a stride expression too long");
+	else if (n)
+		snprintf(out + at, DIM_LEN - (size_t)at, ")");
+	else
+		snprintf(out, DIM_LEN, "1");
+	return out;
+}
+
+/* Offset of x in a buffer holding a value of shape t: rows `pitch`
+ * elements apart (0: dense), in t's memory layout; or (linear) the element's
+ * row-major index whatever the layout. `base`: lane 0's. */
+static void offset(struct gen *G, const struct ten *t, const struct ix *x, int base, int64_t pitch, int linear, struct fs_text *b)
 {
 	char tmp[IDX_LEN + 16], stride[DIM_LEN];
 	fs_text_put(b, "(0");
@@ -245,9 +265,16 @@ static void offset(struct gen *G, const struct ten *t, const struct ix *x, int b
 			fs_text_put(b, " + (fs_ix)(%s) * %s * %lld", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank - 1, stride),
 			    (long long)pitch);
 		else
-			fs_text_put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp), dims(G, t, k + 1, t->rank, stride));
+			fs_text_put(b, " + (fs_ix)(%s) * %s", base ? x->t[k] : flat(x, k, tmp),
+			    linear ? dims(G, t, k + 1, t->rank, stride) : stride_of(G, t, k, stride));
 	}
 	fs_text_put(b, ")");
+}
+
+/* a and b lie in memory alike (dims assumed equal) */
+static int same_layout(const struct ten *a, const struct ten *b)
+{
+	return a->strided == b->strided && (!a->strided || !memcmp(a->order, b->order, a->rank));
 }
 
 static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b);
@@ -367,7 +394,7 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
-	int same = !pitch && G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r);
+	int same = !pitch && G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r) && same_layout(t, G->lin);
 	for (int k = 0; same && k < r; k++) { /* the output's own index: its element index */
 		char name[16];
 		snprintf(name, sizeof(name), "d%d", k);
@@ -384,13 +411,13 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		if (same)
 			fs_text_put(&off, "e0");
 		else
-			offset(G, t, x, 1, pitch, &off);
+			offset(G, t, x, 1, pitch, 0, &off);
 		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], read_dtype(G, v), (uint8_t)broadcast(t, G->out), off.s));
 		free(off.s);
 		return;
 	}
 	fs_text_put(b, "ld_%s(p%d, ", fs_dt_suffix(read_dtype(G, v)), G->param[v]);
-	offset(G, t, x, 0, pitch, b);
+	offset(G, t, x, 0, pitch, 0, b);
 	fs_text_put(b, ")");
 }
 
@@ -474,7 +501,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		/* lane 0's linear index is a multiple of V; with V | both last dims
 		 * the lane stays inside one row of the source */
 		struct fs_text lin = {0};
-		offset(G, out, x, keep, 0, &lin);
+		offset(G, out, x, keep, 0, 1, &lin);
 		char stride[DIM_LEN], len[DIM_LEN];
 		for (int k = src->rank - 1; k >= 0; k--) {
 			fmt_idx(G, to->t[k], "((%s / %s) %% %s)", lin.s, dims(G, src, k + 1, src->rank, stride), dims(G, src, k, k + 1, len));
@@ -486,14 +513,10 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	}
 	case PERMUTE: {
 		int64_t perm[MAX_RANK];
-		for (uint8_t k = 0; k < out->rank; k++)
-			perm[k] = k;
-		if (op->n_ints == 2 || op->n_ints == 0) {
-			int64_t a = op->n_ints ? dim_of(op->ints[0], out->rank) : 0, c = op->n_ints ? dim_of(op->ints[1], out->rank) : 1;
-			perm[a] = c, perm[c] = a;
-		} else
-			for (uint8_t k = 0; k < out->rank; k++)
-				perm[k] = dim_of(op->ints[k], out->rank);
+		if (fs_op_perm(op, out->rank, perm)) {
+			fail(G, "a permutation the generator cannot read");
+			break;
+		}
 		for (uint8_t k = 0; k < out->rank; k++)
 			set_dim(to, (int)perm[k], x->t[k], x->lane[k], x->dep[k]);
 		expr(G, op->src[0], to, b);
@@ -501,7 +524,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	}
 	case SLICE: {
 		const struct ten *src = fs_prog_value(p, op->src[0]);
-		int64_t d = dim_of(op->ints[0], out->rank), len = src->shape[d];
+		int64_t d = fs_dim_at(op->ints[0], out->rank), len = src->shape[d];
 		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
 		start = start < 0 ? 0 : start > len ? len : start;
 		/* from the end of a symbolic dim: the start moves with the symbols */
@@ -550,7 +573,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		break;
 	}
 	case STACK: { /* nested selects on the stack dim's index; each part read at the other dims */
-		int64_t d = dim_of(op->ints[0], out->rank);
+		int64_t d = fs_dim_at(op->ints[0], out->rank);
 		char at[IDX_LEN + 16];
 		snprintf(at, sizeof(at), "%s", flat(x, (int)d, tmp));
 		for (int k = 0; k + 1 < out->rank; k++) {
@@ -569,7 +592,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		break;
 	}
 	case REPEAT: { /* element i of the repeated dim reads element i / repeats */
-		int64_t d = dim_of(op->ints[0], out->rank);
+		int64_t d = fs_dim_at(op->ints[0], out->rank);
 		memcpy(to, x, sizeof(*to));
 		fmt_idx(G, to->t[d], "((fs_ix)(%s) / %lld)", flat(x, (int)d, tmp), (long long)op->ints[1]);
 		to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
@@ -587,7 +610,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		break;
 	}
 	case CAT: { /* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
-		int64_t d = dim_of(op->ints[0], out->rank);
+		int64_t d = fs_dim_at(op->ints[0], out->rank);
 		int uniform = x->lane[d];
 		for (uint32_t k = 0; k < op->n_src; k++)
 			uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
@@ -816,9 +839,9 @@ static const struct ten *plan_rows(struct gen *G)
 		if ((!G->fused && (int32_t)i != G->only) || !reduces(op))
 			continue;
 		const struct ten *in = fs_prog_value(p, op->src[0]);
-		if (op->sem->kind == RED && (op->n_ints != 1 || dim_of(op->ints[0], in->rank) != in->rank - 1))
+		if (op->sem->kind == RED && (op->n_ints != 1 || fs_dim_at(op->ints[0], in->rank) != in->rank - 1))
 			fail(G, "a reduction over other dims than the last");
-		if (op->sem->kind == SOFTMAX && op->n_ints && dim_of(op->ints[0], in->rank) != in->rank - 1)
+		if (op->sem->kind == SOFTMAX && op->n_ints && fs_dim_at(op->ints[0], in->rank) != in->rank - 1)
 			fail(G, "a softmax over another dim than the last");
 		if (op->sem->kind == LAYERNORM && op->n_ints != 1)
 			fail(G, "a layer norm over several dims");
@@ -843,12 +866,13 @@ static const struct ten *plan_rows(struct gen *G)
 /* The row dims, fastest first: the last one, unless an input is broadcast
  * along some dims while it varies along others (an attention mask shared by
  * the heads): those dims go first, so the rows that read one part of it run
- * together and find it in L2 instead of reading it again from memory. */
-static int row_order(const struct prog *p, const struct ten *rowsh, int order[MAX_RANK])
+ * together and find it in L2 instead of reading it again from memory
+ * (unless lin: a tactic's rows in memory order). */
+static int row_order(const struct prog *p, const struct ten *rowsh, int lin, int order[MAX_RANK])
 {
 	int R = rowsh->rank - 1, n = 0;
 	uint8_t shared[MAX_RANK] = {0};
-	for (uint32_t i = 0; i < p->n_in; i++) {
+	for (uint32_t i = 0; i < p->n_in && !lin; i++) {
 		const struct ten *t = &p->in[i];
 		uint8_t bc[MAX_RANK] = {0};
 		int any_bc = 0, varies = 0;
@@ -936,7 +960,9 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	fs_text_put(b, "\t__shared__ __align__(16) fs_real part[%u][32];\n\tconst int t = threadIdx.x %% %d;\n", G->n_red ? G->n_red : 1, T);
 	fs_text_put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
 	fs_text_put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
-	int order[MAX_RANK], n_order = row_order(p, rowsh, order);
+	int order[MAX_RANK], n_order = row_order(p, rowsh, k->tactic.lin, order);
+	for (int o = 0; o < n_order; o++)
+		k->reordered |= order[o] != rowsh->rank - 2 - o;
 	for (int o = 0; o < n_order; o++) { /* the last is all that is left */
 		dims(G, rowsh, order[o], order[o] + 1, ext);
 		if (o + 1 < n_order)
@@ -968,7 +994,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			struct fs_text eo = {0}, off = {0};
 			row_idx(t, "j0", x);
 			expr(G, outs[o], x, &eo);
-			offset(G, t, x, 1, 0, &off);
+			offset(G, t, x, 1, 0, 0, &off);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
 			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in) " : G->cache ? "if (live) " : "",
@@ -1029,7 +1055,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		row_idx(t, one ? "0" : "j0", x);
 		struct fs_text e = {0}, off = {0};
 		expr(G, outs[o], x, &e);
-		offset(G, t, x, 1, 0, &off);
+		offset(G, t, x, 1, 0, 0, &off);
 		if (one)
 			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
 			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
@@ -1077,7 +1103,9 @@ static void out_shapes(struct gen *G, const int32_t *outs, uint32_t n_out)
 	for (uint32_t o = 0; o < n_out; o++) {
 		const struct ten *t = fs_prog_value(G->p, outs[o]);
 		uint32_t s = 0;
-		while (s < n && !(fs_prog_value(G->p, outs[first[s]])->rank == t->rank && fs_same_dims(G->p, fs_prog_value(G->p, outs[first[s]]), t, t->rank)))
+		const struct ten *f;
+		while (s < n && !((f = fs_prog_value(G->p, outs[first[s]]))->rank == t->rank && fs_same_dims(G->p, f, t, t->rank) &&
+				  same_layout(f, t)))
 			s++;
 		if (s == n)
 			first[n++] = o;
@@ -1123,20 +1151,21 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 		fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from.s ? " - (" : "", from.s ? from.s : "",
 		    from.s ? ")" : "", V);
 		G->lin = sh;
-		for (int d = sh->rank - 1; d >= 0; d--) {
+		for (int at = sh->rank - 1; at >= 0; at--) { /* innermost in memory first: e0 is the element's offset */
+			int d = sh->strided ? sh->order[at] : at;
 			char name[16];
 			dims(G, sh, d, d + 1, ext);
-			if (d) /* d0 is all that is left */
+			if (at) /* the outermost is all that is left */
 				split(G, b, "\t\t", 'd', d, "rest", sh, ext);
 			else
-				fs_text_put(b, "\t\tfs_ix d0 = rest;\n");
+				fs_text_put(b, "\t\tfs_ix d%d = rest;\n", d);
 			snprintf(name, sizeof(name), "d%d", d);
 			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 		}
 		struct fs_text lanes = {0}, after = {0};
 		for (uint32_t q = 0; q < n_out; q++) {
 			const struct ten *t = fs_prog_value(p, outs[q]);
-			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank))
+			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
 				continue;
 			struct fs_text e = {0};
 			expr(G, outs[q], x, &e);
@@ -1160,9 +1189,9 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 	free(x);
 }
 
-static const struct fs_tactic fallback = {1, 256, 1, 0, 0};
+static const struct fs_tactic fallback = {1, 256, 1, 0, 0, 0};
 
-const struct fs_tactic fs_tactic_eager = {0, 0, 0, 0, 0};
+const struct fs_tactic fs_tactic_eager = {0, 0, 0, 0, 0, 0};
 
 /* eager's tactic for a kernel whose shapes are known */
 static struct fs_tactic eager_for(const struct fs_kernel *k)
@@ -1274,7 +1303,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
-			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 1))
+			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 1 || tc->lin > !!k->row))
 		fail(&G, "a tactic these shapes do not allow");
 	/* vectors along a symbolic last dim: the kernel requires it a multiple of vec */
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
@@ -1427,7 +1456,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
 				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
 					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1))
-						out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
+						out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 			continue;
 		}
 		/* a row group of at least a warp, every thread at least one vector and
@@ -1437,7 +1466,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 				continue;
 			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
 				if (t * per >= (small ? 64 : 128) && t * per <= 1024)
-					out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
+					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
 	/* short rows (a softmax over few keys): groups of fewer than a warp,
@@ -1449,9 +1478,9 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
 			if (small && n < FS_MAX_TACTICS)
-				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0};
+				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0, 0};
 			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_MAX_TACTICS; per = (uint16_t)(per * 4))
-				out[n++] = (struct fs_tactic){vec, t, per, 0, 0};
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
@@ -1464,11 +1493,20 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		out[n] = out[i];
 		out[n++].l2 = 1;
 	}
+	/* rows that share an input run in memory order instead (those without
+	 * L2 hints: the input's reuse is what the default order keeps in L2),
+	 * where it fits in L2 anyway and the other order's reads jump across
+	 * the buffer (an attention mask over few keys) */
+	for (uint32_t i = 1, m = n; k->reordered && i < m && n < FS_MAX_TACTICS; i++)
+		if (!out[i].l2) {
+			out[n] = out[i];
+			out[n++].lin = 1;
+		}
 	return n;
 }
 
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
 {
-	snprintf(out, n, "v%u %s%u %s%u%s%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "",
-		 t->l2 ? " l2" : "");
+	snprintf(out, n, "v%u %s%u %s%u%s%s%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "",
+		 t->l2 ? " l2" : "", t->lin ? " lin" : "");
 }

@@ -8,7 +8,7 @@
 #include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 128, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 192, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
 
 struct fs_kernel {
 	char *source;                 /* a complete NVRTC translation unit; kernel fs_k */
@@ -23,6 +23,7 @@ struct fs_kernel {
 	int64_t bytes;                /* buffers read and written: the kernel's minimum traffic */
 	uint8_t check;                /* a reference kernel: one more parameter, the fs_stats * it adds to */
 	uint8_t transcendental;       /* computes exp or tanh: fast-math tactics differ */
+	uint8_t reordered;            /* a row kernel whose rows run in another order than memory's (row_order) */
 	/* The dump's symbolic dims are run-time parameters: after the pointers
 	 * come the symbols' values (long long, the program's bindings in order),
 	 * then each one's magic numbers for division (unsigned long long,

@@ -130,6 +130,11 @@ static void tensor_json(const struct fs_emit_op *e, cJSON *list, int32_t v, cons
 		cJSON_AddStringToObject(q, "node", fs_scan_str(p->s, p->g->nodes[fs_prog_node(p, v)].name));
 	cJSON_AddItemToObject(q, "shape", shape ? shape : shape_json(p, t));
 	cJSON_AddStringToObject(q, "dtype", fs_dtype_name((enum fs_dtype)t->dtype));
+	if (t->strided) { /* dense, dims outermost first in this order, as eager lays it out */
+		cJSON *o = cJSON_AddArrayToObject(q, "order");
+		for (uint8_t d = 0; d < t->rank; d++)
+			cJSON_AddItemToArray(o, cJSON_CreateNumber(t->order[d]));
+	}
 	cJSON_AddItemToArray(list, q);
 }
 

@@ -637,7 +637,13 @@ static int check_reference(struct run *R)
 		if (!R->q.is_output[i]) /* the region's outputs and what the fused kernel writes for later products */
 			continue;
 		CK(R->c.cuMemAlloc(&R->cpu_ref[p->n_in + i], (size_t)(t->n ? t->n : 1) * sizeof(double)));
-		CK(R->c.cuMemcpyHtoD(R->cpu_ref[p->n_in + i], t->d, (size_t)t->n * sizeof(double)));
+		double *mem = fs_xmalloc((size_t)(t->n ? t->n : 1) * sizeof(double)); /* in the layout the kernels write it in */
+		fs_ten_to_memory(&p->ops[i].out, t->d, mem);
+		int bad = fs_cuda_check(&R->c, R->c.cuMemcpyHtoD(R->cpu_ref[p->n_in + i], mem, (size_t)t->n * sizeof(double)), "cuMemcpyHtoD",
+					R->g->error, sizeof(R->g->error));
+		free(mem);
+		if (bad)
+			return -1;
 	}
 	if (measure(R, CPU_REF_BUFS, &R->g->ref_vs_cpu))
 		return -1;

@@ -275,7 +275,7 @@ static int gen_weights(struct run *R)
 int gemm_prepare_gen(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
-	static const struct fs_tactic pair = {2, 128, 1, 0, 0};
+	static const struct fs_tactic pair = {2, 128, 1, 0, 0, 0};
 	char why[160];
 	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
 		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);

@@ -386,12 +386,6 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 
 /* ---- shape checks: a dump may say anything; execution only reads in bounds -------------- */
 
-/* Normalises a dim of a rank-r value (negative: from the end). */
-static int64_t dim_at(int64_t d, uint8_t r)
-{
-	return d < 0 ? d + r : d;
-}
-
 /* t broadcasts to out (right-aligned, each dim equal or 1) */
 static int broadcasts(const struct ten *t, const struct ten *out)
 {
@@ -436,7 +430,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 		for (uint32_t k = 0; k < op->n_ints; k++) {
 			if (!dim_ok(op->ints[k], in->rank))
 				return "a reduction dim is out of range";
-			red[dim_at(op->ints[k], in->rank)] = 1;
+			red[fs_dim_at(op->ints[k], in->rank)] = 1;
 		}
 		for (uint8_t k = 0; k < in->rank; k++)
 			kept *= op->n_ints && !red[k] ? in->shape[k] : 1;
@@ -460,22 +454,11 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 			return "a permutation changes the rank";
 		int64_t perm[MAX_RANK];
 		uint8_t seen[MAX_RANK] = {0};
+		if (fs_op_perm(op, out->rank, perm))
+			return op->n_ints == 2 ? "a transposed dim is out of range" : "not a permutation";
 		for (uint8_t k = 0; k < out->rank; k++)
-			perm[k] = k;
-		if (op->n_ints == 2 || (op->n_ints == 0 && out->rank == 2)) {
-			int64_t a = op->n_ints ? op->ints[0] : 0, b = op->n_ints ? op->ints[1] : 1;
-			if (!dim_ok(a, out->rank) || !dim_ok(b, out->rank))
-				return "a transposed dim is out of range";
-			a = dim_at(a, out->rank), b = dim_at(b, out->rank);
-			perm[a] = b, perm[b] = a;
-		} else if (op->n_ints == out->rank) {
-			for (uint8_t k = 0; k < out->rank; k++) {
-				if (!dim_ok(op->ints[k], out->rank) || seen[dim_at(op->ints[k], out->rank)]++)
-					return "not a permutation";
-				perm[k] = dim_at(op->ints[k], out->rank);
-			}
-		} else
-			return "not a permutation";
+			if (seen[perm[k]]++)
+				return "not a permutation";
 		for (uint8_t k = 0; k < out->rank; k++)
 			if (out->shape[k] != in->shape[perm[k]])
 				return "the permuted shape does not match";
@@ -484,7 +467,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 	case SLICE: {
 		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank) || op->ints[3] < 1)
 			return "a slice of another rank, dim or step";
-		int64_t d = dim_at(op->ints[0], in->rank), len = in->shape[d];
+		int64_t d = fs_dim_at(op->ints[0], in->rank), len = in->shape[d];
 		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
 		start = start < 0 ? 0 : start > len ? len : start;
 		for (uint8_t k = 0; k < in->rank; k++)
@@ -505,16 +488,16 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 	case REPEAT: {
 		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank))
 			return "repeat_interleave of another rank or dim";
-		int64_t d = dim_at(op->ints[0], in->rank);
+		int64_t d = fs_dim_at(op->ints[0], in->rank);
 		for (uint8_t k = 0; k < in->rank; k++)
 			if (out->shape[k] != in->shape[k] * (k == d ? op->ints[1] : 1))
 				return "repeat_interleave's output is not its input repeated";
 		return NULL;
 	}
 	case STACK: {
-		if (!dim_ok(op->ints[0], out->rank) || out->shape[dim_at(op->ints[0], out->rank)] != op->n_src)
+		if (!dim_ok(op->ints[0], out->rank) || out->shape[fs_dim_at(op->ints[0], out->rank)] != op->n_src)
 			return "the stack dim is out of range or not the number of parts";
-		int64_t d = dim_at(op->ints[0], out->rank);
+		int64_t d = fs_dim_at(op->ints[0], out->rank);
 		for (uint32_t k = 0; k < op->n_src; k++) {
 			const struct ten *t = fs_prog_value(p, op->src[k]);
 			if (t->rank + 1 != out->rank)
@@ -528,7 +511,7 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 	case CAT: {
 		if (!dim_ok(op->ints[0], out->rank))
 			return "the cat dim is out of range";
-		int64_t d = dim_at(op->ints[0], out->rank), total = 0;
+		int64_t d = fs_dim_at(op->ints[0], out->rank), total = 0;
 		for (uint32_t k = 0; k < op->n_src; k++) {
 			const struct ten *t = fs_prog_value(p, op->src[k]);
 			if (t->rank != out->rank)
@@ -635,7 +618,7 @@ static void exec_reduce(const struct op *op, const struct ten *in, struct ten *o
 	for (uint8_t k = 0; k < in->rank; k++)
 		red[k] = op->n_ints == 0;
 	for (uint32_t k = 0; k < op->n_ints; k++) {
-		int64_t d = dim_at(op->ints[k], in->rank);
+		int64_t d = fs_dim_at(op->ints[k], in->rank);
 		if (d >= 0 && d < in->rank)
 			red[d] = 1;
 	}
@@ -664,7 +647,7 @@ static void exec_rows(const struct op *op, const struct ten *v, struct ten *out)
 {
 	const struct ten *in = &v[op->src[0]];
 	int norm = op->sem->kind == LAYERNORM || op->sem->kind == RMSNORM;
-	int64_t d = norm ? in->rank - (int64_t)op->n_ints : dim_at(op->n_ints ? op->ints[0] : -1, in->rank);
+	int64_t d = norm ? in->rank - (int64_t)op->n_ints : fs_dim_at(op->n_ints ? op->ints[0] : -1, in->rank);
 	int64_t inner = 1, len = 1, outer = 1;
 	for (int64_t k = 0; k < in->rank; k++)
 		*(k < d ? &outer : norm || k == d ? &len : &inner) *= in->shape[k];
@@ -713,21 +696,9 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 		return 0;
 	}
 	int64_t perm[MAX_RANK];
-	if (kind == PERMUTE) {
-		for (int64_t k = 0; k < out->rank; k++)
-			perm[k] = k;
-		if (op->n_ints == 2 || (op->n_ints == 0 && out->rank == 2)) { /* transpose(d0, d1) or t() */
-			int64_t a = op->n_ints ? dim_at(op->ints[0], out->rank) : 0, b = op->n_ints ? dim_at(op->ints[1], out->rank) : 1;
-			if (a < 0 || b < 0 || a >= out->rank || b >= out->rank)
-				return -1;
-			perm[a] = b, perm[b] = a;
-		} else if (op->n_ints == out->rank) {
-			for (int64_t k = 0; k < out->rank; k++)
-				perm[k] = dim_at(op->ints[k], out->rank);
-		} else
-			return -1;
-	}
-	int64_t sd = kind == SLICE || kind == CAT || kind == STACK || kind == REPEAT ? dim_at(op->ints[0], out->rank) : 0;
+	if (kind == PERMUTE && fs_op_perm(op, out->rank, perm))
+		return -1;
+	int64_t sd = kind == SLICE || kind == CAT || kind == STACK || kind == REPEAT ? fs_dim_at(op->ints[0], out->rank) : 0;
 	if ((kind == SLICE || kind == CAT || kind == STACK || kind == REPEAT) && (sd < 0 || sd >= out->rank))
 		return -1;
 	int64_t start = 0;
@@ -1084,7 +1055,7 @@ static void elide_transposes(struct prog *p)
 		struct op *t = &p->ops[i];
 		int32_t v = (int32_t)(p->n_in + i), in = t->n_src ? t->src[0] : -1;
 		if (t->sem->kind != PERMUTE || p->is_output[i] || in < 0 || in >= (int32_t)p->n_in || p->in[in].rank != 2 ||
-		    (t->n_ints == 2 && dim_at(t->ints[0], 2) == dim_at(t->ints[1], 2)) || (t->n_ints != 0 && t->n_ints != 2))
+		    (t->n_ints == 2 && fs_dim_at(t->ints[0], 2) == fs_dim_at(t->ints[1], 2)) || (t->n_ints != 0 && t->n_ints != 2))
 			continue;
 		int only = 1, any = 0;
 		for (uint32_t j = i + 1; j < p->n_ops && only; j++) {
@@ -1151,6 +1122,7 @@ int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tok
 		p->n_ops++;
 	}
 	elide_transposes(p);
+	fs_prog_layout(p, nodes, n, tokens);
 	return 0;
 }
 

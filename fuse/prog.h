@@ -28,6 +28,10 @@ struct ten {
 	uint32_t sym[MAX_RANK];     /* a symbolic dim: its index in the scan's dims + 1; 0 static */
 	int64_t n;
 	double *d;
+	/* an op's output as the kernels lay it out in memory (fs_prog_layout):
+	 * dense, dims outermost first in `order`; else (0) row-major */
+	uint8_t strided;
+	uint8_t order[MAX_RANK];
 };
 
 struct arg {
@@ -88,11 +92,48 @@ static inline uint32_t fs_prog_node(const struct prog *p, int32_t v)
 	return v < (int32_t)p->n_in ? p->in_node[v] : p->ops[v - p->n_in].node;
 }
 
+/* A dim index that may count from the end. */
+static inline int64_t fs_dim_at(int64_t d, uint8_t rank)
+{
+	return d < 0 ? d + rank : d;
+}
+
+/* A PERMUTE op's permutation: output dim k is input dim perm[k]
+ * (transpose(a, b), t(), permute(dims)). 0, or -1 where the op's dims are
+ * none of those. */
+static inline int fs_op_perm(const struct op *op, uint8_t rank, int64_t perm[MAX_RANK])
+{
+	for (uint8_t k = 0; k < rank; k++)
+		perm[k] = k;
+	if (op->n_ints == 2 || (op->n_ints == 0 && rank == 2)) {
+		int64_t a = op->n_ints ? fs_dim_at(op->ints[0], rank) : 0, b = op->n_ints ? fs_dim_at(op->ints[1], rank) : 1;
+		if (a < 0 || b < 0 || a >= rank || b >= rank)
+			return -1;
+		perm[a] = b, perm[b] = a;
+		return 0;
+	}
+	if (op->n_ints != rank)
+		return -1;
+	for (uint8_t k = 0; k < rank; k++) {
+		perm[k] = fs_dim_at(op->ints[k], rank);
+		if (perm[k] < 0 || perm[k] >= rank)
+			return -1;
+	}
+	return 0;
+}
+
 /* numerics.c: the region's nodes (file order) as a program bound at
  * `tokens` (p->s, p->g and p->gelu_tanh set by the caller), without data.
  * 0, or -1 with the reason in d. */
 int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d);
 void fs_prog_free(struct prog *p);
+/* layout.c: the op outputs' memory layouts (struct ten's strided, order),
+ * as eager PyTorch lays them out, decided as at `tokens` >= 2 (a program
+ * built at 1 token takes those of one built at 2 from the same nodes);
+ * called by fs_prog_build. */
+void fs_prog_layout(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens);
+/* The n elements of t in row-major order (src) as its memory holds them (dst). */
+void fs_ten_to_memory(const struct ten *t, const double *src, double *dst);
 /* The tuning cache's kernel key (a hash of the fallback kernel generated at
  * bucket b) and bucket ("tokens<=b"). */
 void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,

@@ -149,7 +149,7 @@ static int sane(const struct fs_tune_entry *e)
 {
 	const struct fs_tactic *t = &e->tactic;
 	return t->vec >= 1 && t->vec <= 8 && t->threads >= 1 && t->threads <= 1024 && t->per >= 1 && t->per <= 1024 &&
-	       t->fast <= 1 && t->l2 <= 1;
+	       t->fast <= 1 && t->l2 <= 1 && t->lin <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)
@@ -165,7 +165,8 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 		const cJSON *t = cJSON_GetObjectItem(it, "tactic");
 		memset(e, 0, sizeof(*e));
 		e->key = *k;
-		e->tactic = (struct fs_tactic){field(t, "vec"), field(t, "threads"), field(t, "per"), field(t, "fast"), field(t, "l2")};
+		e->tactic = (struct fs_tactic){field(t, "vec"), field(t, "threads"), field(t, "per"), field(t, "fast"), field(t, "l2"),
+					   field(t, "lin")};
 		if (!sane(e))
 			continue; /* a damaged entry: as if missing */
 		snprintf(e->name, sizeof(e->name), "%s", str(it, "name") ? str(it, "name") : "");
@@ -190,6 +191,7 @@ static cJSON *entry_json(const struct fs_tune_entry *e)
 	cJSON_AddNumberToObject(t, "per", e->tactic.per);
 	cJSON_AddNumberToObject(t, "fast", e->tactic.fast);
 	cJSON_AddNumberToObject(t, "l2", e->tactic.l2);
+	cJSON_AddNumberToObject(t, "lin", e->tactic.lin);
 	cJSON_AddStringToObject(o, "name", e->name);
 	cJSON_AddNumberToObject(o, "median_ms", e->ms);
 	cJSON_AddNumberToObject(o, "spread_ms", e->spread);

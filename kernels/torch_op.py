@@ -18,6 +18,10 @@ outputs, then the products reading what it writes; or, at the buckets where
 fusescan measured it faster, one product with cuBLASLt's epilogue (bias,
 relu, gelu-tanh, a residual add).
 
+Outputs are laid out as eager PyTorch lays them out: row-major, or (an
+elementwise region reading a transposed input, RoPE's q.transpose(1, 2))
+dense in the descriptor's "order" of their dims, eager's strides.
+
 The kernel takes the dump's symbolic dims at run time, so one load serves
 every token count: a count takes the smallest tuned bucket at least as large
 (the largest past them all): the bucket's kernel for exactly its own size
@@ -65,6 +69,7 @@ def _tensor_spec(t):
 _SYMBOLS = [(s["name"], s["from"]["input"], s["from"]["dim"]) for s in DESC["symbols"]]
 _INPUTS = [_tensor_spec(t) for t in DESC["inputs"]]
 _OUTPUTS = [_tensor_spec(t) for t in DESC["outputs"]]
+_ORDERS = [t.get("order") for t in DESC["outputs"]]
 _BUFFERS = [_tensor_spec(t) for t in DESC["buffers"]]
 _VIEWS = {v["name"]: (v["of"], int(v["col"]), int(v["width"])) for v in DESC["views"]}
 _ARGS = [(a["tensor"], int(a["offset"])) for a in DESC["args"]]
@@ -292,19 +297,36 @@ def _div_magic(d):
 
 
 def _output_shapes(s):
-    return [([f(s) for f in dims], dtype) for _, _, dims, dtype in _OUTPUTS]
+    """each output's shape, dtype and strides: dense, row-major or in the
+    descriptor's "order" of its dims (outermost first) where eager lays it out
+    so (RoPE's [b, h, s, d] view of [b, s, h, d] memory)"""
+    res = []
+    for (_, _, dims, dtype), order in zip(_OUTPUTS, _ORDERS):
+        shape = [f(s) for f in dims]
+        strides, n = [0] * len(shape), 1
+        for d in reversed(order or range(len(shape))):
+            strides[d] = n
+            n *= max(1, shape[d])
+        res.append((shape, dtype, strides))
+    return res
+
+
+def _same_strides(t, shape, strides):
+    """t lies in memory as (shape, strides) say (a dim of 1 has no stride)"""
+    return all(n == 1 or a == b for n, a, b in zip(shape, t.stride(), strides))
 
 
 def launch(*inputs, out):
     """the kernel on these inputs into `out` (a tuple of tensors with the
-    outputs' shapes and dtypes, contiguous, on the inputs' device)"""
+    outputs' shapes, dtypes and strides, as the op returns them, on the
+    inputs' device)"""
     s = _symbols(inputs, "fusescan::@NAME@.launch")
     if len(out) != len(_OUTPUTS):
         _fail("fusescan::@NAME@.launch", f"writes {len(_OUTPUTS)} outputs, got {len(out)}")
-    for t, (name, *_), (shape, dtype) in zip(out, _OUTPUTS, _output_shapes(s)):
-        if t.dtype != dtype or list(t.shape) != shape or t.device != inputs[0].device or not t.is_contiguous():
-            _fail("fusescan::@NAME@.launch", f"output '{name}' must be a contiguous {dtype} tensor of shape {tuple(shape)} "
-                  f"on {inputs[0].device}, got {t.dtype} {tuple(t.shape)} on {t.device}")
+    for t, (name, *_), (shape, dtype, strides) in zip(out, _OUTPUTS, _output_shapes(s)):
+        if t.dtype != dtype or list(t.shape) != shape or t.device != inputs[0].device or not _same_strides(t, shape, strides):
+            _fail("fusescan::@NAME@.launch", f"output '{name}' must be a {dtype} tensor of shape {tuple(shape)} and strides "
+                  f"{tuple(strides)} on {inputs[0].device}, got {t.dtype} {tuple(t.shape)} strides {t.stride()} on {t.device}")
     _run(inputs, out, s)
 
 
@@ -312,7 +334,8 @@ def launch(*inputs, out):
 def _op(@SIGNATURE@) -> @RETURNS@:
     inputs = (@ARGS@,)
     s = _symbols(inputs, "fusescan::@NAME@")
-    outs = tuple(torch.empty(shape, dtype=dtype, device=inputs[0].device) for shape, dtype in _output_shapes(s))
+    outs = tuple(torch.empty_strided(shape, strides, dtype=dtype, device=inputs[0].device)
+                 for shape, dtype, strides in _output_shapes(s))
     _run(inputs, outs, s)
     return outs[0] if len(outs) == 1 else outs
 
@@ -336,5 +359,5 @@ else:
 def _(@SIGNATURE@):
     inputs = (@ARGS@,)
     s = _symbols(inputs, "fusescan::@NAME@", real=False)
-    outs = tuple(inputs[0].new_empty(shape, dtype=dtype) for shape, dtype in _output_shapes(s))
+    outs = tuple(inputs[0].new_empty_strided(shape, strides, dtype=dtype) for shape, dtype, strides in _output_shapes(s))
     return outs[0] if len(outs) == 1 else outs

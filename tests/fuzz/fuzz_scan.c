@@ -56,7 +56,7 @@ static void fuzz_tuning_cache(const uint8_t *data, size_t size, FILE *sink)
 	memset(&e, 0, sizeof(e));
 	snprintf(e.key.kernel, sizeof(e.key.kernel), "e6eae1d3a57ecb59");
 	snprintf(e.key.bucket, sizeof(e.key.bucket), "tokens<=16384");
-	e.tactic = (struct fs_tactic){1, 1, 1, 0, 0};
+	e.tactic = (struct fs_tactic){1, 1, 1, 0, 0, 0};
 	fs_tune_open_text(&c, "fuzz.json", (const char *)data, size);
 	fs_tune_lookup(&c, &e.key, &got);
 	fs_tune_record(&c, &e);

@@ -8,7 +8,8 @@ input dim whose shape is that symbol; the launch formulas read only the
 symbols; every tensor the kernels' args, the products and the results name
 is an input, an output, a buffer or a view of the op; a region with matrix
 products alone has no kernel, PTX or source and its buckets run the
-products; the module compiles (py_compile) and registers fusescan::NAME.
+products; an output's "order" (a layout other than row-major) permutes its
+dims and keeps the last innermost; the module compiles (py_compile) and registers fusescan::NAME.
 --tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
 --buckets LIST: the buckets expected.
 Every descriptor in DIR is checked (one per distinct kernel among the sites
@@ -75,6 +76,9 @@ def check(d, path, replaced):
         assert k["launch"]["block"][0] > 0 and k["launch"]["grid"]["per_block"] > 0, k
     for t in j["inputs"] + j["outputs"] + j["buffers"]:
         assert t["name"].isidentifier() and t["dtype"].startswith("torch."), t
+        # a layout other than row-major: a permutation of the dims, the last innermost (the kernels' vectors)
+        assert "order" not in t or (t in j["outputs"] and sorted(t["order"]) == list(range(len(t["shape"]))) and
+                                    t["order"] != sorted(t["order"]) and t["order"][-1] == len(t["shape"]) - 1), t
         for dim in t["shape"]:
             assert isinstance(dim, int) or (formula.match(dim) and set(re.findall(r"[A-Za-z_]\w*", dim)) <= set(syms) | {"max", "min"}), t
     assert j["outputs"], j

@@ -8,7 +8,8 @@ largest bucket), the op's outputs, written into outputs poisoned with NaN, must 
 the verdict's bound of a float64 reference (at most 3x eager's error + 1e-5,
 eager and the reference computed chunk by chunk along the rows; softmax
 also under a causal mask of -inf at 256, 1000 and 4096 tokens); the op
-path equals the launch path; a wrong dtype, a CPU tensor and a wrong static
+path equals the launch path; its outputs have eager's strides (RoPE's
+[b, h, s, d] views of [b, s, h, d] memory); a wrong dtype, a CPU tensor and a wrong static
 dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
 a captured CUDA graph, replayed on new inputs.
 Then the regions with matrix products (tests/data/gemm, Llama-3-8B widths:
@@ -128,6 +129,10 @@ def main():
             if t == 17:
                 y = tc.listify(getattr(torch.ops.fusescan, desc["name"])(*ins))
                 ok(f"{name}: the op equals the launch", all(torch.equal(a, b) for a, b in zip(y, outs)))
+                with torch.no_grad():
+                    want = tc.listify(fn(*args))
+                ok(f"{name}: the op's outputs have eager's strides", all(same_layout(a, b) for a, b in zip(y, want)),
+                   [(a.stride(), b.stride()) for a, b in zip(y, want)])
                 check_errors(name, op, ins)
                 check_compile_and_graph(name, op, ins, names, gen)
             del args, ins, outs
@@ -184,14 +189,18 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
     torch.cuda.empty_cache()
 
 
+def same_layout(a, b):
+    """a and b have one shape and lie in memory alike (a dim of 1 has no stride)"""
+    return a.shape == b.shape and all(n == 1 or x == y for n, x, y in zip(a.shape, a.stride(), b.stride()))
+
+
 def launch_and_check(what, op, fn, args, ins, t):
     """the op at t tokens into outputs poisoned with NaN: every output
     written and finite, and the region's outputs (columns of a product's
     output as views of it) within 3x eager's error + 1e-5 of the float64
     reference (in the function's order); returns the region's outputs"""
-    s = tc.symbols_at(op, t)
-    outs = [torch.full([d if isinstance(d, int) else eval(d, {}, s) for d in o["shape"]], float("nan"),
-                       dtype=getattr(torch, o["dtype"].split(".")[-1]), device="cuda") for o in op.DESC["outputs"]]
+    outs = [torch.empty_strided(shape, strides, dtype=dtype, device="cuda").fill_(float("nan"))
+            for shape, dtype, strides in op._output_shapes(tc.symbols_at(op, t))]  # laid out as the op's own
     op.launch(*ins, out=tuple(outs))
     torch.cuda.synchronize()
     ok(f"{what}: every output written, finite", all(torch.isfinite(o).all().item() for o in outs))

@@ -96,6 +96,10 @@ ins, outs = [(t["shape"], t["dtype"]) for t in j["inputs"]], [(t["shape"], t["dt
 assert ins == [([256], "torch.bfloat16"), (["s72", "s70", 256], "torch.bfloat16")] and outs == [(["s72", "s70", 256], "torch.bfloat16")], j
 assert [s["name"] for s in j["symbols"]] == ["s72", "s70"] and j["kernels"][1]["launch"]["grid"]["work"] == "(s72 * s70)", j' \
 		"$tmp/emit_rmsnorm-3feecfe3" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit parameters"; }
+	# RoPE's outputs as eager lays them out: [b, h, s, d] views of [b, s, h, d] memory (q's projection)
+	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); j = json.load(open(j))
+assert [t.get("order") for t in j["outputs"]] == [[0, 2, 1, 3]] * 2 and all("order" not in t for t in j["inputs"]), j["outputs"]' \
+		"$tmp/emit_rope_rotate_half-3bc3ce9c" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL emit rope: output order"; }
 	# softmax over s70 keys: each bucket's kernel keeps the row in registers, at least its bucket's length
 	python3 -c 'import glob, json, sys; (j,) = glob.glob(sys.argv[1] + "/*.json"); j = json.load(open(j))
 for b in j["buckets"]:

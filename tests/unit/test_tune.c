@@ -35,8 +35,8 @@ static struct fs_tune_entry entry(const char *kernel, const char *device, uint16
 	snprintf(e.key.device, sizeof(e.key.device), "%s", device);
 	snprintf(e.key.nvrtc, sizeof(e.key.nvrtc), "NVRTC 13.0");
 	snprintf(e.key.policy, sizeof(e.key.policy), "median of 50");
-	e.tactic = (struct fs_tactic){vec, 128, 2, 1, 1};
-	snprintf(e.name, sizeof(e.name), "v%u t128 r2 fast l2", vec);
+	e.tactic = (struct fs_tactic){vec, 128, 2, 1, 1, 1};
+	snprintf(e.name, sizeof(e.name), "v%u t128 r2 fast l2 lin", vec);
 	e.ms = 0.07, e.timed = 24;
 	return e;
 }
@@ -63,7 +63,8 @@ static void t_round_trip(void)
 	CHECK_EQ_U(got.tactic.per, 2);
 	CHECK_EQ_U(got.tactic.fast, 1);
 	CHECK_EQ_U(got.tactic.l2, 1);
-	CHECK_STR(got.name, "v8 t128 r2 fast l2");
+	CHECK_EQ_U(got.tactic.lin, 1);
+	CHECK_STR(got.name, "v8 t128 r2 fast l2 lin");
 	CHECK(got.created[0] != '\0');
 	struct fs_tune_key k = e.key;
 	snprintf(k.device, sizeof(k.device), "H100"); /* another device: ignored */
