@@ -12,9 +12,9 @@
  * that fails); an elementwise op's (TensorIterator) the operands' own where
  * they all share one shape and one dense layout, else dense in the order
  * that sorts the operands' strides (the first operand that tells two dims
- * apart decides; broadcast dims tell nothing); clone and casts as
- * empty_like (the same, for one operand); .contiguous(), cat, pad and the
- * rest row-major. Layouts are decided as at two tokens or more: at one token
+ * apart decides; broadcast dims tell nothing), casts included; clone
+ * row-major (a dump drops its memory_format, and an exported graph's clones
+ * are reshape's and .contiguous()'s copies), as are cat, pad and the rest. Layouts are decided as at two tokens or more: at one token
  * a dim of 1 changes no address, and every bucket's kernel shares the
  * layout the op's outputs are allocated in.
  */
@@ -184,7 +184,7 @@ static void strides(const struct prog *p, int64_t (*st)[MAX_RANK])
 			}
 		} else if (k == ID && strcmp(op->sem->key, "contiguous") && strcmp(op->sem->key, "clone") && in->rank == out->rank) {
 			memcpy(os, is, out->rank * sizeof(int64_t)); /* an alias */
-		} else if (k == UN || k == BIN || k == TER || k == CMP || k == CAST || (k == ID && !strcmp(op->sem->key, "clone"))) {
+		} else if (k == UN || k == BIN || k == TER || k == CMP || k == CAST) {
 			int64_t sh[MAX_ARGS][MAX_RANK], ss[MAX_ARGS][MAX_RANK];
 			uint8_t r[MAX_ARGS];
 			uint32_t n = 0;
