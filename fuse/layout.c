@@ -14,9 +14,10 @@
  * that sorts the operands' strides (the first operand that tells two dims
  * apart decides; broadcast dims tell nothing), casts included; clone
  * row-major (a dump drops its memory_format, and an exported graph's clones
- * are reshape's and .contiguous()'s copies), as are cat, pad and the rest. Layouts are decided as at two tokens or more: at one token
- * a dim of 1 changes no address, and every bucket's kernel shares the
- * layout the op's outputs are allocated in.
+ * are reshape's and .contiguous()'s copies), as are cat, pad and the rest.
+ * Layouts are decided as at two tokens or more: at one token a dim of 1
+ * changes no address, and every bucket's kernel shares the layout the op's
+ * outputs are allocated in.
  */
 #include "prog.h"
 
