@@ -24,13 +24,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void row_major(const int64_t *shape, uint8_t rank, int64_t *st)
+/* dense strides with the dims in this order, outermost first (NULL: row-major) */
+static void dense_in(const int64_t *shape, uint8_t rank, const uint8_t *order, int64_t *st)
 {
 	int64_t s = 1;
-	for (int k = rank - 1; k >= 0; k--) {
+	for (int at = rank - 1; at >= 0; at--) {
+		int k = order ? order[at] : at;
 		st[k] = s;
 		s *= shape[k] > 1 ? shape[k] : 1;
 	}
+}
+
+static void row_major(const int64_t *shape, uint8_t rank, int64_t *st)
+{
+	dense_in(shape, rank, NULL, st);
 }
 
 /* dims of shape sorted outermost first by stride (ties: in order), a
@@ -147,11 +154,10 @@ static void iterator_strides(const int64_t *shape, uint8_t rank, const int64_t (
 				break;
 		}
 	}
-	int64_t s = 1;
-	for (int i = 0; i < rank; i++) {
-		st[perm[i]] = s;
-		s *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
-	}
+	uint8_t order[MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		order[rank - 1 - i] = (uint8_t)perm[i];
+	dense_in(shape, rank, order, st);
 }
 
 /* value strides by eager's rules (shapes as bound) */
@@ -254,15 +260,8 @@ void fs_prog_layout(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t t
 
 void fs_ten_to_memory(const struct ten *t, const double *src, double *dst)
 {
-	if (!t->strided) {
-		memcpy(dst, src, (size_t)t->n * sizeof(double));
-		return;
-	}
-	int64_t st[MAX_RANK], idx[MAX_RANK] = {0}, s = 1;
-	for (int at = t->rank - 1; at >= 0; at--) { /* dense in its order */
-		st[t->order[at]] = s;
-		s *= t->shape[t->order[at]];
-	}
+	int64_t st[MAX_RANK], idx[MAX_RANK] = {0};
+	dense_in(t->shape, t->rank, t->strided ? t->order : NULL, st);
 	for (int64_t i = 0, off = 0; i < t->n; i++) { /* src in row-major order; off follows idx */
 		dst[off] = src[i];
 		for (int k = t->rank - 1; k >= 0; k--) {

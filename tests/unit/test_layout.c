@@ -59,6 +59,22 @@ static const char *layout(const struct built *b, const char *name, char out[64])
 	return out;
 }
 
+/* the dump as one region at `tokens`: it builds, and each op named in
+ * `want` (name, layout, ..., NULL) has that layout */
+static void expect(const char *text, int64_t tokens, const char *const *want)
+{
+	char o[64];
+	struct built b;
+	build(&b, text, tokens);
+	CHECK(b.rc == 0);
+	for (; want[0]; want += 2)
+		if (strcmp(layout(&b, want[0], o), want[1])) {
+			fprintf(stderr, "%s:%d: op %s: layout %s, expected %s\n", __FILE__, __LINE__, want[0], o, want[1]);
+			fs_test_failed = 1;
+		}
+	release(&b);
+}
+
 /* RoPE as Llama writes it: q [b, s, h, d] seen as [b, h, s, d]; eager keeps
  * q's memory order through mul, neg and add, cat is row-major */
 static const char *rope =
@@ -77,44 +93,29 @@ static const char *rope =
 
 static void t_rope(void)
 {
-	char o[64];
-	struct built b;
-	for (int64_t tokens = 1; tokens <= 16; tokens *= 16) { /* at one token: decided as at two */
-		build(&b, rope, tokens);
-		CHECK(b.rc == 0);
-		CHECK_STR(layout(&b, "m1", o), "0 2 1 3");
-		CHECK_STR(layout(&b, "ng", o), "0 2 1 3");
-		CHECK_STR(layout(&b, "ct", o), "row-major");
-		CHECK_STR(layout(&b, "m2", o), "row-major");
-		CHECK_STR(layout(&b, "y", o), "0 2 1 3");
-		CHECK_STR(layout(&b, "t", o), "row-major"); /* a view no kernel writes */
-		release(&b);
-	}
+	static const char *const want[] = {"m1", "0 2 1 3", "ng", "0 2 1 3", "ct", "row-major", "m2", "row-major", "y", "0 2 1 3",
+					   "t", "row-major" /* a view no kernel writes */, NULL};
+	expect(rope, 1, want); /* at one token: decided as at two */
+	expect(rope, 16, want);
 }
 
 /* the first operand whose strides tell two dims apart decides */
 static void t_first_operand(void)
 {
-	char o[64];
-	struct built b;
-	build(&b,
-	      "%x : 1xs0x8x64 : torch.float32\n"
-	      "%r : 1x8xs0x64 : torch.float32\n"
-	      "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
-	      "%a = aten.add.Tensor(%r : 1x8xs0x64 : torch.float32, %t : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
-	      "%m = aten.mul.Tensor(%t : 1x8xs0x64 : torch.float32, %r : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
-	      "%c = aten._to_copy.default(%m : 1x8xs0x64 : torch.float32, dtype = torch.bfloat16) : 1x8xs0x64 : torch.bfloat16\n"
-	      "%k = aten.clone.default(%m : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
-	      "%e = aten.sub.Tensor(%a : 1x8xs0x64 : torch.float32, %k : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
-	      "output (%e, %c)\n",
-	      16);
-	CHECK(b.rc == 0);
-	CHECK_STR(layout(&b, "a", o), "row-major");
-	CHECK_STR(layout(&b, "m", o), "0 2 1 3");
-	CHECK_STR(layout(&b, "c", o), "0 2 1 3"); /* a cast keeps its operand's layout */
-	CHECK_STR(layout(&b, "k", o), "row-major"); /* reshape's and .contiguous()'s copy */
-	CHECK_STR(layout(&b, "e", o), "row-major");
-	release(&b);
+	expect("%x : 1xs0x8x64 : torch.float32\n"
+	       "%r : 1x8xs0x64 : torch.float32\n"
+	       "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
+	       "%a = aten.add.Tensor(%r : 1x8xs0x64 : torch.float32, %t : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
+	       "%m = aten.mul.Tensor(%t : 1x8xs0x64 : torch.float32, %r : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
+	       "%c = aten._to_copy.default(%m : 1x8xs0x64 : torch.float32, dtype = torch.bfloat16) : 1x8xs0x64 : torch.bfloat16\n"
+	       "%k = aten.clone.default(%m : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
+	       "%e = aten.sub.Tensor(%a : 1x8xs0x64 : torch.float32, %k : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
+	       "output (%e, %c)\n",
+	       16, (const char *const[]){"a", "row-major",
+						  "m", "0 2 1 3",
+						  "c", "0 2 1 3" /* a cast keeps its operand's layout */,
+						  "k", "row-major" /* reshape's and .contiguous()'s copy */,
+						  "e", "row-major", NULL});
 }
 
 /* a view of a permuted value keeps its strides where ATen's computeStride
@@ -122,21 +123,15 @@ static void t_first_operand(void)
  * (merging s with d across the heads) */
 static void t_views(void)
 {
-	char o[64];
-	struct built b;
-	build(&b,
-	      "%x : 1xs0x8x64 : torch.float32\n"
-	      "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
-	      "%v = aten.view.default(%t : 1x8xs0x64 : torch.float32, [8, s0, 64]) : 8xs0x64 : torch.float32\n"
-	      "%a = aten.abs.default(%v : 8xs0x64 : torch.float32) : 8xs0x64 : torch.float32\n"
-	      "%w = aten.reshape.default(%t : 1x8xs0x64 : torch.float32, [1, 8, 64*s0]) : 1x8x64*s0 : torch.float32\n"
-	      "%n = aten.neg.default(%w : 1x8x64*s0 : torch.float32) : 1x8x64*s0 : torch.float32\n"
-	      "output (%a, %n)\n",
-	      16);
-	CHECK(b.rc == 0);
-	CHECK_STR(layout(&b, "a", o), "1 0 2");
-	CHECK_STR(layout(&b, "n", o), "row-major");
-	release(&b);
+	expect("%x : 1xs0x8x64 : torch.float32\n"
+	       "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
+	       "%v = aten.view.default(%t : 1x8xs0x64 : torch.float32, [8, s0, 64]) : 8xs0x64 : torch.float32\n"
+	       "%a = aten.abs.default(%v : 8xs0x64 : torch.float32) : 8xs0x64 : torch.float32\n"
+	       "%w = aten.reshape.default(%t : 1x8xs0x64 : torch.float32, [1, 8, 64*s0]) : 1x8x64*s0 : torch.float32\n"
+	       "%n = aten.neg.default(%w : 1x8x64*s0 : torch.float32) : 1x8x64*s0 : torch.float32\n"
+	       "output (%a, %n)\n",
+	       16, (const char *const[]){"a", "1 0 2",
+						  "n", "row-major", NULL});
 }
 
 /* the last dim moved out of the innermost place (a transpose of the last
@@ -144,28 +139,18 @@ static void t_views(void)
  * so does a region with a reduction */
 static void t_row_major_regions(void)
 {
-	char o[64];
-	struct built b;
-	build(&b,
-	      "%x : s0x64 : torch.float32\n"
-	      "%t = aten.transpose.int(%x : s0x64 : torch.float32, 0, 1) : 64xs0 : torch.float32\n"
-	      "%a = aten.exp.default(%t : 64xs0 : torch.float32) : 64xs0 : torch.float32\n"
-	      "output %a\n",
-	      16);
-	CHECK(b.rc == 0);
-	CHECK_STR(layout(&b, "a", o), "row-major");
-	release(&b);
-	build(&b,
-	      "%x : 1xs0x8x64 : torch.float32\n"
-	      "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
-	      "%a = aten.exp.default(%t : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
-	      "%s = aten._softmax.default(%a : 1x8xs0x64 : torch.float32, -1, False) : 1x8xs0x64 : torch.float32\n"
-	      "output %s\n",
-	      16);
-	CHECK(b.rc == 0);
-	CHECK_STR(layout(&b, "a", o), "row-major");
-	CHECK_STR(layout(&b, "s", o), "row-major");
-	release(&b);
+	expect("%x : s0x64 : torch.float32\n"
+	       "%t = aten.transpose.int(%x : s0x64 : torch.float32, 0, 1) : 64xs0 : torch.float32\n"
+	       "%a = aten.exp.default(%t : 64xs0 : torch.float32) : 64xs0 : torch.float32\n"
+	       "output %a\n",
+	       16, (const char *const[]){"a", "row-major", NULL});
+	expect("%x : 1xs0x8x64 : torch.float32\n"
+	       "%t = aten.transpose.int(%x : 1xs0x8x64 : torch.float32, 1, 2) : 1x8xs0x64 : torch.float32\n"
+	       "%a = aten.exp.default(%t : 1x8xs0x64 : torch.float32) : 1x8xs0x64 : torch.float32\n"
+	       "%s = aten._softmax.default(%a : 1x8xs0x64 : torch.float32, -1, False) : 1x8xs0x64 : torch.float32\n"
+	       "output %s\n",
+	       16, (const char *const[]){"a", "row-major",
+						  "s", "row-major", NULL});
 }
 
 static void t_to_memory(void)
