@@ -47,7 +47,8 @@ struct ix {
 struct site {
 	int32_t param;
 	uint8_t dtype;
-	uint8_t hot; /* an input broadcast to the outputs: the grid reads it more than once */
+	uint8_t reuse; /* kernels/fused.cuh's REUSE: 1 an input broadcast to the outputs (the grid reads it more
+	                  than once), 2 a row kernel's pass over a row the next pass reads again, 0 read once */
 	char *off, *guard;
 };
 
@@ -325,7 +326,7 @@ static int32_t red_slot(struct gen *G, int32_t op_index, uint8_t what)
 }
 
 /* a vector load of V elements at off (lane 0) under the current guard */
-static int32_t site(struct gen *G, int32_t param, uint8_t dtype, uint8_t hot, const char *off)
+static int32_t site(struct gen *G, int32_t param, uint8_t dtype, uint8_t reuse, const char *off)
 {
 	for (uint32_t i = 0; i < G->n_sites; i++)
 		if (G->sites[i].param == param && !strcmp(G->sites[i].off, off) && !strcmp(G->sites[i].guard, G->guard))
@@ -333,7 +334,7 @@ static int32_t site(struct gen *G, int32_t param, uint8_t dtype, uint8_t hot, co
 	if (G->n_sites == MAX_SITES)
 		return fail(G, "too many vector loads"), 0;
 	struct site *s = &G->sites[G->n_sites];
-	*s = (struct site){param, dtype, hot, fs_xstrndup(off, strlen(off)), fs_xstrndup(G->guard, strlen(G->guard))};
+	*s = (struct site){param, dtype, reuse, fs_xstrndup(off, strlen(off)), fs_xstrndup(G->guard, strlen(G->guard))};
 	return (int32_t)G->n_sites++;
 }
 
@@ -361,7 +362,7 @@ static void emit_sites(struct gen *G, struct fs_text *decl, struct fs_text *b, c
 		} else
 			fs_text_put(b, "%sfs_real L%u[%d];\n", ind, i, G->vec);
 		/* guarded (a cat's branch): zeros where the branch does not read */
-		fs_text_put(b, "%sldv_%s<%d, %d>(1%s, p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->hot, s->guard, s->param,
+		fs_text_put(b, "%sldv_%s<%d, %d>(1%s, p%d, %s, L%u%s);\n", ind, fs_dt_suffix(s->dtype), G->vec, s->reuse, s->guard, s->param,
 		    s->off, i, slot);
 	}
 	if (G->cache)
@@ -412,7 +413,8 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 			fs_text_put(&off, "e0");
 		else
 			offset(G, t, x, 1, pitch, 0, &off);
-		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], read_dtype(G, v), (uint8_t)broadcast(t, G->out), off.s));
+		uint8_t reuse = broadcast(t, G->out) ? 1 : G->n_red && !G->cache ? 2 : 0;
+		fs_text_put(b, G->cache ? "L%d[it][u]" : "L%d[u]", site(G, G->param[v], read_dtype(G, v), reuse, off.s));
 		free(off.s);
 		return;
 	}
@@ -1303,7 +1305,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
 	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
-			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 1 || tc->lin > !!k->row))
+			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 2 || tc->lin > !!k->row))
 		fail(&G, "a tactic these shapes do not allow");
 	/* vectors along a symbolic last dim: the kernel requires it a multiple of vec */
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
@@ -1454,7 +1456,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 			continue;
 		if (!k->row) {
 			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
-				for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
+				for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
 					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1))
 						out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 			continue;
@@ -1464,7 +1466,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		for (uint16_t t = 32; t <= 1024; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
-			for (uint16_t per = 1; per <= 4 && n < FS_MAX_TACTICS; per *= 2)
+			for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
 				if (t * per >= (small ? 64 : 128) && t * per <= 1024)
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
@@ -1477,36 +1479,42 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		for (uint16_t t = 1; t < 32; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
-			if (small && n < FS_MAX_TACTICS)
+			if (small && n < FS_FIRST_TACTICS)
 				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0, 0};
-			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_MAX_TACTICS; per = (uint16_t)(per * 4))
+			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_FIRST_TACTICS; per = (uint16_t)(per * 4))
 				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
-	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_MAX_TACTICS; i++) {
+	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_FIRST_TACTICS; i++) {
 		out[n] = out[i];
 		out[n++].fast = 1;
 	}
-	/* then all of those again with L2 hints */
-	for (uint32_t i = 1, m = n; i < m && n < FS_MAX_TACTICS; i++) {
-		out[n] = out[i];
-		out[n++].l2 = 1;
+	return n;
+}
+
+uint32_t fs_tactic_variants(const struct fs_kernel *k, const struct fs_tactic *t, struct fs_tactic out[FS_TACTIC_VARIANTS])
+{
+	uint32_t n = 0;
+	/* under each L2 policy (kernels/fused.cuh, FS_L2): a hint takes an
+	 * access of 4 bytes or more, two elements at least */
+	for (uint16_t l2 = 1; t->vec > 1 && l2 <= 2; l2++) {
+		out[n] = *t;
+		out[n++].l2 = l2;
 	}
-	/* rows that share an input run in memory order instead (those without
-	 * L2 hints: the input's reuse is what the default order keeps in L2),
-	 * where it fits in L2 anyway and the other order's reads jump across
-	 * the buffer (an attention mask over few keys) */
-	for (uint32_t i = 1, m = n; k->reordered && i < m && n < FS_MAX_TACTICS; i++)
-		if (!out[i].l2) {
-			out[n] = out[i];
-			out[n++].lin = 1;
-		}
+	/* rows that share an input in memory order instead (without L2 hints:
+	 * the input's reuse is what the default order keeps in L2), where it
+	 * fits in L2 anyway and the other order's reads jump across the buffer
+	 * (an attention mask over few keys) */
+	if (k->reordered) {
+		out[n] = *t;
+		out[n++].lin = 1;
+	}
 	return n;
 }
 
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
 {
 	snprintf(out, n, "v%u %s%u %s%u%s%s%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "",
-		 t->l2 ? " l2" : "", t->lin ? " lin" : "");
+		 t->l2 == 1 ? " l2" : t->l2 ? " l2i" : "", t->lin ? " lin" : "");
 }

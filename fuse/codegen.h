@@ -8,7 +8,9 @@
 #include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 192, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
+/* FS_VARIED: the fastest tactics of fs_tactics whose fs_tactic_variants the tuner times too */
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 256, FS_TACTIC_VARIANTS = 3, FS_VARIED = 8,
+       FS_FIRST_TACTICS = FS_MAX_TACTICS - FS_VARIED * FS_TACTIC_VARIANTS, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
 
 struct fs_kernel {
 	char *source;                 /* a complete NVRTC translation unit; kernel fs_k */
@@ -94,8 +96,14 @@ const char *fs_dt_suffix(uint8_t dt);
 
 /* The tactics worth timing for a kernel generated with the fallback (k),
  * the fallback first, then the vectorised ones, then (a kernel computing exp
- * or tanh) the vectorised ones with fast math. Returns how many. */
+ * or tanh) the vectorised ones with fast math. Returns how many, at most
+ * FS_FIRST_TACTICS (room for the variants of the fastest). */
 uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out);
+/* The variants of tactic t the tuner times where t is among the fastest of
+ * fs_tactics': t under each L2 policy (the vectorised ones), and, a row
+ * kernel whose rows share an input, with its rows in memory order. Returns
+ * how many. */
+uint32_t fs_tactic_variants(const struct fs_kernel *k, const struct fs_tactic *t, struct fs_tactic out[FS_TACTIC_VARIANTS]);
 /* For unfused kernels: vectorised as eager's own kernels are (16-byte
  * accesses), or the fallback where the shapes do not allow it; fs_codegen
  * picks it from the shapes. */

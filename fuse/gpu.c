@@ -417,35 +417,41 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 			 FS_GRAPH_INSTANCES);
 }
 
-/* The finalists: the eligible tactics whose median is not told apart from
- * the fastest's (their 95% intervals overlap), at most FS_FINALISTS, the
- * fastest first, are timed again, interleaved among themselves over 4x the
- * runs (fewer sides, narrower intervals), and those times replace their
- * first ones. A single eligible tactic is the
- * only finalist. 0, or -1 on a CUDA error (g->error). */
-static int final_round(struct run *R, struct launch *L, uint32_t n)
+/* The eligible tactics of g->tactics[0..n) by median, the fastest first,
+ * at most cap of them into idx; with near, only those whose median is not
+ * told apart from the fastest's (their 95% intervals overlap). How many. */
+static uint32_t fastest(const struct fs_gpu_result *g, uint32_t n, int near, uint32_t *idx, uint32_t cap)
 {
-	struct fs_gpu_result *g = R->g;
 	int32_t best = -1;
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->tactics[i].rec.failed[0] && (best < 0 || g->tactics[i].rec.ms < g->tactics[best].rec.ms))
 			best = (int32_t)i;
-	if (best < 0)
-		return 0;
-	uint32_t idx[FS_FINALISTS], k = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	uint32_t k = 0;
+	for (uint32_t i = 0; best >= 0 && i < n; i++) {
 		const struct fs_tactic_run *t = &g->tactics[i];
-		if (t->rec.failed[0] || t->rec.ms > g->tactics[best].rec.ms + g->tactics[best].rec.ci + t->rec.ci)
+		if (t->rec.failed[0] || (near && t->rec.ms > g->tactics[best].rec.ms + g->tactics[best].rec.ci + t->rec.ci))
 			continue;
-		uint32_t at = k < FS_FINALISTS ? k++ : FS_FINALISTS; /* insertion by median; the slowest falls off */
+		uint32_t at = k < cap ? k++ : cap; /* insertion by median; the slowest falls off */
 		while (at > 0 && g->tactics[idx[at - 1]].rec.ms > t->rec.ms) {
-			if (at < FS_FINALISTS)
+			if (at < cap)
 				idx[at] = idx[at - 1];
 			at--;
 		}
-		if (at < FS_FINALISTS)
+		if (at < cap)
 			idx[at] = i;
 	}
+	return k;
+}
+
+/* The finalists: the eligible tactics whose median is not told apart from
+ * the fastest's, at most FS_FINALISTS, the fastest first, are timed again,
+ * interleaved among themselves over 4x the runs (fewer sides, narrower
+ * intervals), and those times replace their first ones. A single eligible
+ * tactic is the only finalist. 0, or -1 on a CUDA error (g->error). */
+static int final_round(struct run *R, struct launch *L, uint32_t n)
+{
+	struct fs_gpu_result *g = R->g;
+	uint32_t idx[FS_FINALISTS], k = fastest(g, n, 1, idx, FS_FINALISTS);
 	for (uint32_t j = 0; j < k; j++)
 		g->tactics[idx[j]].rec.final = 1;
 	if (k < 2)
@@ -463,10 +469,60 @@ static int final_round(struct run *R, struct launch *L, uint32_t n)
 	return 0;
 }
 
-/* Every tactic (or the cached one) compiled, run, checked and timed; the
- * winner becomes R->l[0]. A tactic that fails to compile, or whose result
- * fails the check, is not eligible; if none is, the fallback stays (and the
- * verdict will say why). */
+/* Tactics list[from..n) compiled, each run once and checked, then timed,
+ * interleaved with the tactics again[0..n_again) timed before (their
+ * times replaced): every tactic of a set timed together, so a drift of the
+ * clocks or temperature falls on all alike, not on whichever tactic was
+ * compiled last. 0, or -1 on a CUDA error (g->error). */
+static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic *list, uint32_t from, uint32_t n,
+			const uint32_t *again, uint32_t n_again)
+{
+	struct fs_gpu_result *g = R->g;
+	const struct fs_gpu_opts *o = R->o;
+	const void **what = fs_xcalloc(n + n_again, sizeof(*what));
+	uint32_t *of = fs_xcalloc(n + n_again, sizeof(*of)), k = 0;
+	char (*why)[192] = fs_xcalloc(n - from + 1, sizeof(*why));
+	int rc = 0;
+	for (uint32_t j = 0; j < n_again; j++)
+		what[k] = &L[again[j]], of[k++] = again[j];
+	prepare_tactics(R, L + from, list + from, n - from, FS_GEN_EXACT, 1, why);
+	for (uint32_t i = from; i < n && !rc; i++) {
+		struct fs_tactic_run *tr = &g->tactics[i];
+		struct fs_errors e;
+		tr->t = list[i];
+		tactic_name(R, &tr->t, tr->rec.name, sizeof(tr->rec.name));
+		if (why[i - from][0]) {
+			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%s", why[i - from]);
+			g->n_failed++;
+			unload(R, &L[i]);
+			continue;
+		}
+		/* a launch or memory error here is the context's end: stop */
+		rc = gpu_run_once(R, 0, &L[i], &e);
+		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
+			g->n_failed++;
+		what[k] = &L[i], of[k++] = i;
+	}
+	free(why);
+	struct timing *tm = fs_xcalloc(k ? k : 1, sizeof(*tm));
+	if (!rc && k)
+		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, tm);
+	for (uint32_t j = 0; j < k && !rc; j++) {
+		struct fs_tactic_run *tr = &g->tactics[of[j]];
+		tr->rec.ms = tm[j].ms, tr->rec.spread = tm[j].spread, tr->rec.ci = tm[j].ci;
+	}
+	free(tm);
+	free(what);
+	free(of);
+	return rc;
+}
+
+/* The tactics (or the cached one) compiled, run, checked and timed in two
+ * stages: those of fs_tactics, then the variants of the FS_VARIED fastest
+ * (fs_tactic_variants: L2 policies, rows in memory order) timed with them
+ * again; then the finalists. The winner becomes R->l[0]. A tactic that
+ * fails to compile, or whose result fails the check, is not eligible; if
+ * none is, the fallback stays (and the verdict will say why). */
 static int tune(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
@@ -484,45 +540,17 @@ static int tune(struct run *R)
 			o->cache->misses++;
 		n = fs_tactics(&R->l[0].k, list);
 	}
+	struct launch *L = fs_xcalloc(FS_MAX_TACTICS, sizeof(*L)); /* kept loaded until one is chosen */
+	int rc = time_tactics(R, L, list, 0, n, NULL, 0);
+	if (!rc && !g->cache_hit) {
+		uint32_t top[FS_VARIED], k = fastest(g, n, 0, top, FS_VARIED), m = n;
+		for (uint32_t j = 0; j < k; j++)
+			m += fs_tactic_variants(&R->l[0].k, &list[top[j]], list + m);
+		rc = time_tactics(R, L, list, n, m, top, k);
+		n = m;
+	}
 	g->n_tactics = n;
 	g->kernels += n;
-	struct launch *L = fs_xcalloc(n, sizeof(*L)); /* kept loaded until one is chosen */
-	const void **what = fs_xcalloc(n, sizeof(*what));
-	uint32_t *of = fs_xcalloc(n, sizeof(*of)), k = 0;
-	int rc = 0;
-	char (*why)[192] = fs_xcalloc(n, sizeof(*why));
-	prepare_tactics(R, L, list, n, FS_GEN_EXACT, 1, why);
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		struct fs_tactic_run *tr = &g->tactics[i];
-		struct fs_errors e;
-		tr->t = list[i];
-		tactic_name(R, &tr->t, tr->rec.name, sizeof(tr->rec.name));
-		if (why[i][0]) {
-			snprintf(tr->rec.failed, sizeof(tr->rec.failed), "%s", why[i]);
-			g->n_failed++;
-			unload(R, &L[i]);
-			continue;
-		}
-		/* a launch or memory error here is the context's end: stop */
-		rc = gpu_run_once(R, 0, &L[i], &e);
-		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
-			g->n_failed++;
-		what[k] = &L[i], of[k++] = i;
-	}
-	free(why);
-	/* Every compiled tactic timed together, interleaved, as the finalists
-	 * are after: a drift of the clocks or temperature over the tuning falls
-	 * on all alike, not on whichever tactic was compiled last. */
-	struct timing *tm = fs_xcalloc(k ? k : 1, sizeof(*tm));
-	if (!rc && k)
-		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, tm);
-	for (uint32_t j = 0; j < k && !rc; j++) {
-		struct fs_tactic_run *tr = &g->tactics[of[j]];
-		tr->rec.ms = tm[j].ms, tr->rec.spread = tm[j].spread, tr->rec.ci = tm[j].ci;
-	}
-	free(tm);
-	free(what);
-	free(of);
 	if (!rc)
 		rc = final_round(R, L, n);
 	if (rc) {
@@ -804,9 +832,17 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		rc = prepare(&R, k ? &R.ref64 : &R.ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
 	}
 	g->row = R.l[0].k.row;
-	if (!rc && local.compile && !exec && R.kernel) { /* every tactic compiles (what a GPU would time) */
+	if (!rc && local.compile && !exec && R.kernel) {
+		/* every tactic a GPU would time compiles: fs_tactics' and the
+		 * variants of the first vectorised one (each L2 policy, memory order) */
 		struct fs_tactic list[FS_MAX_TACTICS];
-		uint32_t n = fs_tactics(&R.l[0].k, list) - 1; /* the first is R.l[0] */
+		uint32_t n = fs_tactics(&R.l[0].k, list);
+		for (uint32_t i = 1; i < n; i++)
+			if (list[i].vec > 1) {
+				n += fs_tactic_variants(&R.l[0].k, &list[i], list + n);
+				break;
+			}
+		n--; /* the first is R.l[0] */
 		struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
 		char (*why)[192] = fs_xcalloc(n ? n : 1, sizeof(*why));
 		g->kernels += n;

@@ -149,7 +149,7 @@ static int sane(const struct fs_tune_entry *e)
 {
 	const struct fs_tactic *t = &e->tactic;
 	return t->vec >= 1 && t->vec <= 8 && t->threads >= 1 && t->threads <= 1024 && t->per >= 1 && t->per <= 1024 &&
-	       t->fast <= 1 && t->l2 <= 1 && t->lin <= 1;
+	       t->fast <= 1 && t->l2 <= 2 && t->lin <= 1;
 }
 
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e)

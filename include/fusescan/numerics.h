@@ -142,7 +142,7 @@ struct fs_numerics {
 	uint32_t reps, rotate, unfused_launches;
 	/* tuning of the fused kernel (tactics compiled; timed on the GPU) */
 	char bucket[64];         /* the tuning cache's shape bucket */
-	struct fs_numerics_tactic tactics[192];
+	struct fs_numerics_tactic tactics[256];
 	uint32_t n_tactics, n_failed;
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
 	int variant;             /* matrix products: 0 the products then the fused kernel (or the products alone), 1 a

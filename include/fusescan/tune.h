@@ -36,7 +36,8 @@
  * block; elementwise kernels: blocks of `threads`, `per` vector groups per
  * thread. Both: `vec` consecutive elements of the last dim per access (16
  * bytes for 8 bf16); `fast`: exp and tanh from the approximate instructions;
- * `l2`: L2 hints (kernels/fused.cuh, FS_FAST and FS_L2); `lin` (row
+ * `l2`: L2 hints, 1 shared inputs kept and stores streamed, 2 shared inputs
+ * kept and once-read inputs streamed (kernels/fused.cuh, FS_L2); `lin` (row
  * kernels whose rows share an input, an attention mask): rows in memory
  * order instead of the rows that read one part of the shared input
  * together (fuse/codegen.c, row_order). */

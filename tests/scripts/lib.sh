@@ -13,7 +13,7 @@ check() { # check NAME WANT_RC CMD...: the command's exit status; its output in 
 }
 contains() { # contains NAME FILE TEXT
 	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; fi
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; grep -o "[0-9]* generated ([^)]*), [0-9]* compiled" "$2" | sort -u | sed "s|^|  ACTUAL |"; fi
 }
 count() { # count NAME FILE TEXT N: TEXT on exactly N lines
 	local n; n=$(grep -cF -- "$3" "$2")
