@@ -11,9 +11,11 @@ check() { # check NAME WANT_RC CMD...: the command's exit status; its output in 
 	if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
 		fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; tail -n 8 "$tmp/out" "$tmp/err"; fi
 }
-contains() { # contains NAME FILE TEXT
+contains() { # contains NAME FILE TEXT (a miss also shows FILE's kernel-count lines, where it has any)
 	if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"; grep -o "[0-9]* generated ([^)]*), [0-9]* compiled" "$2" | sort -u | sed "s|^|  ACTUAL |"; fi
+		fail=$((fail + 1)); echo "FAIL $1: '$3' not in $2"
+		grep -o "[0-9]* generated ([^)]*), [0-9]* compiled" "$2" | sort -u | sed "s|^|  has: |" || true
+	fi
 }
 count() { # count NAME FILE TEXT N: TEXT on exactly N lines
 	local n; n=$(grep -cF -- "$3" "$2")
