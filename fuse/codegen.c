@@ -74,6 +74,8 @@ struct gen {
 	uint32_t n_sites;
 	int cache;            /* row kernels: each thread's part of the row stays in registers, `cache` vectors */
 	int tail;             /* cached: the last vectors may lie past the row's end (a symbolic row, bounded) */
+	int first_in;         /* cached, a row of known length: every thread's first vector lies in it, and
+	                         the reductions start from that vector instead of their identity */
 	int32_t exp_slot[MAX_RED]; /* cached: softmax op whose exp(x - max) its sum pass kept in E<slot> */
 	int32_t row_val;      /* cached: the value the first pass reduced, kept in R (at the row's own index), or -1 */
 	const struct ten *lin; /* elementwise: the output shape whose element index is e0 */
@@ -689,6 +691,26 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	free(to);
 }
 
+/* a stored output's value: the store rounds to the buffer's dtype as a cast
+ * to it does (to nearest even; idempotent), so a cast at the top of the
+ * expression (softmax's .to(bf16), under an eval dropout's identity) is left
+ * to the store, not done twice */
+static void stored_expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	int32_t oi = v - (int32_t)p->n_in;
+	const struct op *op = oi >= 0 ? &p->ops[oi] : NULL;
+	if (G->ref || !op || !op->n_args || G->buffered[v] || v == G->row_val || op->args[0].ten < 0 || (G->plants && p->narrow && p->narrow[oi]))
+		return expr(G, v, x, b);
+	int32_t src = op->src[op->args[0].ten];
+	const struct ten *st = fs_prog_value(p, src);
+	if (op->sem->kind == ID && st->dtype == op->out.dtype && st->rank == op->out.rank && fs_same_dims(p, st, &op->out, st->rank))
+		return stored_expr(G, src, x, b);
+	if (op->sem->kind == CAST)
+		return operand(G, op, 0, x, b);
+	expr(G, v, x, b);
+}
+
 /* ---- kernels ------------------------------------------------------------------------------- */
 
 extern const struct fs_embedded fs_builtin_kernels[];
@@ -955,6 +977,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	int sym = fs_dim_symbolic(rowsh, last);
 	G->cache = !narrow_any && slots <= 8 && (!sym || (!p->index64 && require(k, (struct fs_req){rowsh->sym[last], 0, slots * per_thread}))) ? (int)slots : 0;
 	G->tail = G->cache && (sym || H % per_thread);
+	G->first_in = G->cache && !sym && (int64_t)(T - 1) * V < H;
 	if (G->tail) /* the vectors past the row's end: loads predicated off, reductions and stores skip them */
 		snprintf(G->guard, sizeof(G->guard), " && in");
 	for (uint32_t r = 0; r < MAX_RED; r++)
@@ -995,7 +1018,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 				continue;
 			struct fs_text eo = {0}, off = {0};
 			row_idx(t, "j0", x);
-			expr(G, outs[o], x, &eo);
+			stored_expr(G, outs[o], x, &eo);
 			offset(G, t, x, 1, 0, 0, &off);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
@@ -1007,22 +1030,27 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		}
 		emit_sites(G, b, &pass, "\t\t\t");
 		/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
-		char step[96];
+		char term[64], pre[64] = "", step[256];
 		int prev = (int)r - 1;
-		if (mx || mn)
-			snprintf(step, sizeof(step), "acc = %s(acc, x)", mx ? "fmax" : "fmin");
-		else if (what == 2 && G->cache) { /* kept for the output pass */
+		if (what == 2 && G->cache) { /* kept for the output pass */
 			fs_text_put(b, "\tfs_real E%u[%d][%d];\n", r, G->cache, V);
-			snprintf(step, sizeof(step), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\tacc += E%u[it][u]", r, prev, r);
+			snprintf(pre, sizeof(pre), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\t", r, prev);
+			snprintf(term, sizeof(term), "E%u[it][u]", r);
 			G->exp_slot[r] = G->red_op[r];
 		} else if (what == 2)
-			snprintf(step, sizeof(step), "acc += fs_exp(x - red[%d])", prev);
+			snprintf(term, sizeof(term), "fs_exp(x - red[%d])", prev);
 		else if (what == 4 && op->sem->kind == LAYERNORM)
-			snprintf(step, sizeof(step), "acc += (x - red[%d]) * (x - red[%d])", prev, prev);
-		else if (narrow_acc) /* planted: accumulates narrow */
-			snprintf(step, sizeof(step), "acc = rnd_%s(acc + %s)", fs_dt_suffix(p->narrow[G->red_op[r]]), what == 4 ? "x * x" : "x");
+			snprintf(term, sizeof(term), "(x - red[%d]) * (x - red[%d])", prev, prev);
 		else
-			snprintf(step, sizeof(step), "acc += %s", what == 4 ? "x * x" : "x");
+			snprintf(term, sizeof(term), "%s", what == 4 ? "x * x" : "x");
+		char with[96];
+		snprintf(with, sizeof(with), mx || mn ? "%s(acc, %s)" : "%sacc + %s", mx ? "fmax" : mn ? "fmin" : "", term);
+		if (narrow_acc) /* planted: accumulates narrow */
+			snprintf(step, sizeof(step), "acc = rnd_%s(%s)", fs_dt_suffix(p->narrow[G->red_op[r]]), with);
+		else if (G->first_in) /* the first vector (unrolled: a constant test) starts the reduction */
+			snprintf(step, sizeof(step), "%sacc = it + u == 0 ? %s : %s", pre, term, with);
+		else
+			snprintf(step, sizeof(step), "%sacc = %s", pre, with);
 		/* cached, the first pass keeps the value it reduces (not a plain load:
 		 * those are kept already) for the passes after, so its inputs die here */
 		int keep = r == 0 && G->cache && !G->buffered[op->src[0]];
@@ -1031,7 +1059,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* past the row's end the step is computed too (no branch) and its sum dropped */
 		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
 		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
-		    step, G->tail ? "\t\t\t\tacc = in ? acc : a0;\n" : "", early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+		    step, G->tail ? G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n" : "", early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
 		if (keep)
 			G->row_val = op->src[0];
 		free(early.s);
@@ -1056,7 +1084,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
 		row_idx(t, one ? "0" : "j0", x);
 		struct fs_text e = {0}, off = {0};
-		expr(G, outs[o], x, &e);
+		stored_expr(G, outs[o], x, &e);
 		offset(G, t, x, 1, 0, 0, &off);
 		if (one)
 			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
@@ -1170,7 +1198,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
 				continue;
 			struct fs_text e = {0};
-			expr(G, outs[q], x, &e);
+			stored_expr(G, outs[q], x, &e);
 			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
 			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
 			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
@@ -1441,6 +1469,14 @@ char *fs_codegen_fill(void)
 
 /* ---- tactics --------------------------------------------------------------------------- */
 
+/* a block of `size` (elements, or rows of a row kernel) where one of half
+ * the size would still hold all the work: the same one block, more threads
+ * to launch and retire for nothing */
+static int oversized(const struct fs_kernel *k, int64_t size)
+{
+	return size / 2 >= k->work;
+}
+
 uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 {
 	uint32_t n = 0;
@@ -1457,7 +1493,8 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		if (!k->row) {
 			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
 				for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
-					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1))
+					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1) &&
+					    !oversized(k, (int64_t)vec * t * per))
 						out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 			continue;
 		}
@@ -1482,7 +1519,8 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 			if (small && n < FS_FIRST_TACTICS)
 				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0, 0};
 			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_FIRST_TACTICS; per = (uint16_t)(per * 4))
-				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
+				if (!oversized(k, per))
+					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
