@@ -1509,15 +1509,17 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 		}
 	}
 	/* short rows (a softmax over few keys): groups of fewer than a warp,
-	 * many rows a block: blocks of 256 and 1024 threads (and of a warp, with few rows) */
+	 * many rows a block: blocks of 256 and 1024 threads (and of 32, 64 and
+	 * 128, with few rows) */
 	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
 		if (k->cols % vec)
 			continue;
 		for (uint16_t t = 1; t < 32; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 				continue;
-			if (small && n < FS_FIRST_TACTICS)
-				out[n++] = (struct fs_tactic){vec, t, (uint16_t)(32 / t), 0, 0, 0};
+			for (uint16_t per = (uint16_t)(32 / t); small && per <= 128 / t && n < FS_FIRST_TACTICS; per = (uint16_t)(per * 2))
+				if (per == 32 / t || !oversized(k, per))
+					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 			for (uint16_t per = (uint16_t)(256 / t); per <= 1024 / t && n < FS_FIRST_TACTICS; per = (uint16_t)(per * 4))
 				if (!oversized(k, per))
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};

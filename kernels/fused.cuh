@@ -111,20 +111,28 @@ struct fs_sum { template <typename R> __device__ __forceinline__ R operator()(R 
 struct fs_max { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return fmax(a, b); } };
 struct fs_min { template <typename R> __device__ __forceinline__ R operator()(R a, R b) const { return fmin(a, b); } };
 
+// N partials pairwise: a tree of depth log2 N, not a chain of N - 1 (at decode
+// sizes a row kernel's time is its latency: 16 warps' partials in 4 dependent
+// steps instead of 15)
+template <int N, typename F, typename R> __device__ __forceinline__ R fs_tree(const R *w, F op)
+{
+	if constexpr (N == 1)
+		return w[0];
+	else
+		return op(fs_tree<N / 2>(w, op), fs_tree<N / 2>(w + N / 2, op));
+}
 template <int T, typename F, typename R> __device__ __forceinline__ R fs_group_reduce(R v, F op, R *part)
 {
 	for (int o = (T < 32 ? T : 32) / 2; o > 0; o >>= 1)
 		v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-	if (T <= 32)
+	if constexpr (T <= 32)
 		return v;
-	if ((threadIdx.x & 31) == 0)
-		part[threadIdx.x >> 5] = v;
-	__syncthreads();
-	const R *w = part + (threadIdx.x / T) * (T / 32);
-	R r = w[0];
-	for (int k = 1; k < T / 32; k++)
-		r = op(r, w[k]);
-	return r;
+	else {
+		if ((threadIdx.x & 31) == 0)
+			part[threadIdx.x >> 5] = v;
+		__syncthreads();
+		return fs_tree<T / 32>(part + (threadIdx.x / T) * (T / 32), op);
+	}
 }
 
 // Accesses of 4, 8 or 16 bytes, under one of two L2 policies (FS_L2):
