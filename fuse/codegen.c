@@ -1045,7 +1045,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			snprintf(term, sizeof(term), "%s", what == 4 ? "x * x" : "x");
 		char with[96];
 		snprintf(with, sizeof(with), mx || mn ? "%s(acc, %s)" : "%sacc + %s", mx ? "fmax" : mn ? "fmin" : "", term);
-		if (narrow_acc) /* planted: accumulates narrow */
+		if (narrow_acc && what != 2 && !(what == 4 && op->sem->kind == LAYERNORM)) /* planted: accumulates narrow */
 			snprintf(step, sizeof(step), "acc = rnd_%s(%s)", fs_dt_suffix(p->narrow[G->red_op[r]]), with);
 		else if (G->first_in) /* the first vector (unrolled: a constant test) starts the reduction */
 			snprintf(step, sizeof(step), "%sacc = it + u == 0 ? %s : %s", pre, term, with);
