@@ -1031,7 +1031,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		emit_sites(G, b, &pass, "\t\t\t");
 		/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
 		char term[64], pre[64] = "", step[256];
-		int prev = (int)r - 1;
+		int prev = (int)r - 1, ln_var = what == 4 && op->sem->kind == LAYERNORM;
 		if (what == 2 && G->cache) { /* kept for the output pass */
 			fs_text_put(b, "\tfs_real E%u[%d][%d];\n", r, G->cache, V);
 			snprintf(pre, sizeof(pre), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\t", r, prev);
@@ -1039,13 +1039,13 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			G->exp_slot[r] = G->red_op[r];
 		} else if (what == 2)
 			snprintf(term, sizeof(term), "fs_exp(x - red[%d])", prev);
-		else if (what == 4 && op->sem->kind == LAYERNORM)
+		else if (ln_var)
 			snprintf(term, sizeof(term), "(x - red[%d]) * (x - red[%d])", prev, prev);
 		else
 			snprintf(term, sizeof(term), "%s", what == 4 ? "x * x" : "x");
 		char with[96];
 		snprintf(with, sizeof(with), mx || mn ? "%s(acc, %s)" : "%sacc + %s", mx ? "fmax" : mn ? "fmin" : "", term);
-		if (narrow_acc && what != 2 && !(what == 4 && op->sem->kind == LAYERNORM)) /* planted: accumulates narrow */
+		if (narrow_acc && what != 2 && !ln_var) /* planted: a plain sum accumulates narrow */
 			snprintf(step, sizeof(step), "acc = rnd_%s(%s)", fs_dt_suffix(p->narrow[G->red_op[r]]), with);
 		else if (G->first_in) /* the first vector (unrolled: a constant test) starts the reduction */
 			snprintf(step, sizeof(step), "%sacc = it + u == 0 ? %s : %s", pre, term, with);
@@ -1056,10 +1056,12 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		int keep = r == 0 && G->cache && !G->buffered[op->src[0]];
 		if (keep)
 			fs_text_put(b, "\tfs_real R[%d][%d];\n", G->cache, V);
-		/* past the row's end the step is computed too (no branch) and its sum dropped */
+		/* past the row's end the step is computed too (no branch) and its sum
+		 * dropped; a first vector that starts the reduction is always kept */
+		const char *drop = !G->tail ? "" : G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n";
 		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
 		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
-		    step, G->tail ? G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n" : "", early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+		    step, drop, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
 		if (keep)
 			G->row_val = op->src[0];
 		free(early.s);
