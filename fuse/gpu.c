@@ -172,8 +172,9 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * the replay of a CUDA graph of that many calls, and a time is per call;
  * each thing is captured FS_GRAPH_INSTANCES times and round r replays its
  * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
- * up to 4% at decode sizes, alike round after round (measured on an H200),
- * and one capture each would hand that to the comparison. */
+ * up to 4% at decode sizes, alike round after round (measured on an H200):
+ * one capture each would hand that to the comparison, and more rounds do
+ * not average it; more captures do. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
 	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;

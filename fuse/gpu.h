@@ -43,7 +43,7 @@ struct fs_tactic_run {
 	struct fs_numerics_tactic rec;
 };
 
-enum { FS_FINALISTS = 8, FS_GRAPH_INSTANCES = 4 };
+enum { FS_FINALISTS = 8, FS_GRAPH_INSTANCES = 8 };
 
 
 struct fs_gpu_result {
