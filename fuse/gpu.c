@@ -174,7 +174,9 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
  * up to 4% at decode sizes, alike round after round (measured on an H200):
  * one capture each would hand that to the comparison, and more rounds do
- * not average it; more captures do. */
+ * not average it; more captures do (they did not tighten bench_torch's A/A
+ * control at decode sizes, where other biases are larger: BENCHMARKS.md,
+ * session 18). */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
 	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;

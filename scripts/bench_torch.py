@@ -13,7 +13,7 @@ warm-up rounds), in an order drawn afresh each round: time per call is a
 replay over its calls. At decode sizes a graph's time depends on what ran
 just before it and on the capture itself (two captures of the same calls
 differ by up to 4%, alike round after round), so each side of 20 calls is
-captured 16 times where a call takes under 10 us (4 above), round r replaying capture r mod 16
+captured 16 times where a call's traffic takes under 10 us (4 above), round r replaying capture r mod 16
 (160 rounds), and torch.compile's
 side is timed twice, as an A/A control: in a fixed order from one capture
 each, two copies of it read up to 1.06 apart; here their ratio should
@@ -145,7 +145,8 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
         calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
         free, total = torch.cuda.mem_get_info()
         # a capture's own bias (up to 4% at decode sizes) is not averaged by more rounds, by more captures it is:
-        # 16 a side where a call takes under 10 us, 10 rounds each
+        # 16 a side where a call's traffic takes under 10 us, 10 rounds each (the A/A control's misses did not
+        # shrink with them: other biases are larger there, scripts/BENCHMARKS.md session 18)
         captures = (16 if t1 < 10e-6 else 4) if calls == 20 else 1
         # a graph's pool holds one call's outputs and temporaries (eager's: a few outputs; a call's are freed
         # within the capture, and the next call reuses them), twice over for slack
