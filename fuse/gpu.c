@@ -127,15 +127,33 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 }
 
 
+/* The order of k things in round r, drawn by a Fisher-Yates shuffle seeded
+ * by the round (no thing keeps one place, one predecessor). */
+static void shuffled(uint32_t *order, uint32_t k, uint64_t r)
+{
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t at = (uint32_t)(fs_mix((r << 32) | j) % (j + 1));
+		order[j] = order[at], order[at] = j;
+	}
+}
+
 /* Each of what[0..k-1] captured in `m` CUDA graphs of `calls` runs each
  * (input copies rotated within it), for timing as serving replays small
  * kernels: what[j]'s are exec[j * m ...]; NULL where a capture fails
- * (g->error says why). */
+ * (g->error says why). Captured round-robin, every thing's i-th graph in
+ * an order drawn afresh for each i: a graph's time at decode sizes follows
+ * its place in the capture order (all of one thing's graphs captured
+ * together read up to 6% off another's, measured in bench_torch.py's A/A
+ * control; round-robin and shuffled, within 1%: BENCHMARKS.md, session 19). */
 static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t m, uint32_t calls)
 {
 	void **exec = fs_xcalloc((size_t)k * m, sizeof(void *));
+	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t));
 	int rc = 0;
-	for (uint32_t j = 0; j < k * m && !rc; j++) {
+	for (uint32_t i = 0; i < k * m && !rc; i++) {
+		if (i % k == 0)
+			shuffled(order, k, i / k);
+		uint32_t j = order[i % k] * m + i / k;
 		void *graph = NULL;
 		rc = fs_cuda_check(&R->c, R->c.cuStreamBeginCapture(R->stream, 2 /* relaxed */), "cuStreamBeginCapture", R->g->error,
 				   sizeof(R->g->error));
@@ -150,6 +168,7 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
 		if (graph)
 			R->c.cuGraphDestroy(graph);
 	}
+	free(order);
 	for (uint32_t j = 0; j < k * m && rc; j++)
 		if (exec[j])
 			R->c.cuGraphExecDestroy(exec[j]);
@@ -174,9 +193,7 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
  * up to 4% at decode sizes, alike round after round (measured on an H200):
  * one capture each would hand that to the comparison, and more rounds do
- * not average it; more captures do (they did not tighten bench_torch's A/A
- * control at decode sizes, where other biases are larger: BENCHMARKS.md,
- * session 18). */
+ * not average it; more captures, captured round-robin (capture), do. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
 	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;
@@ -191,11 +208,8 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 		rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&ev[i], 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
 	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t)), last = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {
-		if (i % k == 0) /* a new round: a Fisher-Yates shuffle, seeded by the round */
-			for (uint32_t j = 0; j < k; j++) {
-				uint32_t at = (uint32_t)(fs_mix(((uint64_t)(i / k) << 32) | j) % (j + 1));
-				order[j] = order[at], order[at] = j;
-			}
+		if (i % k == 0) /* a new round */
+			shuffled(order, k, i / k);
 		uint32_t j = order[i % k], e = i - i % k + j; /* what[j]'s events of this round */
 		last = e;
 		rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
@@ -416,7 +430,7 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 	if (R->o->graph_calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
-		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures", R->o->graph_calls,
+		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin", R->o->graph_calls,
 			 FS_GRAPH_INSTANCES);
 }
 

@@ -12,13 +12,15 @@ graphs' replays are timed interleaved, round after round (100 rounds after 5
 warm-up rounds), in an order drawn afresh each round: time per call is a
 replay over its calls. At decode sizes a graph's time depends on what ran
 just before it and on the capture itself (two captures of the same calls
-differ by up to 4%, alike round after round), so each side of 20 calls is
-captured 16 times where a call's traffic takes under 10 us (4 above), round r replaying capture r mod 16
-(160 rounds), and torch.compile's
-side is timed twice, as an A/A control: in a fixed order from one capture
-each, two copies of it read up to 1.06 apart; here their ratio should
-straddle 1.00, and its interval is the noise floor the row's own ratio is
-read against. Where the
+differ by up to 4%, alike round after round, and follow their place in the
+capture order), so each side of 20 calls is captured 16 times where a call's
+traffic takes under 10 us (4 above), round r replaying capture r mod 16 (160
+rounds); the sides are captured round-robin, in a fresh order for each
+capture, every side's k-th graph in one memory pool. torch.compile's side is
+timed twice, as an A/A control: each side's graphs captured one after
+another, two copies of it read up to 1.06 apart; round-robin, within 1.01.
+Their ratio should straddle 1.00, and its interval is the noise floor the
+row's own ratio is read against. Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
@@ -83,8 +85,8 @@ def interleaved(fns, rounds=ROUNDS, seed=0):
     return [[round_[k][0].elapsed_time(round_[k][1]) for round_ in ev[WARMUP:]] for k in range(len(fns))]
 
 
-def graph_of(fn, copies, calls):
-    """fn on copies[0], copies[1], ... (rotating), `calls` times, in one CUDA graph"""
+def graph_of(fn, copies, calls, pool):
+    """fn on copies[0], copies[1], ... (rotating), `calls` times, in one CUDA graph allocating from pool"""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -92,21 +94,32 @@ def graph_of(fn, copies, calls):
             fn(c)  # warm up outside capture (compilation, module loads)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, pool=pool):
         for i in range(calls):
             fn(copies[i % len(copies)])
     return g
 
 
-def replays_of(fn, copies, calls, captures):
-    """`captures` graphs of fn (graph_of); each call replays the next"""
-    graphs = [graph_of(fn, copies, calls) for _ in range(captures)]
-    turn = [0]
+def replays_of(fns, copies, calls, captures, seed=0):
+    """per fn, `captures` graphs (graph_of) and a function replaying the next
+    of them each call; captured round-robin, every fn's k-th graph in one
+    memory pool (the fns' outputs at the same addresses) in an order drawn
+    afresh for each k (no fn keeps one place in the capture order)"""
+    graphs, order, rng = [[] for _ in fns], list(range(len(fns))), random.Random(seed)
+    for _ in range(captures):
+        pool = torch.cuda.graph_pool_handle()
+        rng.shuffle(order)
+        for k in order:
+            graphs[k].append(graph_of(fns[k], copies, calls, pool))
 
-    def replay():
-        graphs[turn[0] % captures].replay()
-        turn[0] += 1
-    return replay
+    def replayer(gs):
+        turn = [0]
+
+        def replay():
+            gs[turn[0] % captures].replay()
+            turn[0] += 1
+        return replay
+    return [replayer(gs) for gs in graphs]
 
 
 def max_abs_diff(x, y, chunk=1 << 27):
@@ -145,17 +158,17 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
         calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
         free, total = torch.cuda.mem_get_info()
         # a capture's own bias (up to 4% at decode sizes) is not averaged by more rounds, by more captures it is:
-        # 16 a side where a call's traffic takes under 10 us, 10 rounds each (the A/A control's misses did not
-        # shrink with them: other biases are larger there, scripts/BENCHMARKS.md session 18)
+        # 16 a side where a call's traffic takes under 10 us, 10 rounds each (replays_of captures them round-robin)
         captures = (16 if t1 < 10e-6 else 4) if calls == 20 else 1
         # a graph's pool holds one call's outputs and temporaries (eager's: a few outputs; a call's are freed
-        # within the capture, and the next call reuses them), twice over for slack
+        # within the capture, and the next call reuses them), twice over for slack; counted as if every side had
+        # its own pools (the sides share one a capture: a bound with room to spare, kept as measured before)
         direct = 4 * captures * 2 * 3 * (in_bytes + out_bytes) > free
         if direct:
             rounds = interleaved([lambda s=s: s(copies[0]) for s in sides])
             calls = 1
         else:
-            rounds = interleaved([replays_of(s, copies, calls, captures) for s in sides], rounds=max(ROUNDS, 10 * captures))
+            rounds = interleaved(replays_of(sides, copies, calls, captures), rounds=max(ROUNDS, 10 * captures))
     del copies
     torch.cuda.empty_cache()
     per_call = [[t / calls for t in ts] for ts in rounds]
