@@ -151,8 +151,8 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
 	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t));
 	int rc = 0;
 	for (uint32_t i = 0; i < k * m && !rc; i++) {
-		if (i % k == 0)
-			shuffled(order, k, i / k);
+		if (i % k == 0) /* seeds apart from the timing rounds' */
+			shuffled(order, k, UINT32_MAX - i / k);
 		uint32_t j = order[i % k] * m + i / k;
 		void *graph = NULL;
 		rc = fs_cuda_check(&R->c, R->c.cuStreamBeginCapture(R->stream, 2 /* relaxed */), "cuStreamBeginCapture", R->g->error,
