@@ -40,6 +40,7 @@ the op's one, and at the largest size the op's GB/s as a percentage of the
 device's copy bandwidth (fusescan's 1 GiB cuMemcpyDtoD). Writes bench.json.
 """
 import argparse
+import itertools
 import json
 import math
 import os
@@ -111,15 +112,7 @@ def replays_of(fns, copies, calls, captures, seed=0):
         rng.shuffle(order)
         for k in order:
             graphs[k].append(graph_of(fns[k], copies, calls, pool))
-
-    def replayer(gs):
-        turn = [0]
-
-        def replay():
-            gs[turn[0] % captures].replay()
-            turn[0] += 1
-        return replay
-    return [replayer(gs) for gs in graphs]
+    return [lambda it=itertools.cycle(gs): next(it).replay() for gs in graphs]
 
 
 def max_abs_diff(x, y, chunk=1 << 27):
