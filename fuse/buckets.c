@@ -31,7 +31,7 @@ static uint32_t bucket_list(const struct fs_numerics_opts *o, int64_t *out)
 	return n;
 }
 
-int fs_buckets_graphed(const struct prog *q, int64_t tokens)
+uint32_t fs_buckets_graph_calls(const struct prog *q)
 {
 	double bytes = 0;
 	for (uint32_t v = 0; v < q->n_in + q->n_ops; v++)
@@ -39,7 +39,7 @@ int fs_buckets_graphed(const struct prog *q, int64_t tokens)
 			const struct ten *t = fs_prog_value(q, (int32_t)v);
 			bytes += (double)t->n * (double)fs_dtype_size((enum fs_dtype)t->dtype);
 		}
-	return tokens <= FS_GRAPH_MAX_TOKENS || bytes < FS_GRAPH_MAX_BYTES;
+	return fs_gpu_graph_calls(bytes);
 }
 
 /* One bucket: its kernels run and checked, the fused one tuned. */
@@ -48,11 +48,11 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 {
 	char key[20], bucket[64];
 	fs_prog_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
-	b->graphed = fs_buckets_graphed(q, b->tokens);
+	b->graph_calls = fs_buckets_graph_calls(q);
 	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
 				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
-				 .graph_calls = b->graphed ? FS_GRAPH_CALLS : 0};
+				 .graph_calls = b->graph_calls};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
 	fs_gpu_run(q, &go, g);
 	b->seconds = g->seconds;
@@ -92,7 +92,7 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 {
 	const struct fs_numerics_tactic *w = r->chosen >= 0 ? &r->tactics[r->chosen] : NULL;
 	b->tuned = 1;
-	b->graphed = fs_buckets_graphed(q, b->tokens);
+	b->graph_calls = fs_buckets_graph_calls(q);
 	b->t = r->chosen_tactic;
 	memcpy(b->tactic, w ? w->name : "products", w ? sizeof(b->tactic) : sizeof("products"));
 	b->ms = w && !r->gemm[0] ? w->ms : r->fused_ms, b->ci = w && !r->gemm[0] ? w->ci : 0, b->unfused_ms = r->unfused_ms;
@@ -181,9 +181,9 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 		tuned += r->buckets[i].tuned;
 	if (!tuned)
 		return;
-	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; <= %d tokens "
-		     "or a region moving under %.0f MB timed as CUDA graphs of %d calls: graphed):\n",
-		FS_GRAPH_MAX_TOKENS, FS_GRAPH_MAX_BYTES / 1e6, FS_GRAPH_CALLS);
+	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; timed as CUDA graphs "
+		     "of %d calls, of fewer where a call moves over %.0f MB: graphs of N):\n",
+		FS_GRAPH_CALLS, FS_GRAPH_CALL_BYTES / 1e6);
 	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s %7s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup",
 		"tuning", "");
 	for (uint32_t i = 0; i < r->n_buckets; i++) {
@@ -192,8 +192,11 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 			fprintf(out, "    %8lld  not tuned: %s\n", (long long)b->tokens, b->error);
 			continue;
 		}
+		char graphs[32] = "";
+		if (b->graph_calls > 1)
+			snprintf(graphs, sizeof(graphs), "graphs of %u ", b->graph_calls);
 		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx %6.1fs  %s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms,
-			b->ci, b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->seconds, b->graphed ? "graphed " : "",
+			b->ci, b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->seconds, graphs,
 			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
 			b->cache_hit ? "cache hit" : "", b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}
@@ -209,7 +212,7 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 		cJSON_AddStringToObject(q, "tactic", b->tactic);
 		cJSON_AddBoolToObject(q, "tuned", b->tuned);
 		if (b->tuned) {
-			cJSON_AddBoolToObject(q, "graphed", b->graphed);
+			cJSON_AddNumberToObject(q, "graph_calls", b->graph_calls);
 			cJSON_AddBoolToObject(q, "cache_hit", b->cache_hit);
 			cJSON_AddBoolToObject(q, "passed", b->passed);
 			cJSON_AddNumberToObject(q, "variant", b->variant);

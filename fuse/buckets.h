@@ -5,13 +5,15 @@
  * TensorRT-LLM's AutoTuner does (gen_tuning_buckets / map_to_tuning_buckets):
  * the region is bound at each bucket's token count, its kernels run and
  * checked there, and the fused one tuned; a token count then takes the
- * smallest bucket at least as large. A bucket of at most
- * FS_GRAPH_MAX_TOKENS tokens, or whose region moves under FS_GRAPH_MAX_BYTES
- * (its inputs and outputs: 50 us at 3 TB/s), is timed as replays of CUDA
- * graphs of FS_GRAPH_CALLS calls (launching is a large part of its cost, as
- * under serving's graphs), a larger one launch by launch; the policy is in
- * the tuning cache's key. With --emit, every bucket's kernel is written
- * (fuse/emit.h).
+ * smallest bucket at least as large. Every bucket is timed as replays of
+ * CUDA graphs, as serving replays its steps and as scripts/bench_torch.py
+ * times the op, of as many calls as fs_gpu_graph_calls gives for what the
+ * region moves (its inputs and outputs). Launch by launch, a kernel's time carries the
+ * gaps and ramps between launches and ranks tactics apart from the graphed
+ * op's (SwiGLU at 2048 tokens on an H200: every tactic 45.4-46.2 us, +-0.2,
+ * in graphs 42.2 us, +-0.02, as the op reads; `v4 b128 e1 fast l2i`, the pick
+ * launch by launch on an H100, read 0.947x torch.compile through the op). The policy is in the tuning cache's key. With --emit,
+ * every bucket's kernel is written (fuse/emit.h).
  */
 #ifndef FUSESCAN_BUCKETS_H
 #define FUSESCAN_BUCKETS_H
@@ -21,11 +23,9 @@
 
 #include <stdio.h>
 
-enum { FS_GRAPH_CALLS = 20, FS_GRAPH_MAX_TOKENS = 256 };
-#define FS_GRAPH_MAX_BYTES 150e6
-
-/* whether the region q, bound at `tokens`, is timed in CUDA graphs */
-int fs_buckets_graphed(const struct prog *q, int64_t tokens);
+/* the calls in a timed CUDA graph of the region q (bound at a bucket's
+ * tokens); 1: launch by launch */
+uint32_t fs_buckets_graph_calls(const struct prog *q);
 
 /* p: the region at the run's own sizes; r: its numerics so far (the GPU
  * result says whether tuning can run; r->buckets and r->emitted are filled). */

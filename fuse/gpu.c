@@ -94,6 +94,14 @@ static int measure(struct run *R, enum where w, struct fs_errors *e)
 	return 0;
 }
 
+uint32_t fs_gpu_graph_calls(double bytes)
+{
+	if (bytes < FS_GRAPH_CALL_BYTES)
+		return FS_GRAPH_CALLS;
+	double calls = FS_GRAPH_BYTES / bytes;
+	return calls < 1 ? 1 : calls > FS_GRAPH_CALLS ? FS_GRAPH_CALLS : (uint32_t)calls;
+}
+
 static int cmp_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -187,8 +195,9 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * give each its own bias). Every run sits between two events, all enqueued back to
  * back and read after the last: the GPU never waits for the host between
  * runs, so a run's time is the device's, without the host's launch latency.
- * With o->graph_calls (small shapes, where launching is the cost) a run is
- * the replay of a CUDA graph of that many calls, and a time is per call;
+ * With o->graph_calls (buckets.h: how serving replays a step, and how
+ * bench_torch.py times the op) a run is the replay of a CUDA graph of that
+ * many calls, and a time is per call;
  * each thing is captured FS_GRAPH_INSTANCES times and round r replays its
  * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
  * up to 4% at decode sizes, alike round after round (measured on an H200):
@@ -196,7 +205,7 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * not average it; more captures, captured round-robin (capture), do. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out)
 {
-	uint32_t n = (reps + 5) * k, calls = R->o->graph_calls > 1 && one != run_copy ? R->o->graph_calls : 1;
+	uint32_t n = (reps + 5) * k, calls = R->calls > 1 && one != run_copy ? R->calls : 1;
 	uint32_t m = calls > 1 ? FS_GRAPH_INSTANCES : 1;
 	void **exec = calls > 1 ? capture(R, one, what, k, m, calls) : NULL;
 	if (calls > 1 && !exec)
@@ -429,8 +438,8 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
 	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
-	if (R->o->graph_calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
-		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin", R->o->graph_calls,
+	if (R->calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
+		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin", R->calls,
 			 FS_GRAPH_INSTANCES);
 }
 
@@ -805,6 +814,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	struct fs_gpu_opts local = *o;
 	local.compile = o->compile && R.c.nvrtc; /* no NVRTC: generated only, said in g->skipped */
 	R.o = &local;
+	R.calls = local.graph_calls;
 	int exec = local.compile && o->execute && R.c.driver;
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
 	int rc = 0;

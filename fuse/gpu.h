@@ -25,7 +25,7 @@
 struct fs_gpu_opts {
 	int execute, compile, triage;
 	uint32_t reps;                /* timed runs per kernel */
-	uint32_t graph_calls;         /* > 1: a timed run replays a CUDA graph of this many calls (small shapes) */
+	uint32_t graph_calls;         /* > 1: a timed run replays a CUDA graph of this many calls (fs_gpu_graph_calls) */
 	struct fs_tune_cache *cache;  /* NULL: tune every run */
 	int retune;                   /* profile even on a cache hit (fusescan tune) */
 	const char *kernel_key, *bucket; /* the cache key's kernel hash and shape bucket */
@@ -43,7 +43,15 @@ struct fs_tactic_run {
 	struct fs_numerics_tactic rec;
 };
 
-enum { FS_FINALISTS = 8, FS_GRAPH_INSTANCES = 8 };
+enum { FS_FINALISTS = 8, FS_GRAPH_INSTANCES = 8, FS_GRAPH_CALLS = 20 };
+#define FS_GRAPH_CALL_BYTES 150e6
+#define FS_GRAPH_BYTES 3e9
+
+/* The calls a timed CUDA graph holds for kernels moving `bytes` a call:
+ * FS_GRAPH_CALLS under FS_GRAPH_CALL_BYTES (50 us at 3 TB/s), else as many
+ * as move FS_GRAPH_BYTES (1 ms at 3 TB/s); 1 (launch by launch) where that
+ * is a single call. The rule of scripts/bench_torch.py's graphs. */
+uint32_t fs_gpu_graph_calls(double bytes);
 
 
 struct fs_gpu_result {

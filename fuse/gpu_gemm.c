@@ -206,7 +206,7 @@ static void lt_key(const struct run *R, const struct fs_lt_mm *m, struct fs_tune
 /* One product timed under each of cuBLASLt's heuristic algorithms, the
  * fastest chosen and kept in the tuning cache (a hit times none); said in
  * g->gemm. */
-static int tune_product(struct run *R, struct launch *L, const char *what)
+static int time_product(struct run *R, struct launch *L, const char *what)
 {
 	struct timing tm[FS_LT_ALGOS] = {{0, 0, 0}};
 	const void *one = L;
@@ -238,6 +238,25 @@ static int tune_product(struct run *R, struct launch *L, const char *what)
 		fs_tune_record(R->o->cache, &e);
 	}
 	return 0;
+}
+
+/* A product's timings in graphs of its own calls (fs_gpu_graph_calls of
+ * what it moves), not the region's: one product tuned in two regions
+ * (gate / up alone, then the MLP) keeps one cache entry. */
+static uint32_t own_calls(struct run *R, const struct fs_gemm_call *c)
+{
+	uint32_t calls = R->calls;
+	if (R->o->graph_calls)
+		R->calls = fs_gpu_graph_calls((double)lt_bytes(c));
+	return calls;
+}
+
+static int tune_product(struct run *R, struct launch *L, const char *what)
+{
+	uint32_t calls = own_calls(R, L->gc);
+	int rc = time_product(R, L, what);
+	R->calls = calls;
+	return rc;
 }
 
 /* The weight each tactic of the generated GEMM reads, on every input copy:
@@ -380,7 +399,7 @@ static void gen_key(const struct run *R, struct fs_tune_key *k)
  * its share of cuBLASLt's, the others after it. A cache hit times the
  * recorded tactic alone beside the plain product. has_gen cleared where
  * none passes. */
-static int tune_gen(struct run *R)
+static int time_gen(struct run *R)
 {
 	static const int ids[FS_GEMM_GEN_TACTICS + 1] = {-1, 0, 1, 2, 3, 4, 5};
 	const void *what[FS_GEMM_GEN_TACTICS + 1] = {&ids[0]};
@@ -443,6 +462,14 @@ static int tune_gen(struct run *R)
 	R->has_gen = 0;
 	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
 	return 0;
+}
+
+static int tune_gen(struct run *R)
+{
+	uint32_t calls = own_calls(R, &R->gp.calls[R->gen.call]);
+	int rc = time_gen(R);
+	R->calls = calls;
+	return rc;
 }
 
 /* The fused plan's variants timed side by side (interleaved): the products

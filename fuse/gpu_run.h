@@ -46,6 +46,8 @@ struct run {
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
 	void *stream;              /* every launch and timing event */
 	uint32_t rotate;
+	uint32_t calls;            /* a timed CUDA graph's calls (fs_gpu_graph_calls): o->graph_calls, or a
+				    * product's own while it is tuned alone (its cache entry is the product's) */
 	struct fs_gpu_result *g;
 	/* matrix products (gemm.h): the plan, cuBLASLt, the fused plan's products
 	 * (variant 0, before the fused kernel) and its cuBLASLt-epilogue variant 1 */

@@ -982,7 +982,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
 				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = fs_numerics_check_tactic, .ctx = r,
 				 .seed = seed, .cpu_ref = ref,
-				 .graph_calls = fs_buckets_graphed(p, o->tokens) ? FS_GRAPH_CALLS : 0};
+				 .graph_calls = fs_buckets_graph_calls(p)};
 	fs_gpu_run(p, &go, g);
 	r->gpu_seconds = g->seconds;
 	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels, r->gemm_kernels = g->gemm_kernels;

@@ -88,7 +88,7 @@ enum { FS_MAX_BUCKETS = 24 };
 struct fs_bucket_run {
 	int64_t tokens;
 	int tuned;               /* tuned on the GPU */
-	int graphed;             /* timed as replays of CUDA graphs of several calls (a small bucket) */
+	uint32_t graph_calls;    /* timed as replays of CUDA graphs of this many calls; 1: launch by launch */
 	int cache_hit;
 	struct fs_tactic t;
 	char tactic[32], runner_up[32];
