@@ -8,11 +8,12 @@
  * smallest bucket at least as large. Every bucket is timed as replays of
  * CUDA graphs, as serving replays its steps and as scripts/bench_torch.py
  * times the op, of as many calls as fs_gpu_graph_calls gives for what the
- * region moves (its inputs and outputs). Launch by launch, a kernel's time carries the
- * gaps and ramps between launches and ranks tactics apart from the graphed
- * op's (SwiGLU at 2048 tokens on an H200: every tactic 45.4-46.2 us, +-0.2,
- * in graphs 42.2 us, +-0.02, as the op reads; `v4 b128 e1 fast l2i`, the pick
- * launch by launch on an H100, read 0.947x torch.compile through the op). The policy is in the tuning cache's key. With --emit,
+ * region moves (its inputs and outputs). Launch by launch, a kernel's time
+ * carries the gaps and ramps between launches and ranks tactics apart from
+ * the graphed op's (SwiGLU at 2048 tokens on an H200: every tactic 45.4-46.2
+ * us, +-0.2, in graphs 42.2 us, +-0.02, as the op reads; `v4 b128 e1 fast
+ * l2i`, the pick launch by launch on an H100, read 0.947x torch.compile
+ * through the op). The policy is in the tuning cache's key. With --emit,
  * every bucket's kernel is written (fuse/emit.h).
  */
 #ifndef FUSESCAN_BUCKETS_H

@@ -195,9 +195,9 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * give each its own bias). Every run sits between two events, all enqueued back to
  * back and read after the last: the GPU never waits for the host between
  * runs, so a run's time is the device's, without the host's launch latency.
- * With o->graph_calls (buckets.h: how serving replays a step, and how
- * bench_torch.py times the op) a run is the replay of a CUDA graph of that
- * many calls, and a time is per call;
+ * With R->calls > 1 (fs_gpu_graph_calls: how serving replays a step, and
+ * how bench_torch.py times the op) a run is the replay of a CUDA graph of
+ * that many calls, and a time is per call;
  * each thing is captured FS_GRAPH_INSTANCES times and round r replays its
  * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
  * up to 4% at decode sizes, alike round after round (measured on an H200):

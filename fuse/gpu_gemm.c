@@ -246,8 +246,7 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 static uint32_t own_calls(struct run *R, const struct fs_gemm_call *c)
 {
 	uint32_t calls = R->calls;
-	if (R->o->graph_calls)
-		R->calls = fs_gpu_graph_calls((double)lt_bytes(c));
+	R->calls = fs_gpu_graph_calls((double)lt_bytes(c));
 	return calls;
 }
 
