@@ -12,9 +12,9 @@
 #                                  # numerics.json / fused.cu and bench.json
 #                                  # under OUT/bench
 # Environment: TOKENS (the sizes, default 1,2,4,...,16384), PARTS (default "tests bench plants": what to
-# run; "model" adds the in-model validation, scripts/validate_in_model.py; "gemm" the matrix products'
-# GPU tests and scripts/bench_gemm.py at GEMM_TOKENS, default 16,16384), ONLY (the chains to bench,
-# default all).
+# run: "tests" is every ctest labelled gpu; "model" adds the in-model validation,
+# scripts/validate_in_model.py; "gemm" scripts/bench_gemm.py at GEMM_TOKENS, default 16,16384), ONLY
+# (the chains to bench, default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
@@ -43,15 +43,16 @@ run() {
 	local parts=" ${PARTS:-tests bench plants} "
 	if [[ $parts == *" tests "* ]]; then
 		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
+		# matrix products through cuBLASLt and the generated GEMM
+		bash tests/scripts/gemm_gpu.sh "$PWD/$carry/fusescan" tests 2>&1 | grep -E "FAIL|passed|skipped|error" |
+			sed 's/^/gemm tests (label gpu): /' || status=1
 		python3 -u tests/scripts/check_torch_op.py "$PWD/$carry/fusescan" tests "$out/torch_op" | sed 's/^/torch op: /' || status=1
 		bash tests/scripts/model.sh "$PWD/$carry/fusescan" "$out/model_2l" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' |
 			tail -n 14 | sed 's/^/model (2 layers): /' || status=1
 		rm -rf "$out/model_2l"
 	fi
 	if [[ $parts == *" gemm "* ]]; then
-		# matrix products through cuBLASLt (tests/scripts/gemm_gpu.sh), then against PyTorch (scripts/bench_gemm.py)
-		bash tests/scripts/gemm_gpu.sh "$PWD/$carry/fusescan" tests 2>&1 | grep -E "FAIL|passed|skipped|error" |
-			sed 's/^/gemm tests (label gpu): /' || status=1
+		# matrix products against PyTorch
 		mkdir -p "$out/gemm"
 		python3 -u scripts/bench_gemm.py --fusescan "$carry/fusescan" --tokens "${GEMM_TOKENS:-16,16384}" \
 			--out "$out/gemm" 2>"$out/gemm/stderr.txt" || { status=1; tail -n 20 "$out/gemm/stderr.txt"; }
