@@ -20,7 +20,16 @@ capture, every side's k-th graph in one memory pool. torch.compile's side is
 timed twice, as an A/A control: each side's graphs captured one after
 another, two copies of it read up to 1.06 apart; round-robin, within 1.01.
 Their ratio should straddle 1.00, and its interval is the noise floor the
-row's own ratio is read against. Where the
+row's own ratio is read against. It cannot see a bias a whole process
+gives one side: at decode sizes one kernel's time moves up to 9% from process
+to process (the same binary: Triton's kernel for SwiGLU at 8 tokens, 1.469 us
+launched from its own module and 1.530 through torch.compile in one process,
+1.466 through torch.compile in another), so each decode size (a call moving
+under 30 MB, 10 us at 3 TB/s) is timed in --processes fresh processes (6),
+one after another, each as above; its row gives the medians of the
+processes' medians, and the ratios' intervals are the distribution-free 95%
+intervals of the median from the processes' medians (with six: the lowest to
+the highest, 97% coverage). Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
@@ -29,12 +38,13 @@ fusescan's own errors for that bucket (fused and unfused against its float64
 reference on the device).
 
     python3 scripts/bench_torch.py --fusescan gpu-carry/fusescan --dumps gpu-carry/dumps \\
-        [--tokens 1,2,4,...,16384] [--only rmsnorm,softmax] [--out DIR]
+        [--tokens 1,2,4,...,16384] [--only rmsnorm,softmax] [--out DIR] [--processes 6]
 
 Prints one row per chain and size: the kernel the op picked, time per call of
 eager, torch.compile and the op (us), the ratio torch.compile / fusescan
 (round by round: the median and its distribution-free 95% interval), the
-A/A control (torch.compile / torch.compile, the same), the launches of the
+A/A control (torch.compile / torch.compile, the same), the processes the
+row was timed in, the launches of the
 unfused chain (fusescan's count of eager's kernels) against
 the op's one, and at the largest size the op's GB/s as a percentage of the
 device's copy bandwidth (fusescan's 1 GiB cuMemcpyDtoD). Writes bench.json.
@@ -58,6 +68,7 @@ import torch_chains as tc  # noqa: E402
 
 ROUNDS = 100
 WARMUP = 5
+DECODE_BYTES = 3e12 * 10e-6  # a call moving less is launch-bound: a decode size, timed in --processes processes
 
 
 def median_ci(xs):
@@ -136,6 +147,17 @@ def copies_of(op, names, tokens, gen):
     return [first] + [tc.draw_inputs(op, names, tokens, gen) for _ in range(n - 1)], nbytes
 
 
+def regime(nbytes):
+    """(calls a graph, captures a side) for a call moving nbytes: graphs of 20
+    calls, fewer where its traffic takes over 50 us at 3 TB/s; a capture's own
+    bias (up to 4% at decode sizes) is not averaged by more rounds, by more
+    captures it is: 16 a side where the traffic takes under 10 us (a decode
+    size: DECODE_BYTES), 10 rounds each (replays_of captures them round-robin)"""
+    t1 = nbytes / 3e12
+    calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
+    return calls, (16 if nbytes < DECODE_BYTES else 4) if calls == 20 else 1
+
+
 def bench_size(name, fn, op, names, tokens, bucket_err, gen):
     copies, in_bytes = copies_of(op, names, tokens, gen)
     o = getattr(torch.ops.fusescan, op.DESC["name"])
@@ -147,13 +169,8 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
         del got, want
         cfn = torch.compile(fn, dynamic=False)
         sides = [lambda c: fn(*c[0]), lambda c: cfn(*c[0]), lambda c: o(*c[1]), lambda c: cfn(*c[0])]  # the last: A/A
-        # graphs of 20 calls, fewer where the op's traffic alone takes over 50 us at 3 TB/s
-        t1 = (in_bytes + out_bytes) / 3e12
-        calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
+        calls, captures = regime(in_bytes + out_bytes)
         free, total = torch.cuda.mem_get_info()
-        # a capture's own bias (up to 4% at decode sizes) is not averaged by more rounds, by more captures it is:
-        # 16 a side where a call's traffic takes under 10 us, 10 rounds each (replays_of captures them round-robin)
-        captures = (16 if t1 < 10e-6 else 4) if calls == 20 else 1
         # a graph's pool holds one call's outputs and temporaries (eager's: a few outputs; a call's are freed
         # within the capture, and the next call reuses them), twice over for slack; counted as if every side had
         # its own pools (the sides share one a capture: a bound with room to spare, kept as measured before)
@@ -178,27 +195,95 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
             "direct": direct, "max_abs_vs_eager": err, "bound": 2 * bucket_err, "bad": bad, "gbs": gbs}
 
 
+def across(rows):
+    """one point timed in several processes, as one row: each time the median
+    of the processes' medians, each ratio's interval the distribution-free 95%
+    interval of the median from the processes' medians (six processes: their
+    lowest to their highest, 97% coverage), so the process-to-process spread
+    (the A/A control, one compiled function timed twice, cannot see it) is
+    part of the interval"""
+    row = dict(rows[0])
+    for k in ("eager_us", "compile_us", "fusescan_us", "gbs"):
+        row[k] = median_ci([r[k] for r in rows])[0]
+    for k, ci in (("compile_over_fusescan", "ci95"), ("aa", "aa_ci95")):
+        row[k], lo, hi = median_ci([r[k] for r in rows])
+        row[ci] = [lo, hi]
+    row["max_abs_vs_eager"] = max(r["max_abs_vs_eager"] for r in rows)
+    row["bad"] = any(r["bad"] for r in rows)
+    row["per_process"] = [r["compile_over_fusescan"] for r in rows]
+    row["processes"] = len(rows)
+    return row
+
+
+def dynamo_limits():
+    for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 4096)  # one compilation per size, each for that size
+
+
+def functions():
+    return {name: fn for name, _, _, _, fn in tc.CHAINS}
+
+
+def worker(plan_file, out_file, seed):
+    """--worker: the plan's points (chain, numerics.json, sizes, bounds) timed in this process"""
+    dynamo_limits()
+    plan, fns, rows = json.load(open(plan_file)), functions(), []
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    for c in plan:
+        j = json.load(open(c["numerics"]))
+        op, names = tc.load_op(j), tc.input_names(j)
+        for t, bound in zip(c["sizes"], c["bounds"]):
+            rows.append(bench_size(c["chain"], fns[c["chain"]], op, names, t, bound, gen))
+    with open(out_file + ".tmp", "w") as f:
+        json.dump(rows, f)
+    os.replace(out_file + ".tmp", out_file)
+
+
+def in_processes(plan, n, out):
+    """the plan's points timed in n fresh processes, one after another: {(chain, tokens): [row per process]}"""
+    plan_file, got = os.path.join(out, "decode_plan.json"), {}
+    with open(plan_file, "w") as f:
+        json.dump(plan, f)
+    points = sum(len(c["sizes"]) for c in plan)
+    for k in range(n):
+        t0, rows_file = time.monotonic(), os.path.join(out, f"decode_{k}.json")
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", plan_file, "--out", rows_file,
+                            "--seed", str(k + 2)], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"process {k + 1} of {n} for the decode sizes: exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}",
+                  flush=True)
+            return None
+        for row in json.load(open(rows_file)):
+            got.setdefault((row["chain"], row["tokens"]), []).append(row)
+        print(f"process {k + 1} of {n}: {points} decode-size points in {time.monotonic() - t0:.0f} s", flush=True)
+    return got
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--fusescan", required=True)
-    ap.add_argument("--dumps", required=True)
+    ap.add_argument("--fusescan")
+    ap.add_argument("--dumps")
     ap.add_argument("--tokens", default=",".join(str(1 << i) for i in range(15)))
     ap.add_argument("--out", default="/tmp/fusescan-bench")
     ap.add_argument("--cache", help="tuning cache (default: OUT/tuning.json)")
     ap.add_argument("--only", help="comma-separated chain names")
+    ap.add_argument("--processes", type=int, default=6,
+                    help="fresh processes each decode size is timed in (default 6; 1: this one alone)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)  # internal: a plan of decode points, rows to --out
+    ap.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.worker:
+        return worker(a.worker, a.out, a.seed)
+    if not a.fusescan or not a.dumps:
+        ap.error("--fusescan and --dumps are required")
     sizes = [int(x) for x in a.tokens.split(",")]
     os.makedirs(a.out, exist_ok=True)
-    for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
-        if hasattr(torch._dynamo.config, knob):
-            setattr(torch._dynamo.config, knob, 4096)  # one compilation per size, each for that size
+    dynamo_limits()
     dev = torch.cuda.get_device_name(0)
-    print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}; sizes {a.tokens}", flush=True)
-    print("%-12s %6s %-8s %9s %9s %9s %7s %13s %13s %6s %5s %9s  %s" % (
-        "chain", "tokens", "kernel", "eager us", "cmp us", "fs us", "cmp/fs", "95% CI", "A/A 95% CI", "launch", "calls",
-        "err", ""))
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    rows, failed = [], False
+    print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}; sizes {a.tokens}; decode sizes in "
+          f"{a.processes} processes", flush=True)
+    failed, chains = False, []
     for name, cand, dump, _, fn in tc.CHAINS:
         if a.only and name not in a.only.split(","):
             continue
@@ -213,28 +298,41 @@ def main():
             failed = True
             continue
         j = json.load(open(os.path.join(out, "numerics.json")))
-        g = j["gpu"]
-        buckets = {b["tokens"]: b for b in g["tuning"]["buckets"]}
         op = tc.load_op(j)
-        names = tc.input_names(j)
-        t1 = time.monotonic()
+        buckets = {b["tokens"]: b for b in j["gpu"]["tuning"]["buckets"]}
+        bucket = {t: buckets.get(t) or buckets[max(buckets)] for t in sizes}
+        bound = {t: b.get("fused_max_abs", 0) + b.get("unfused_max_abs", 0) for t, b in bucket.items()}
+        decode = [t for t in sizes if a.processes > 1 and tc.traffic(op, t) < DECODE_BYTES]
+        chains.append((name, fn, j, op, bucket, bound, decode, os.path.join(out, "numerics.json"), time.monotonic() - t0))
+    # the decode sizes first, each in fresh processes (this one has loaded the ops, nothing else)
+    plan = [{"chain": c[0], "numerics": c[7], "sizes": c[6], "bounds": [c[5][t] for t in c[6]]} for c in chains if c[6]]
+    spread = in_processes(plan, a.processes, a.out) if plan else {}
+    if spread is None:
+        failed, spread = True, {}
+    print("%-12s %6s %-8s %9s %9s %9s %7s %13s %13s %6s %5s %4s %9s  %s" % (
+        "chain", "tokens", "kernel", "eager us", "cmp us", "fs us", "cmp/fs", "95% CI", "A/A 95% CI", "launch", "calls",
+        "proc", "err", ""))
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    rows = []
+    for name, fn, j, op, bucket, bound, decode, _, tuning_s in chains:
+        g, names, t1 = j["gpu"], tc.input_names(j), time.monotonic()
         for t in sizes:
-            b = buckets.get(t) or buckets[max(buckets)]
-            row = bench_size(name, fn, op, names, t, b.get("fused_max_abs", 0) + b.get("unfused_max_abs", 0), gen)
+            row = across(spread[(name, t)]) if (name, t) in spread else bench_size(name, fn, op, names, t, bound[t], gen)
             row["unfused_launches"] = g["unfused_launches"]
-            row["bucket_tactic"] = b["tactic"]
+            row["bucket_tactic"] = bucket[t]["tactic"]
             failed |= row["bad"]
             rows.append(row)
-            print("%-12s %6d %-8s %9.2f %9.2f %9.2f %7.3f %6.3f-%6.3f %6.3f-%6.3f %3d:1 %5s %9.2e  %s%s" % (
+            print("%-12s %6d %-8s %9.2f %9.2f %9.2f %7.3f %6.3f-%6.3f %6.3f-%6.3f %3d:1 %5s %4d %9.2e  %s%s" % (
                 name, t, row["kernel"], row["eager_us"], row["compile_us"], row["fusescan_us"], row["compile_over_fusescan"],
                 *row["ci95"], *row["aa_ci95"], g["unfused_launches"], "dir" if row["direct"] else row["calls_per_graph"],
-                row["max_abs_vs_eager"], b["tactic"], "  OUTPUT DIFFERS FROM EAGER" if row["bad"] else ""), flush=True)
+                row.get("processes", 1), row["max_abs_vs_eager"], bucket[t]["tactic"],
+                "  OUTPUT DIFFERS FROM EAGER" if row["bad"] else ""), flush=True)
         big = rows[-1]
         print(f"{name}: at {big['tokens']} tokens {big['gbs']:.0f} GB/s through the op, {100 * big['gbs'] / g['copy_gbs']:.0f}% "
               f"of copy ({g['copy_gbs']:.0f} GB/s); fusescan's own timing of the kernel: "
               f"{100 * g['fused_bytes'] / (g['fused_ms'] * 1e-3) / 1e9 / g['copy_gbs']:.0f}% of copy; wall time: tuning and "
-              f"emitting {t1 - t0:.0f} s, {len(sizes)} sizes timed (torch.compile's compilations included) {time.monotonic() - t1:.0f} s",
-              flush=True)
+              f"emitting {tuning_s:.0f} s, {len(sizes) - len(decode)} sizes timed here (torch.compile's compilations "
+              f"included) {time.monotonic() - t1:.0f} s", flush=True)
         torch.cuda.empty_cache()
     if rows:
         worst = min(rows, key=lambda r: r["ci95"][1])
@@ -246,6 +344,10 @@ def main():
         off = [r for r in rows if not r["aa_ci95"][0] <= 1.0 <= r["aa_ci95"][1]]
         print(f"A/A control (torch.compile against itself): interval off 1.00 at {len(off)} of {len(rows)} sizes" +
               (f", widest miss {max(abs(r['aa'] - 1) for r in off):.3f}" if off else ""))
+        single = [r for r in rows if r.get("processes", 1) > 1 and min(r["per_process"]) < 1.0 and r["ci95"][1] >= 1.0]
+        if single:
+            print("decode sizes one process of several read below 1.00 (the interval over processes reaches 1.00): " +
+                  ", ".join(f"{r['chain']} {r['tokens']} ({min(r['per_process']):.3f})" for r in single))
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=1)
     sys.exit(1 if failed else 0)

@@ -97,13 +97,25 @@ def symbols_at(op, tokens):
     return {n: (tokens if i == len(names) - 1 else 1) for i, n in enumerate(names)}
 
 
+def shape_dtype(t, s):
+    """a descriptor tensor's shape at the symbols' values s, and its dtype"""
+    return ([d if isinstance(d, int) else eval(d, {"__builtins__": {}}, s) for d in t["shape"]],
+            getattr(torch, t["dtype"].split(".")[-1]))
+
+
+def traffic(op, tokens):
+    """the bytes one call of the op reads and writes at a token count (its inputs and outputs)"""
+    s = symbols_at(op, tokens)
+    return sum(math.prod(shape) * dtype.itemsize for shape, dtype in
+               (shape_dtype(t, s) for t in op.DESC["inputs"] + op.DESC["outputs"]))
+
+
 def draw_inputs(op, names, tokens, gen):
     """random inputs (uniform in [-2, 2], never all zeros) at a token count:
     (in the functions' order, in the op's order)"""
     s = symbols_at(op, tokens)
     by_node = {}
     for t in op.DESC["inputs"]:
-        shape = [d if isinstance(d, int) else eval(d, {"__builtins__": {}}, s) for d in t["shape"]]
-        dtype = getattr(torch, t["dtype"].split(".")[-1])
+        shape, dtype = shape_dtype(t, s)
         by_node[t["node"]] = torch.empty(shape, device="cuda", dtype=dtype).uniform_(-2, 2, generator=gen)
     return [by_node[n] for n in names], [by_node[t["node"]] for t in op.DESC["inputs"]]
