@@ -216,19 +216,16 @@ def across(rows):
 
 
 def dynamo_limits():
+    """torch.compile may compile the chain once per size (dynamic=False) without falling back to eager"""
     for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
         if hasattr(torch._dynamo.config, knob):
             setattr(torch._dynamo.config, knob, 4096)  # one compilation per size, each for that size
 
 
-def functions():
-    return {name: fn for name, _, _, _, fn in tc.CHAINS}
-
-
 def worker(plan_file, out_file, seed):
     """--worker: the plan's points (chain, numerics.json, sizes, bounds) timed in this process"""
     dynamo_limits()
-    plan, fns, rows = json.load(open(plan_file)), functions(), []
+    plan, fns, rows = json.load(open(plan_file)), {name: fn for name, *_, fn in tc.CHAINS}, []
     gen = torch.Generator(device="cuda").manual_seed(seed)
     for c in plan:
         j = json.load(open(c["numerics"]))
