@@ -145,7 +145,7 @@ def copies_of(op, names, tokens, gen):
     nbytes = sum(t.numel() * t.element_size() for t in first[0])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     n = max(1, min(8, -(-2 * l2 // max(1, nbytes))))
-    return [first] + [tc.draw_inputs(op, names, tokens, gen) for _ in range(n - 1)], nbytes
+    return [first] + [tc.draw_inputs(op, names, tokens, gen) for _ in range(n - 1)]
 
 
 def regime(nbytes):
@@ -160,22 +160,21 @@ def regime(nbytes):
 
 
 def bench_size(name, fn, op, names, tokens, bucket_err, gen):
-    copies, in_bytes = copies_of(op, names, tokens, gen)
+    copies, moved = copies_of(op, names, tokens, gen), tc.traffic(op, tokens)
     o = getattr(torch.ops.fusescan, op.DESC["name"])
     with torch.no_grad():
         got = tc.listify(o(*copies[0][1]))
         want = tc.listify(fn(*copies[0][0]))
         err = max(min((max_abs_diff(g, w) for w in want if w.shape == g.shape), default=math.inf) for g in got)
-        out_bytes = sum(t.numel() * t.element_size() for t in got)
         del got, want
         cfn = torch.compile(fn, dynamic=False)
         sides = [lambda c: fn(*c[0]), lambda c: cfn(*c[0]), lambda c: o(*c[1]), lambda c: cfn(*c[0])]  # the last: A/A
-        calls, captures = regime(in_bytes + out_bytes)
+        calls, captures = regime(moved)
         free, total = torch.cuda.mem_get_info()
         # a graph's pool holds one call's outputs and temporaries (eager's: a few outputs; a call's are freed
         # within the capture, and the next call reuses them), twice over for slack; counted as if every side had
         # its own pools (the sides share one a capture: a bound with room to spare, kept as measured before)
-        direct = 4 * captures * 2 * 3 * (in_bytes + out_bytes) > free
+        direct = 4 * captures * 2 * 3 * moved > free
         if direct:
             rounds = interleaved([lambda s=s: s(copies[0]) for s in sides])
             calls = 1
@@ -189,7 +188,7 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
     aa = median_ci([c / a for c, a in zip(per_call[1], per_call[3])])
     k = op.pick(tc.symbols_at(op, tokens))[0].entry
     bad = not err <= 2 * bucket_err
-    gbs = (in_bytes + out_bytes) / (fs * 1e-3) / 1e9
+    gbs = moved / (fs * 1e-3) / 1e9
     return {"chain": name, "tokens": tokens, "kernel": k, "eager_us": 1e3 * eager, "compile_us": 1e3 * comp,
             "fusescan_us": 1e3 * fs, "compile_over_fusescan": ratio, "ci95": [lo, hi], "aa": aa[0], "aa_ci95": list(aa[1:]),
             "calls_per_graph": calls,
