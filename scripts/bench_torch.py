@@ -153,7 +153,8 @@ def regime(nbytes):
     calls, fewer where its traffic takes over 50 us at 3 TB/s; a capture's own
     bias (up to 4% at decode sizes) is not averaged by more rounds, by more
     captures it is: 16 a side where the traffic takes under 10 us (a decode
-    size: DECODE_BYTES), 10 rounds each (replays_of captures them round-robin)"""
+    size: DECODE_BYTES), 10 rounds each (replays_of captures them round-robin).
+    The calls are the tuner's rule too (fs_gpu_graph_calls, fuse/gpu.c)"""
     t1 = nbytes / 3e12
     calls = 20 if t1 < 50e-6 else max(1, min(20, int(1e-3 / t1)))
     return calls, (16 if nbytes < DECODE_BYTES else 4) if calls == 20 else 1
