@@ -223,7 +223,7 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 	uint32_t win = 0;
 	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
 		L->lt.chosen = a;
-		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, &tm[a]))
+		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, NULL, &tm[a]))
 			return -1;
 		win = tm[a].ms < tm[win].ms ? a : win;
 	}
@@ -413,7 +413,7 @@ static int time_gen(struct run *R)
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
 		if (R->gen_fn[t] && (!cached || t + 1 == hit.tactic.per))
 			what[k++] = &ids[t + 1];
-	if (gpu_time_set(R, run_gen, what, k, R->o->reps, tm))
+	if (gpu_time_set(R, run_gen, what, k, R->o->reps, NULL, tm))
 		return -1;
 	/* every tactic checked; the fastest that passes is chosen */
 	int ok[FS_GEMM_GEN_TACTICS + 1] = {0}, best = -1;
@@ -500,7 +500,7 @@ int gemm_time_variants(struct run *R)
 		var[k++] = 2;
 	for (uint32_t i = 0; i < k; i++)
 		what[i] = &which[var[i]];
-	if (gpu_time_set(R, run_variant, what, k, R->o->reps, tm))
+	if (gpu_time_set(R, run_variant, what, k, R->o->reps, NULL, tm))
 		return -1;
 	uint32_t best = 0;
 	for (uint32_t i = 1; i < k; i++)

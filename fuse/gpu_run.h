@@ -94,12 +94,19 @@ struct timing {
 
 typedef int (*run_fn)(struct run *R, const void *what, uint32_t r);
 
+/* something to run: a run function and its argument (gpu_time_set's `before`) */
+struct side {
+	run_fn one;
+	const void *what;
+};
+
 /* gpu.c (see each one's comment there) */
 fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w);
 uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A);
 int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
 int gpu_run_fused(struct run *R, const void *L, uint32_t r);
-int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, struct timing *out);
+int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
+		 struct timing *out);
 int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
 		     void **fn);
 int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);

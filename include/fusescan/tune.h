@@ -46,7 +46,7 @@ struct fs_tactic {
 };
 
 struct fs_tune_key {
-	char kernel[20], bucket[64], device[160], nvrtc[32], policy[192];
+	char kernel[20], bucket[64], device[160], nvrtc[32], policy[256];
 };
 
 struct fs_tune_entry {
