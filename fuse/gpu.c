@@ -455,7 +455,7 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
 	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
 	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled",
+	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled, fastest median",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 	if (R->calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
 		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin; finalists in 3 companies, least worst ratio", R->calls,
