@@ -127,6 +127,27 @@ struct copies {
 	size_t n;
 };
 
+/* c->pairs buffer pairs of c->n bytes each: 0, or -1 with the error in
+ * g->error (what was allocated is freed by copies_free either way) */
+static int copies_alloc(struct run *R, struct copies *c)
+{
+	int rc = 0;
+	for (uint32_t i = 0; i < c->pairs && !rc; i++)
+		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c->src[i], c->n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
+		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c->dst[i], c->n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
+	return rc ? -1 : 0;
+}
+
+static void copies_free(struct run *R, struct copies *c)
+{
+	for (uint32_t i = 0; i < c->pairs; i++) {
+		if (c->src[i])
+			R->c.cuMemFree(c->src[i]);
+		if (c->dst[i])
+			R->c.cuMemFree(c->dst[i]);
+	}
+}
+
 static int run_copy(struct run *R, const void *what, uint32_t r)
 {
 	const struct copies *c = what;
@@ -291,18 +312,10 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	c.pairs = pairs < 1 ? 1 : pairs > 8 ? 8 : (uint32_t)pairs;
 	struct timing tm = {0};
 	const void *what = &c;
-	int rc = 0;
-	for (uint32_t i = 0; i < c.pairs && !rc; i++)
-		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[i], c.n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
+	int rc = copies_alloc(R, &c);
 	if (!rc)
 		rc = gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm);
-	for (uint32_t i = 0; i < c.pairs; i++) {
-		if (c.src[i])
-			R->c.cuMemFree(c.src[i]);
-		if (c.dst[i])
-			R->c.cuMemFree(c.dst[i]);
-	}
+	copies_free(R, &c);
 	*gbs = rc ? 0 : 2.0 * (double)c.n / (tm.ms * 1e-3) / 1e9;
 	return rc ? -1 : 0;
 }
@@ -458,8 +471,8 @@ void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled, fastest median",
 			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
 	if (R->calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
-		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin; finalists in 3 companies, least worst ratio", R->calls,
-			 FS_GRAPH_INSTANCES);
+		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin%s", R->calls,
+			 FS_GRAPH_INSTANCES, R->calls >= FS_GRAPH_CALLS ? "; finalists in 3 companies, least worst ratio" : "");
 }
 
 /* The eligible tactics of g->tactics[0..n) by median, the fastest first,
@@ -491,8 +504,9 @@ static uint32_t fastest(const struct fs_gpu_result *g, uint32_t n, int near, uin
 /* The finalists: the eligible tactics whose median is not told apart from
  * the fastest's, at most FS_FINALISTS, the fastest first, are timed again,
  * interleaved over 4x the runs (fewer sides, narrower intervals), and those
- * times replace their first ones. Where a call is timed from CUDA graphs
- * (a decode size: its time is its latency), what ran just before moves a
+ * times replace their first ones. Where a call moves under
+ * FS_GRAPH_CALL_BYTES (its graphs hold FS_GRAPH_CALLS calls: every decode
+ * size, whose time is its latency), what ran just before moves a
  * kernel's time by up to 9% and reorders tactics 1-3% apart, one way after
  * one kernel and the other way after another (BENCHMARKS.md, session 22),
  * and in serving a kernel never follows its rival tactics. So there they
@@ -507,7 +521,8 @@ static uint32_t fastest(const struct fs_gpu_result *g, uint32_t n, int near, uin
 static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pick)
 {
 	struct fs_gpu_result *g = R->g;
-	uint32_t idx[FS_FINALISTS], k = fastest(g, n, R->calls == 1, idx, FS_FINALISTS);
+	int latency = R->calls >= FS_GRAPH_CALLS; /* a call under FS_GRAPH_CALL_BYTES: its time is its latency */
+	uint32_t idx[FS_FINALISTS], k = fastest(g, n, !latency, idx, FS_FINALISTS);
 	for (uint32_t j = 0; j < k; j++)
 		g->tactics[idx[j]].rec.final = 1;
 	*pick = k ? (int32_t)idx[0] : -1;
@@ -518,14 +533,13 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 	double worst[FS_FINALISTS] = {0};
 	struct copies c = {.n = (size_t)L[idx[0]].k.bytes / 2, .pairs = 1};
 	const struct side company[] = {{run_unfused_seq, NULL}, {run_copy, &c}};
-	uint32_t companies = R->calls > 1 ? 3 : 1;
+	uint32_t companies = latency ? 3 : 1;
 	int rc = 0;
 	for (uint32_t j = 0; j < k; j++)
 		what[j] = &L[idx[j]];
 	if (companies > 1) {
 		c.n = c.n < 256 ? 256 : c.n;
-		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.src[0], c.n), "cuMemAlloc", g->error, sizeof(g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c.dst[0], c.n), "cuMemAlloc", g->error, sizeof(g->error));
+		rc = copies_alloc(R, &c);
 	}
 	for (uint32_t q = 0; q < companies && !rc; q++) {
 		if ((rc = gpu_time_set(R, gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm)))
@@ -548,10 +562,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 			p = j;
 	}
 	*pick = (int32_t)idx[p];
-	if (c.src[0])
-		R->c.cuMemFree(c.src[0]);
-	if (c.dst[0])
-		R->c.cuMemFree(c.dst[0]);
+	copies_free(R, &c);
 	return rc ? -1 : 0;
 }
 
