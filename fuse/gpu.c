@@ -549,6 +549,8 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 			low = tm[j].ms < low ? tm[j].ms : low;
 		for (uint32_t j = 0; j < k; j++) {
 			worst[j] = tm[j].ms / low > worst[j] ? tm[j].ms / low : worst[j];
+			if (companies > 1)
+				g->tactics[idx[j]].rec.company_ms[q] = tm[j].ms, g->tactics[idx[j]].rec.worst = worst[j];
 			if (q == 0) {
 				struct fs_tactic_run *t = &g->tactics[idx[j]];
 				t->rec.ms = tm[j].ms, t->rec.spread = tm[j].spread, t->rec.ci = tm[j].ci;

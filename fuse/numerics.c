@@ -1344,6 +1344,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			fprintf(out, ", runner-up %s %.4f ms", r->tactics[r->runner_up].name, r->tactics[r->runner_up].ms);
 		fprintf(out, "\n");
 		for (uint32_t i = 0; i < r->n_tactics; i++)
+			if (r->tactics[i].worst > 0)
+				fprintf(out, "    %-22s finalist: %.4f ms among the finalists, %.4f after the unfused chain, %.4f after a copy;"
+					     " worst ratio to a company's fastest %.3f\n", r->tactics[i].name, r->tactics[i].company_ms[0],
+					r->tactics[i].company_ms[1], r->tactics[i].company_ms[2], r->tactics[i].worst);
+		for (uint32_t i = 0; i < r->n_tactics; i++)
 			if (r->tactics[i].failed[0])
 				fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
 	}
@@ -1393,6 +1398,10 @@ static cJSON *tactic_json(const struct fs_numerics_tactic *t)
 	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
 	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
 	cJSON_AddBoolToObject(q, "final", t->final);
+	if (t->worst > 0) {
+		cJSON_AddItemToObject(q, "companies_ms", cJSON_CreateDoubleArray(t->company_ms, 3));
+		cJSON_AddNumberToObject(q, "worst_ratio", t->worst);
+	}
 	if (t->failed[0])
 		cJSON_AddStringToObject(q, "failed", t->failed);
 	return q;

@@ -72,6 +72,9 @@ struct fs_numerics_tactic {
 	double ms, spread, ci;   /* median, p90 - p10, half the median's 95% interval */
 	char failed[200];        /* why it was not eligible, or "" */
 	int final;               /* a finalist: ms, spread and ci from the interleaved final round */
+	double company_ms[3];    /* a finalist timed in companies (fuse/gpu.c, final_round): its median among the
+	                            finalists, after the unfused chain, after a copy; 0 where not timed so */
+	double worst;            /* there: its highest ratio to a company's fastest (the lowest wins) */
 };
 
 /* Errors of one execution against the reference, over every output element. */

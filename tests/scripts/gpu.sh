@@ -25,6 +25,8 @@ for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu
 	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
 	contains "$id timed" "$tmp/out" "time (median of 50"
 	contains "$id tuned, no tactic failing" "$tmp/out" "tactics timed, 0 failed, "
+	# a call of a few MB: the finalists met three companies, each one's times reported
+	contains "$id finalists' companies" "$tmp/out" "after the unfused chain, "
 	check "$id again" 0 "$exe" --apply "$id" --tokens 512 --buckets 512 --no-render --out "$tmp/$id.2" "$llama"
 	contains "$id cache hit" "$tmp/out" "tuning: cache hit"
 	contains "$id cache stats" "$tmp/out" "1 hit, 0 misses"
