@@ -24,12 +24,13 @@ row's own ratio is read against. It cannot see a bias a whole process
 gives one side: at decode sizes one kernel's time moves up to 9% from process
 to process (the same binary: Triton's kernel for SwiGLU at 8 tokens, 1.469 us
 launched from its own module and 1.530 through torch.compile in one process,
-1.466 through torch.compile in another), so each decode size (a call moving
-under 30 MB, 10 us at 3 TB/s) is timed in --processes fresh processes (6),
-one after another, each as above; its row gives the medians of the
-processes' medians, and the ratios' intervals are the distribution-free 95%
-intervals of the median from the processes' medians (with six: the lowest to
-the highest, 97% coverage). Where the
+1.466 through torch.compile in another), and at the copy bandwidth 0.5%
+(torch.compile's GeGLU-tanh at 16384 tokens: 321.6-323.5 us over nine
+processes, each process's interval +-0.05%), so every size is timed in
+--processes fresh processes (6), one after another, each as above; its row
+gives the medians of the processes' medians, and the ratios' intervals are
+the distribution-free 95% intervals of the median from the processes'
+medians (with six: the lowest to the highest, 97% coverage). Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
@@ -68,7 +69,7 @@ import torch_chains as tc  # noqa: E402
 
 ROUNDS = 100
 WARMUP = 5
-DECODE_BYTES = 3e12 * 10e-6  # a call moving less is launch-bound: a decode size, timed in --processes processes
+DECODE_BYTES = 3e12 * 10e-6  # a call moving less is launch-bound: a decode size, captured 16 times a side
 
 
 def median_ci(xs):
@@ -240,21 +241,21 @@ def worker(plan_file, out_file, seed):
 
 def in_processes(plan, n, out):
     """the plan's points timed in n fresh processes, one after another: {(chain, tokens): [row per process]}"""
-    plan_file, got = os.path.join(out, "decode_plan.json"), {}
+    plan_file, got = os.path.join(out, "plan.json"), {}
     with open(plan_file, "w") as f:
         json.dump(plan, f)
     points = sum(len(c["sizes"]) for c in plan)
     for k in range(n):
-        t0, rows_file = time.monotonic(), os.path.join(out, f"decode_{k}.json")
+        t0, rows_file = time.monotonic(), os.path.join(out, f"process_{k}.json")
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", plan_file, "--out", rows_file,
                             "--seed", str(k + 2)], capture_output=True, text=True)
         if r.returncode != 0:
-            print(f"process {k + 1} of {n} for the decode sizes: exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}",
+            print(f"process {k + 1} of {n}: exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}",
                   flush=True)
             return None
         for row in json.load(open(rows_file)):
             got.setdefault((row["chain"], row["tokens"]), []).append(row)
-        print(f"process {k + 1} of {n}: {points} decode-size points in {time.monotonic() - t0:.0f} s", flush=True)
+        print(f"process {k + 1} of {n}: {points} points in {time.monotonic() - t0:.0f} s", flush=True)
     return got
 
 
@@ -267,8 +268,8 @@ def main():
     ap.add_argument("--cache", help="tuning cache (default: OUT/tuning.json)")
     ap.add_argument("--only", help="comma-separated chain names")
     ap.add_argument("--processes", type=int, default=6,
-                    help="fresh processes each decode size is timed in (default 6; 1: this one alone)")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)  # internal: a plan of decode points, rows to --out
+                    help="fresh processes each size is timed in (default 6; 1: this one alone)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)  # internal: a plan of points, rows to --out
     ap.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -279,7 +280,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     dynamo_limits()
     dev = torch.cuda.get_device_name(0)
-    print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}; sizes {a.tokens}; decode sizes in "
+    print(f"device: {dev}; torch {torch.__version__}; fusescan {a.fusescan}; sizes {a.tokens}; each size in "
           f"{a.processes} processes", flush=True)
     failed, chains = False, []
     for name, cand, dump, _, fn in tc.CHAINS:
@@ -300,11 +301,10 @@ def main():
         buckets = {b["tokens"]: b for b in j["gpu"]["tuning"]["buckets"]}
         bucket = {t: buckets.get(t) or buckets[max(buckets)] for t in sizes}
         bound = {t: b.get("fused_max_abs", 0) + b.get("unfused_max_abs", 0) for t, b in bucket.items()}
-        decode = [t for t in sizes if a.processes > 1 and tc.traffic(op, t) < DECODE_BYTES]
-        chains.append((name, fn, j, op, bucket, bound, decode, os.path.join(out, "numerics.json"), time.monotonic() - t0))
-    # the decode sizes first, each in fresh processes (this one has loaded the ops, nothing else)
-    plan = [{"chain": c[0], "numerics": c[7], "sizes": c[6], "bounds": [c[5][t] for t in c[6]]} for c in chains if c[6]]
-    spread = in_processes(plan, a.processes, a.out) if plan else {}
+        chains.append((name, fn, j, op, bucket, bound, os.path.join(out, "numerics.json"), time.monotonic() - t0))
+    # every size in fresh processes (this one has loaded the ops, nothing else), or all here
+    plan = [{"chain": c[0], "numerics": c[6], "sizes": sizes, "bounds": [c[5][t] for t in sizes]} for c in chains]
+    spread = in_processes(plan, a.processes, a.out) if plan and a.processes > 1 else {}
     if spread is None:
         failed, spread = True, {}
     print("%-12s %6s %-8s %9s %9s %9s %7s %13s %13s %6s %5s %4s %9s  %s" % (
@@ -312,7 +312,7 @@ def main():
         "proc", "err", ""))
     gen = torch.Generator(device="cuda").manual_seed(1)
     rows = []
-    for name, fn, j, op, bucket, bound, decode, _, tuning_s in chains:
+    for name, fn, j, op, bucket, bound, _, tuning_s in chains:
         g, names, t1 = j["gpu"], tc.input_names(j), time.monotonic()
         for t in sizes:
             row = across(spread[(name, t)]) if (name, t) in spread else bench_size(name, fn, op, names, t, bound[t], gen)
@@ -329,7 +329,7 @@ def main():
         print(f"{name}: at {big['tokens']} tokens {big['gbs']:.0f} GB/s through the op, {100 * big['gbs'] / g['copy_gbs']:.0f}% "
               f"of copy ({g['copy_gbs']:.0f} GB/s); fusescan's own timing of the kernel: "
               f"{100 * g['fused_bytes'] / (g['fused_ms'] * 1e-3) / 1e9 / g['copy_gbs']:.0f}% of copy; wall time: tuning and "
-              f"emitting {tuning_s:.0f} s, {len(sizes) - len(decode)} sizes timed here (torch.compile's compilations "
+              f"emitting {tuning_s:.0f} s, {0 if spread else len(sizes)} sizes timed here (torch.compile's compilations "
               f"included) {time.monotonic() - t1:.0f} s", flush=True)
         torch.cuda.empty_cache()
     if rows:
@@ -344,7 +344,7 @@ def main():
               (f", widest miss {max(abs(r['aa'] - 1) for r in off):.3f}" if off else ""))
         single = [r for r in rows if r.get("processes", 1) > 1 and min(r["per_process"]) < 1.0 and r["ci95"][1] >= 1.0]
         if single:
-            print("decode sizes one process of several read below 1.00 (the interval over processes reaches 1.00): " +
+            print("sizes where one process of several read below 1.00 (the interval over processes reaches 1.00): " +
                   ", ".join(f"{r['chain']} {r['tokens']} ({min(r['per_process']):.3f})" for r in single))
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=1)
