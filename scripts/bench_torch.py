@@ -65,6 +65,7 @@ import time
 os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 import torch  # noqa: E402 (after the allocator's setting)
 
+import bench_table  # noqa: E402
 import torch_chains as tc  # noqa: E402
 
 ROUNDS = 100
@@ -318,6 +319,7 @@ def main():
             row = across(spread[(name, t)]) if (name, t) in spread else bench_size(name, fn, op, names, t, bound[t], gen)
             row["unfused_launches"] = g["unfused_launches"]
             row["bucket_tactic"] = bucket[t]["tactic"]
+            row["copy_gbs"] = g["copy_gbs"]
             failed |= row["bad"]
             rows.append(row)
             print("%-12s %6d %-8s %9.2f %9.2f %9.2f %7.3f %6.3f-%6.3f %6.3f-%6.3f %3d:1 %5s %4d %9.2e  %s%s" % (
@@ -332,22 +334,11 @@ def main():
               f"emitting {tuning_s:.0f} s, {0 if spread else len(sizes)} sizes timed here (torch.compile's compilations "
               f"included) {time.monotonic() - t1:.0f} s", flush=True)
         torch.cuda.empty_cache()
-    if rows:
-        worst = min(rows, key=lambda r: r["ci95"][1])
-        losses = [r for r in rows if r["ci95"][1] < 1.0]
-        print(f"lowest torch.compile / fusescan: {worst['compile_over_fusescan']:.3f} (95% CI {worst['ci95'][0]:.3f}-"
-              f"{worst['ci95'][1]:.3f}, {worst['chain']} at {worst['tokens']} tokens); sizes lost (interval wholly "
-              f"below 1.00): {len(losses)} of {len(rows)}" +
-              "".join(f"\n  lost: {r['chain']} at {r['tokens']} tokens, {r['compile_over_fusescan']:.3f}" for r in losses))
-        off = [r for r in rows if not r["aa_ci95"][0] <= 1.0 <= r["aa_ci95"][1]]
-        print(f"A/A control (torch.compile against itself): interval off 1.00 at {len(off)} of {len(rows)} sizes" +
-              (f", widest miss {max(abs(r['aa'] - 1) for r in off):.3f}" if off else ""))
-        single = [r for r in rows if r.get("processes", 1) > 1 and min(r["per_process"]) < 1.0 and r["ci95"][1] >= 1.0]
-        if single:
-            print("sizes where one process of several read below 1.00 (the interval over processes reaches 1.00): " +
-                  ", ".join(f"{r['chain']} {r['tokens']} ({min(r['per_process']):.3f})" for r in single))
-    with open(os.path.join(a.out, "bench.json"), "w") as f:
+    for line in bench_table.summary(rows):
+        print(line)
+    with open(os.path.join(a.out, "bench.json.tmp"), "w") as f:
         json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=1)
+    os.replace(os.path.join(a.out, "bench.json.tmp"), os.path.join(a.out, "bench.json"))
     sys.exit(1 if failed else 0)
 
 
