@@ -224,8 +224,8 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * up to 4% at decode sizes, alike round after round (measured on an H200):
  * one capture each would hand that to the comparison, and more rounds do
  * not average it; more captures, captured round-robin (capture), do. With
- * `before`, each run follows a run of it (captured alike, outside the
- * events): the company a run keeps. */
+ * `before`, each run follows a run of it (captured alike, as graphs of as
+ * many calls, launched outside the events): the company a run keeps. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
 		 struct timing *out)
 {
@@ -234,9 +234,9 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 	void **exec = calls > 1 ? capture(R, one, what, k, m, calls) : NULL;
 	if (calls > 1 && !exec)
 		return -1;
-	void **pre = before && calls > 1 ? capture(R, before->one, &before->what, 1, m, calls) : NULL;
-	if (before && calls > 1 && !pre) {
-		for (uint32_t j = 0; j < k * m; j++)
+	void **pre = before ? capture(R, before->one, &before->what, 1, m, calls) : NULL;
+	if (before && !pre) {
+		for (uint32_t j = 0; exec && j < k * m; j++)
 			R->c.cuGraphExecDestroy(exec[j]);
 		free(exec);
 		return -1;
@@ -255,8 +255,6 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 		if (pre)
 			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(pre[i / k % m], R->stream), "cuGraphLaunch", R->g->error,
 					   sizeof(R->g->error));
-		else if (before)
-			rc = before->one(R, before->what, i / k);
 		if (!rc)
 			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
 		if (!rc && exec)
