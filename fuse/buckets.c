@@ -78,6 +78,9 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 		}
 		b->cache_hit = g->cache_hit, b->timed = g->n_tactics, b->failed = g->n_failed;
 		b->fused = g->fused, b->unfused = g->unfused;
+		for (uint32_t i = 0; i < g->n_tactics && b->n_finalists < FS_FINALISTS; i++)
+			if (g->tactics[i].rec.final)
+				b->finalists[b->n_finalists++] = g->tactics[i].rec;
 		char why[200];
 		b->passed = fs_numerics_check_tactic(r, &g->unfused, &g->fused, why, sizeof(why)) == 0;
 		if (!b->passed)
@@ -103,6 +106,9 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 	}
 	b->cache_hit = r->cache_hit, b->timed = r->n_tactics, b->failed = r->n_failed;
 	b->fused = r->gpu_fused, b->unfused = r->gpu_unfused;
+	for (uint32_t i = 0; i < r->n_tactics && b->n_finalists < FS_FINALISTS; i++)
+		if (r->tactics[i].final)
+			b->finalists[b->n_finalists++] = r->tactics[i];
 	b->passed = !(w && w->failed[0]) && r->verdict == FS_VERDICT_PASS;
 	if (!b->passed)
 		snprintf(b->error, sizeof(b->error), "%s", w && w->failed[0] ? w->failed : r->why);
@@ -228,6 +234,9 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			}
 			cJSON_AddNumberToObject(q, "fused_max_abs", b->fused.max_abs);
 			cJSON_AddNumberToObject(q, "unfused_max_abs", b->unfused.max_abs);
+			cJSON *f = cJSON_AddArrayToObject(q, "finalists");
+			for (uint32_t j = 0; j < b->n_finalists; j++)
+				cJSON_AddItemToArray(f, fs_numerics_tactic_json(&b->finalists[j]));
 		}
 		if (b->error[0])
 			cJSON_AddStringToObject(q, "error", b->error);

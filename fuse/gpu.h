@@ -43,7 +43,7 @@ struct fs_tactic_run {
 	struct fs_numerics_tactic rec;
 };
 
-enum { FS_FINALISTS = 8, FS_GRAPH_INSTANCES = 8, FS_GRAPH_CALLS = 20 };
+enum { FS_GRAPH_INSTANCES = 8, FS_GRAPH_CALLS = 20 };
 #define FS_GRAPH_CALL_BYTES 150e6
 #define FS_GRAPH_BYTES 3e9
 

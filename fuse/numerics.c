@@ -1389,8 +1389,8 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	fs_buckets_print(r, out);
 }
 
-/* one row of numerics.json's tactic table */
-static cJSON *tactic_json(const struct fs_numerics_tactic *t)
+/* one row of numerics.json's tactic table (buckets.h) */
+void *fs_numerics_tactic_json(const struct fs_numerics_tactic *t)
 {
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "name", t->name);
@@ -1485,7 +1485,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddNumberToObject(t, "failed", r->n_failed);
 		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
 		for (uint32_t i = 0; i < r->n_tactics; i++)
-			cJSON_AddItemToArray(tab, tactic_json(&r->tactics[i]));
+			cJSON_AddItemToArray(tab, fs_numerics_tactic_json(&r->tactics[i]));
 		if (r->gpu_triaged) {
 			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
 			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));

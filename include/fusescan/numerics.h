@@ -65,6 +65,9 @@ struct fs_numerics_opts {
 };
 
 
+/* The tuner's finalists: the tactics timed again in its final round (fuse/gpu.c). */
+enum { FS_FINALISTS = 8 };
+
 /* One tactic of the fused kernel, as the tuner saw it. */
 struct fs_numerics_tactic {
 	char name[32];           /* "v8 t128 r1": vec, threads per row / block, rows per block / groups per thread;
@@ -102,6 +105,8 @@ struct fs_bucket_run {
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
 	char error[256];         /* why the bucket could not be tuned */
 	double seconds;          /* wall time of its tuning (compiling, checking, timing) */
+	struct fs_numerics_tactic finalists[FS_FINALISTS]; /* its tuning's final round (none on a cache hit) */
+	uint32_t n_finalists;
 };
 
 enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL };

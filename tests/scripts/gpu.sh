@@ -48,6 +48,11 @@ contains "emit: written" "$tmp/out" "emitted: $tmp/emit/fs_"
 contains "emit: bucket 16 tuned in CUDA graphs" "$tmp/out" "timed as CUDA graphs of 20 calls"
 if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit" --tuned --buckets 16,512; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "FAIL emit: descriptor"; fi
+# every bucket's finalists in numerics.json, each with its times in the three companies
+if python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))["gpu"]["tuning"]["buckets"]
+sys.exit(not all(x["finalists"] and all(len(f["companies_ms"]) == 3 and f["worst_ratio"] >= 1 for f in x["finalists"]) for x in b))' \
+	"$tmp/e/numerics.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL emit: the buckets' finalists"; fi
 check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --plant-bug eps --triage \
 	--out "$tmp/plant" "$llama"
 contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"
