@@ -9,8 +9,9 @@
 #                                  # + the dumps into gpu-carry/ (git-ignored)
 #   scripts/gpu_check.sh run [OUT] # there (carry gpu-carry): the GPU-labelled
 #                                  # tests, then the tables; each chain's
-#                                  # numerics.json / fused.cu and bench.json
-#                                  # under OUT/bench/run_CHAIN
+#                                  # numerics.json / fused.cu under
+#                                  # OUT/bench/gpu_K/CHAIN, each GPU's
+#                                  # bench.json under OUT/bench/gpu_K
 # Environment: TOKENS (the sizes, default 1,2,4,...,16384), PARTS (default "tests bench plants": what to
 # run: "tests" is every ctest labelled gpu; "model" adds the in-model validation,
 # scripts/validate_in_model.py; "gemm" scripts/bench_gemm.py at GEMM_TOKENS, default 16,16384), ONLY
@@ -71,37 +72,35 @@ run() {
 }
 
 bench() {
-	local out=$1 tokens=$2 status=0 gpus chains g i c
+	local out=$1 tokens=$2 status=0 gpus chains g i c mine
 	# the chains at Llama-3-8B widths, tuned per bucket and emitted as PyTorch ops, timed at
-	# every size against PyTorch eager and torch.compile (scripts/bench_torch.py): one run
-	# per chain (a failed or stopped one loses that chain alone), the chains dealt in turn
-	# to the GPUs (GPUS, default every visible one), each GPU's runs one after another; then
-	# the runs' rows as one table (scripts/bench_table.py)
+	# every size against PyTorch eager and torch.compile (scripts/bench_torch.py): the chains
+	# dealt in turn to the GPUs (GPUS, default every visible one), one run per GPU holding
+	# its chains (its fresh timing processes start once, about 20 s each, not once per
+	# chain; a failed or stopped run loses that GPU's chains alone), the runs side by side;
+	# then their rows as one table (scripts/bench_table.py)
 	gpus=${GPUS:-${CUDA_VISIBLE_DEVICES:-$(nvidia-smi -L 2>/dev/null | awk '{printf "%s%d", NR > 1 ? "," : "", NR - 1}')}}
 	chains=${ONLY:-$(cd scripts && python3 -c 'import torch_chains as tc; print(",".join(c[0] for c in tc.CHAINS))' 2>/dev/null)}
 	IFS=, read -ra gpus <<<"${gpus:-0}"
 	IFS=, read -ra chains <<<"$chains"
 	[ ${#chains[@]} -gt 0 ] || { echo "bench: no chains (ONLY unset and scripts/torch_chains.py does not import)"; return 1; }
 	mkdir -p "$out/bench"
-	rm -f "$out/bench/failed"
-	for c in "${chains[@]}"; do rm -rf "$out/bench/run_$c"; done # no earlier run's rows in the table
+	rm -rf "$out/bench/failed" "$out/bench"/gpu_* # no earlier run's rows in the table
 	for i in "${!gpus[@]}"; do
-		(
-			for ((c = i; c < ${#chains[@]}; c += ${#gpus[@]})); do
-				CUDA_VISIBLE_DEVICES=${gpus[i]} python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" \
-					--dumps "$carry/dumps" --tokens "$tokens" --only "${chains[c]}" --out "$out/bench/run_${chains[c]}" \
-					>"$out/bench/run_${chains[c]}.log" 2>&1 || echo "bench ${chains[c]}: exit $?" >>"$out/bench/failed"
-			done
-		) &
+		mine=
+		for ((c = i; c < ${#chains[@]}; c += ${#gpus[@]})); do mine+=${mine:+,}${chains[c]}; done
+		[ -n "$mine" ] || continue
+		CUDA_VISIBLE_DEVICES=${gpus[i]} python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" \
+			--dumps "$carry/dumps" --tokens "$tokens" --only "$mine" --out "$out/bench/gpu_$i" \
+			>"$out/bench/gpu_$i.log" 2>&1 || echo "bench $mine (GPU ${gpus[i]}): exit $?" >>"$out/bench/failed" &
 	done
 	wait
-	for c in "${chains[@]}"; do
-		grep -v Warning "$out/bench/run_$c.log" || true
+	for g in "$out/bench"/gpu_*.log; do
+		grep -v Warning "$g" || true
 	done
 	[ ! -s "$out/bench/failed" ] || { cat "$out/bench/failed"; status=1; }
-	g=()
-	for c in "${chains[@]}"; do [ ! -e "$out/bench/run_$c/bench.json" ] || g+=("$out/bench/run_$c/bench.json"); done
-	[ ${#g[@]} -eq 0 ] || python3 scripts/bench_table.py "${g[@]}" || status=1
+	g=("$out/bench"/gpu_*/bench.json)
+	[ ! -e "${g[0]}" ] || python3 scripts/bench_table.py "${g[@]}" || status=1
 	return $status
 }
 
