@@ -1,6 +1,7 @@
 /*
  * gpu.c: the generated kernels on the GPU (see gpu.h).
  */
+#include "arena.h"
 #include "gpu_run.h"
 #include "rand.h"
 
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { CU_ATTR_L2 = 38 };
+enum { CU_ATTR_L2 = 38, CU_OUT_OF_MEMORY = 2 /* CUDA_ERROR_OUT_OF_MEMORY */ };
 
 
 static size_t bytes_of(const struct ten *t)
@@ -769,6 +770,87 @@ static int check_reference(struct run *R)
 
 /* ---- matrix products (gemm.h) ------------------------------------------------------------ */
 
+/* The unfused run's buffers of the values its kernels write (inputs
+ * apart). With matrix products, one each (their comparisons read the
+ * operands after the run); else one arena planned by lifetime (arena.h):
+ * a value shares bytes with those no launch sees alive beside it, as
+ * eager's intermediates share the caching allocator's blocks. Poisoned. */
+static int alloc_unfused(struct run *R)
+{
+	const struct prog *p = R->p;
+	uint32_t nv = p->n_in + p->n_ops;
+	if (R->gemm) {
+		for (uint32_t v = p->n_in; v < nv; v++) {
+			size_t nb = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+			if (fs_codegen_buffered(p, (int32_t)v)) {
+				CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
+				CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb));
+			}
+		}
+		return 0;
+	}
+	struct fs_arena_item *it = fs_xcalloc(nv + 1, sizeof(*it));
+	for (uint32_t v = p->n_in; v < nv; v++) {
+		it[v].first = UINT32_MAX;
+		it[v].last = R->q.is_output[v - p->n_in] ? UINT32_MAX - 1 : 0; /* an output is compared after the run */
+	}
+	for (uint32_t i = 1; i < R->n; i++) /* R->l[1..n): the unfused kernels in order */
+		for (uint32_t j = 0; j < R->l[i].k.n_params; j++) {
+			int32_t v = R->l[i].k.value[j];
+			if (v < (int32_t)p->n_in)
+				continue;
+			if (R->l[i].k.write[j])
+				it[v].first = i < it[v].first ? i : it[v].first;
+			it[v].last = i > it[v].last ? i : it[v].last;
+		}
+	struct fs_arena_item *items = fs_xcalloc(nv + 1, sizeof(*items));
+	uint32_t *of = fs_xcalloc(nv + 1, sizeof(*of)), m = 0; /* items[k] is value of[k]'s */
+	for (uint32_t v = p->n_in; v < nv; v++)
+		if (fs_codegen_buffered(p, (int32_t)v)) { /* a view has no buffer; every other value its launch */
+			it[v].first = it[v].first == UINT32_MAX ? 0 : it[v].first;
+			it[v].bytes = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+			of[m] = v, items[m++] = it[v];
+		}
+	size_t size = fs_arena_plan(items, m, 256);
+	int rc = 0;
+	if (size) {
+		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&R->arena, size), "cuMemAlloc (the unfused chain's buffers)", R->g->error,
+				   sizeof(R->g->error)) ||
+		     fs_cuda_check(&R->c, R->c.cuMemsetD8(R->arena, 0xff, size), "cuMemsetD8", R->g->error, sizeof(R->g->error));
+		for (uint32_t k = 0; k < m && !rc; k++)
+			R->dev[(size_t)of[k] * R->rotate] = R->arena + items[k].offset;
+	}
+	free(of);
+	free(items);
+	free(it);
+	return rc ? -1 : 0;
+}
+
+/* The fused kernel's outputs, allocated once the unfused run is measured
+ * and timed. Where they do not fit beside the unfused chain's arena (a
+ * softmax of 16384 tokens on an 80 GB card) and no timing needs the chain
+ * again (its graphs hold fewer than FS_GRAPH_CALLS calls: no company), the
+ * arena goes first. */
+static int alloc_fused(struct run *R)
+{
+	const struct prog *p = R->p;
+	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++) {
+		if (!(R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) || (R->q.pitch && R->q.pitch[v]))
+			continue;
+		size_t nb = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
+		if (e == CU_OUT_OF_MEMORY && R->arena && R->calls < FS_GRAPH_CALLS) {
+			R->c.cuMemFree(R->arena);
+			R->arena = 0;
+			for (uint32_t u = p->n_in; u < p->n_in + p->n_ops; u++)
+				R->dev[(size_t)u * R->rotate] = 0;
+			e = R->c.cuMemAlloc(&R->fused_out[v], nb);
+		}
+		CK(e);
+	}
+	return 0;
+}
+
 static int execute(struct run *R)
 {
 	const struct prog *p = R->p;
@@ -792,21 +874,11 @@ static int execute(struct run *R)
 	R->dev = fs_xcalloc((size_t)nv * R->rotate + 1, sizeof(fs_devptr));
 	R->fused_out = fs_xcalloc(nv + 1, sizeof(fs_devptr));
 	CK(R->c.cuMemAlloc(&R->stats, 64));
-	for (uint32_t v = 0; v < nv; v++) {
-		const struct ten *t = fs_prog_value(p, (int32_t)v);
-		size_t nb = bytes_of(t) ? bytes_of(t) : 1;
-		if (v < p->n_in) {
-			for (uint32_t c = 0; c < R->rotate; c++)
-				CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], nb));
-			continue;
-		}
-		if (fs_codegen_buffered(p, (int32_t)v)) {
-			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
-			CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb)); /* poison */
-		}
-		if ((R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) && !(R->q.pitch && R->q.pitch[v]))
-			CK(R->c.cuMemAlloc(&R->fused_out[v], nb));
-	}
+	for (uint32_t v = 0; v < p->n_in; v++)
+		for (uint32_t c = 0; c < R->rotate; c++)
+			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], bytes_of(&p->in[v]) ? bytes_of(&p->in[v]) : 1));
+	if (alloc_unfused(R))
+		return -1;
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
 	int skip = draw_inputs(R) ? -1 : R->gemm ? gemm_setup_products(R) : 0;
 	if (skip)
@@ -815,17 +887,17 @@ static int execute(struct run *R)
 		return -1;
 	CK(R->c.cuCtxSynchronize());
 	g->reps = R->o->reps;
-	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) || (R->kernel && tune(R)) ||
-	    (R->gemm && gemm_time_variants(R)) ||
+	struct timing tu;
+	const void *none = NULL;
+	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
+	    gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu) || alloc_fused(R))
+		return -1;
+	g->unfused_ms = tu.ms;
+	if ((R->kernel && tune(R)) || (R->gemm && gemm_time_variants(R)) ||
 	    gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused))
 		return -1;
 	if (!R->gemm)
 		g->fused_ms = g->tactics[g->chosen].rec.ms;
-	struct timing tu;
-	const void *none = NULL;
-	if (gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu))
-		return -1;
-	g->unfused_ms = tu.ms;
 	for (uint32_t k = 0; k < R->gp.n; k++)
 		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
 	g->fused_bytes = g->variant == 1 ? R->absorbed.k.bytes : g->variant == 2 ? R->epi.k.bytes : R->kernel ? R->l[0].k.bytes : 0;
@@ -957,9 +1029,11 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		g->triaged = !rc;
 	}
 	if (R.c.driver) {
-		for (uint32_t v = 0; R.dev && v < (p->n_in + p->n_ops) * R.rotate; v++)
+		for (uint32_t v = 0; R.dev && v < (R.arena ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
 				R.c.cuMemFree(R.dev[v]);
+		if (R.arena)
+			R.c.cuMemFree(R.arena);
 		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
 			if (R.fused_out && R.fused_out[v])
 				R.c.cuMemFree(R.fused_out[v]);

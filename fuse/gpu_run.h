@@ -41,6 +41,7 @@ struct run {
 	uint32_t n;
 	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
+	fs_devptr arena;           /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
 	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */

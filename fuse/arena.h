@@ -1,0 +1,27 @@
+/*
+ * arena.h: one allocation for the unfused chain's buffers, planned by
+ * lifetime as PyTorch's caching allocator reuses eager's intermediates: two
+ * values share bytes only where no launch sees both alive. A softmax of
+ * 32 x 16384 x 16384 scores (a 17 GB bf16 input, two 17 GB bf16
+ * intermediates, a 34 GB float32 one, a 17 GB output) needs 52 GB so, not
+ * 86: what lets its unfused baseline run on an 80 GB card.
+ */
+#ifndef FUSESCAN_ARENA_H
+#define FUSESCAN_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fs_arena_item {
+	size_t bytes;
+	uint32_t first, last; /* the launches that write it first and read it last (inclusive) */
+	size_t offset;        /* set by fs_arena_plan */
+};
+
+/* Offsets for it[0..n): aligned to `align` (a power of two), and no two
+ * items whose [first, last] intersect overlap. Largest first, each at the
+ * lowest offset that fits between those already placed that it meets.
+ * Returns the arena's size. */
+size_t fs_arena_plan(struct fs_arena_item *it, uint32_t n, size_t align);
+
+#endif
