@@ -19,6 +19,12 @@ static size_t bytes_of(const struct ten *t)
 	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
 }
 
+/* a buffer's size for t (cuMemAlloc refuses 0 bytes) */
+static size_t alloc_bytes(const struct ten *t)
+{
+	return bytes_of(t) ? bytes_of(t) : 1;
+}
+
 /* where value v lies for a run on input copy `copy` of the results in w */
 fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
 {
@@ -781,7 +787,7 @@ static int alloc_unfused(struct run *R)
 	uint32_t nv = p->n_in + p->n_ops;
 	if (R->gemm) {
 		for (uint32_t v = p->n_in; v < nv; v++) {
-			size_t nb = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+			size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
 			if (fs_codegen_buffered(p, (int32_t)v)) {
 				CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
 				CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb));
@@ -808,7 +814,7 @@ static int alloc_unfused(struct run *R)
 	for (uint32_t v = p->n_in; v < nv; v++)
 		if (fs_codegen_buffered(p, (int32_t)v)) { /* a view has no buffer; every other value its launch */
 			it[v].first = it[v].first == UINT32_MAX ? 0 : it[v].first;
-			it[v].bytes = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+			it[v].bytes = alloc_bytes(fs_prog_value(p, (int32_t)v));
 			of[m] = v, items[m++] = it[v];
 		}
 	size_t size = fs_arena_plan(items, m, 256);
@@ -837,7 +843,7 @@ static int alloc_fused(struct run *R)
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++) {
 		if (!(R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) || (R->q.pitch && R->q.pitch[v]))
 			continue;
-		size_t nb = bytes_of(fs_prog_value(p, (int32_t)v)) ? bytes_of(fs_prog_value(p, (int32_t)v)) : 1;
+		size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
 		if (e == CU_OUT_OF_MEMORY && R->arena && R->calls < FS_GRAPH_CALLS) {
 			R->c.cuMemFree(R->arena);
@@ -876,7 +882,7 @@ static int execute(struct run *R)
 	CK(R->c.cuMemAlloc(&R->stats, 64));
 	for (uint32_t v = 0; v < p->n_in; v++)
 		for (uint32_t c = 0; c < R->rotate; c++)
-			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], bytes_of(&p->in[v]) ? bytes_of(&p->in[v]) : 1));
+			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], alloc_bytes(&p->in[v])));
 	if (alloc_unfused(R))
 		return -1;
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
