@@ -306,8 +306,9 @@ def main():
     # every size in fresh processes (this one has loaded the ops, nothing else), or all here
     plan = [{"chain": c[0], "numerics": c[6], "sizes": sizes, "bounds": [c[5][t] for t in sizes]} for c in chains]
     spread = in_processes(plan, a.processes, a.out) if plan and a.processes > 1 else {}
-    if spread is None:
-        failed, spread = True, {}
+    if spread is None:  # a timing process failed (its output above): what failed there fails here too (an
+        print("no point timed: a timing process failed", flush=True)  # out-of-memory), so nothing is timed again
+        failed, spread, chains = True, {}, []
     print("%-12s %6s %-8s %9s %9s %9s %7s %13s %13s %6s %5s %4s %9s  %s" % (
         "chain", "tokens", "kernel", "eager us", "cmp us", "fs us", "cmp/fs", "95% CI", "A/A 95% CI", "launch", "calls",
         "proc", "err", ""))
