@@ -1,10 +1,10 @@
 /*
  * arena.h: one allocation for the unfused chain's buffers, planned by
  * lifetime as PyTorch's caching allocator reuses eager's intermediates: two
- * values share bytes only where no launch sees both alive. A softmax of
- * 32 x 16384 x 16384 scores (a 17 GB bf16 input, two 17 GB bf16
- * intermediates, a 34 GB float32 one, a 17 GB output) needs 52 GB so, not
- * 86: what lets its unfused baseline run on an 80 GB card.
+ * values share bytes only where no launch sees both alive. Eager
+ * attention's softmax of 32 x 16384 x 16384 scores (five unfused values:
+ * four of 17 GB in bf16, one of 34 GB in float32) needs 52 GB so, not 103:
+ * what lets its unfused baseline run on an 80 GB card.
  */
 #ifndef FUSESCAN_ARENA_H
 #define FUSESCAN_ARENA_H
