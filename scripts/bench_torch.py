@@ -30,7 +30,12 @@ processes, each process's interval +-0.05%), so every size is timed in
 --processes fresh processes (6), one after another, each as above; its row
 gives the medians of the processes' medians, and the ratios' intervals are
 the distribution-free 95% intervals of the median from the processes'
-medians (with six: the lowest to the highest, 97% coverage). Where the
+medians (with six: the lowest to the highest, 97% coverage). Each process
+draws its own capture and round orders (seeded by its index): with one
+seed for all, a bias an order gives a side falls on that side in every
+process, where the interval over processes cannot see it (the A/A interval
+over six H100 processes missed 1.00 at 61 of 120 points, by up to 1.3%,
+with one seed; whether the orders were why is not measured). Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is
@@ -162,7 +167,7 @@ def regime(nbytes):
     return calls, (16 if nbytes < DECODE_BYTES else 4) if calls == 20 else 1
 
 
-def bench_size(name, fn, op, names, tokens, bucket_err, gen):
+def bench_size(name, fn, op, names, tokens, bucket_err, gen, seed):
     copies, moved = copies_of(op, names, tokens, gen), tc.traffic(op, tokens)
     o = getattr(torch.ops.fusescan, op.DESC["name"])
     with torch.no_grad():
@@ -179,10 +184,11 @@ def bench_size(name, fn, op, names, tokens, bucket_err, gen):
         # its own pools (the sides share one a capture: a bound with room to spare, kept as measured before)
         direct = 4 * captures * 2 * 3 * moved > free
         if direct:
-            rounds = interleaved([lambda s=s: s(copies[0]) for s in sides])
+            rounds = interleaved([lambda s=s: s(copies[0]) for s in sides], seed=2 * seed)
             calls = 1
         else:
-            rounds = interleaved(replays_of(sides, copies, calls, captures), rounds=max(ROUNDS, 10 * captures))
+            rounds = interleaved(replays_of(sides, copies, calls, captures, seed=2 * seed + 1),
+                                 rounds=max(ROUNDS, 10 * captures), seed=2 * seed)
     del copies
     torch.cuda.empty_cache()
     per_call = [[t / calls for t in ts] for ts in rounds]
@@ -234,7 +240,7 @@ def worker(plan_file, out_file, seed):
         j = json.load(open(c["numerics"]))
         op, names = tc.load_op(j), tc.input_names(j)
         for t, bound in zip(c["sizes"], c["bounds"]):
-            rows.append(bench_size(c["chain"], fns[c["chain"]], op, names, t, bound, gen))
+            rows.append(bench_size(c["chain"], fns[c["chain"]], op, names, t, bound, gen, seed))
     with open(out_file + ".tmp", "w") as f:
         json.dump(rows, f)
     os.replace(out_file + ".tmp", out_file)
@@ -317,7 +323,7 @@ def main():
     for name, fn, j, op, bucket, bound, _, tuning_s in chains:
         g, names, t1 = j["gpu"], tc.input_names(j), time.monotonic()
         for t in sizes:
-            row = across(spread[(name, t)]) if (name, t) in spread else bench_size(name, fn, op, names, t, bound[t], gen)
+            row = across(spread[(name, t)]) if (name, t) in spread else bench_size(name, fn, op, names, t, bound[t], gen, 1)
             row["unfused_launches"] = g["unfused_launches"]
             row["bucket_tactic"] = bucket[t]["tactic"]
             row["copy_gbs"] = g["copy_gbs"]
