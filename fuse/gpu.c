@@ -774,7 +774,7 @@ static int check_reference(struct run *R)
 	return 0;
 }
 
-/* ---- matrix products (gemm.h) ------------------------------------------------------------ */
+/* ---- a run: its buffers, its kernels run, checked and timed, then released ----------------- */
 
 /* The unfused run's buffers of the values its kernels write (inputs
  * apart). With matrix products, one each (their comparisons read the

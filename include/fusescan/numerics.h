@@ -105,7 +105,7 @@ struct fs_bucket_run {
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
 	char error[256];         /* why the bucket could not be tuned */
 	double seconds;          /* wall time of its tuning (compiling, checking, timing) */
-	struct fs_numerics_tactic finalists[FS_FINALISTS]; /* its tuning's final round (none on a cache hit) */
+	struct fs_numerics_tactic finalists[FS_FINALISTS]; /* its tuning's final round (a cache hit: the cached tactic alone, met in no company) */
 	uint32_t n_finalists;
 };
 
