@@ -1486,10 +1486,13 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
 	 * cost, so narrower vectors and smaller blocks spread them over more
 	 * threads and SMs; a thread or block takes more than one part only
-	 * where the grid still fills the GPU (two waves of 132 SMs). */
+	 * where the grid still fills the GPU (two waves of 132 SMs). An
+	 * elementwise kernel at any size tries 2 elements a thread too: the
+	 * narrower of Triton's two pointwise shapes (512 elements over 8 warps,
+	 * beside 1024 over 4) that torch.compile's autotuning chooses from. */
 	const int64_t fill = 2 * 132;
 	int small = k->row ? k->work < fill * 8 : k->work < (1 << 17);
-	for (uint16_t vec = small && !k->row ? 1 : 4; vec <= 8; vec *= 2) {
+	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2) {
 		if (k->cols % vec)
 			continue;
 		if (!k->row) {

@@ -39,6 +39,16 @@ static void t_elementwise(void)
 	struct fs_kernel k = {.row = 0, .cols = 4096, .work = 16 * 4096};
 	struct fs_tactic list[FS_MAX_TACTICS];
 	first_stage(&k, list);
+	/* past the decode sizes: Triton's narrower pointwise shape (2 elements
+	 * a thread, 256 threads) beside its 16-byte accesses */
+	struct fs_kernel big = {.row = 0, .cols = 4096, .work = 8192 * 4096};
+	uint32_t n = first_stage(&big, list);
+	int narrow = 0, wide = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		narrow += list[i].vec == 2 && list[i].threads == 256 && list[i].per == 1;
+		wide += list[i].vec == 8 && list[i].threads == 128 && list[i].per == 1;
+	}
+	CHECK(narrow && wide);
 	/* a vectorised tactic under each L2 policy */
 	expect_variants(&k, (struct fs_tactic){8, 128, 2, 0, 0, 0}, (const char *const[]){"v8 b128 e2 l2", "v8 b128 e2 l2i", NULL});
 	/* one element an access: no hint applies, no variant */
