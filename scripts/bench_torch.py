@@ -35,7 +35,8 @@ draws its own capture and round orders (seeded by its index): with one
 seed for all, a bias an order gives a side falls on that side in every
 process, where the interval over processes cannot see it (the A/A interval
 over six H100 processes missed 1.00 at 61 of 120 points, by up to 1.3%,
-with one seed; whether the orders were why is not measured). Where the
+with one seed; with a seed each, on two H200s, at 2 of 120 points, by at
+most 0.2%: consistent with the orders being why, not proof). Where the
 graphs would not fit the device's memory (a softmax of 16384 tokens keeps
 eager's float32 scores in its graph pool) each side is timed call by call
 instead (marked `direct`; a call then takes milliseconds, the launch is

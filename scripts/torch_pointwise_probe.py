@@ -21,32 +21,16 @@ CACHE = tempfile.mkdtemp(prefix="fs_probe_")
 os.environ["TRITON_CACHE_DIR"] = os.path.join(CACHE, "triton")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(CACHE, "inductor")
 import torch  # noqa: E402  (after the cache directories are set)
-import torch.nn.functional as F  # noqa: E402
+from bench_torch import graph_of  # noqa: E402  (scripts/, beside this file)
+from torch_chains import geglu_tanh, swiglu  # noqa: E402
 
 WIDTH = 14336  # Llama-3-8B's MLP width
 PLACEMENTS = ((0, 0), (0, 1024), (0, 32768), (0, 1 << 20), (4096, 0), (1 << 19, 3 << 19), (0, 4 << 20))  # elements
 
 
-def geglu(a, b):
-    return F.gelu(a, approximate="tanh") * b
-
-
-def swiglu(a, b):
-    return F.silu(a) * b
-
-
 def us_per_call(fn, args, calls=4, replays=30):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn(*args)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn(*args)
+    """median over replays of one CUDA graph of `calls` calls (bench_torch's graph_of)"""
+    g = graph_of(lambda c: fn(*c), [args], calls, torch.cuda.graph_pool_handle())
     for _ in range(3):
         g.replay()
     times = []
@@ -71,14 +55,14 @@ def main():
         n = tokens * WIDTH
         big_a = torch.randn(n + spare, device="cuda").to(torch.bfloat16)
         big_b = torch.randn(n + spare, device="cuda").to(torch.bfloat16)
-        for name, fn in (("geglu_tanh", geglu), ("swiglu", swiglu)):
+        for name, fn in (("geglu_tanh", geglu_tanh), ("swiglu", swiglu)):
             compiled = torch.compile(fn, dynamic=False)
             row = []
             for off_a, off_b in PLACEMENTS:
                 a, b = big_a[off_a:off_a + n].view(tokens, WIDTH), big_b[off_b:off_b + n].view(tokens, WIDTH)
                 row.append(f"a+{off_a} b+{off_b}: {us_per_call(compiled, (a, b)):.2f}")
             print(f"{name} {tokens} tokens, us a call by placement (elements): " + ", ".join(row), flush=True)
-        compiled = torch.compile(geglu, dynamic=False)
+        compiled = torch.compile(geglu_tanh, dynamic=False)
         a, b = big_a[:n].view(tokens, WIDTH), big_b[:n].view(tokens, WIDTH)
         print(f"geglu_tanh {tokens} tokens, placement 0/0 five times: " +
               " ".join(f"{us_per_call(compiled, (a, b)):.2f}" for _ in range(5)), flush=True)
