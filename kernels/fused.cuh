@@ -95,9 +95,18 @@ __device__ __forceinline__ float fs_tanh(float a)
 	return r;
 }
 
+// gelu's tanh form, a (1 + tanh(z)) / 2 with z = sqrt(2 / pi) (a + 0.044715 a^3),
+// as a sigmoid: 1 + tanh(z) = 2 / (1 + exp(-2z)), so a / (1 + exp(-2z)). The
+// same function (numerics.c's reference keeps the tanh form; in fp32 this one
+// has no cancellation where tanh(z) nears -1), in one exp and a division by
+// reciprocal instead of tanhf's longer sequence. A streaming kernel's
+// arithmetic is not free: at an H200's bandwidth a GeGLU element (6 bytes) has
+// about 40 instruction slots of its SM, and the tuner timed GeGLU at 8192
+// tokens there at 166.3 us with tanhf (v8 b128 e1) against 162.5 with
+// tanh.approx (v8 b256 e1 fast l2; BENCHMARKS.md, sessions 25-26).
 template <typename R> __device__ __forceinline__ R fs_gelu_tanh(R a)
 {
-	return (R)0.5 * a * ((R)1 + fs_tanh((R)0.7978845608028654 * (a + (R)0.044715 * a * a * a)));
+	return fs_quot(a, (R)1 + fs_exp((R)-1.5957691216057308 * (a + (R)0.044715 * a * a * a)));
 }
 
 // Reductions over a row group: T consecutive threads (a power of two, at most
