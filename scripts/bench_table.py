@@ -10,7 +10,8 @@ they first appear:
     1.053   won: the ratio's 95% interval wholly above 1.00
     1.000°  tie: the interval reaches 1.00
     0.992*  lost: the interval wholly below 1.00
-    1.010!  the op's output differed from eager's (beyond fusescan's own errors)
+    1.010!  the op's output differed from eager's, or torch.compile's where eager
+            does not fit (beyond fusescan's own errors)
     -       not measured
 
 then the verdicts' counts, the lowest ratio, the losses and ties by name, and
@@ -19,7 +20,7 @@ bandwidth. bench_torch.py prints the same summary for its own rows.
 
     python3 scripts/bench_table.py OUT/bench/run_*/bench.json
 
-Exit status: 0; 1 where an op's output differed from eager's; 2 where a file
+Exit status: 0; 1 where an op's output differed (the `!` above); 2 where a file
 cannot be read or two files hold the same point.
 """
 import argparse
