@@ -105,6 +105,22 @@ static int member(const struct gen *G, int32_t v)
 	return G->epi && G->p->member ? G->p->member[v] : -1;
 }
 
+int fs_gen_reference(enum fs_gen mode)
+{
+	switch (mode) {
+	case FS_GEN_REF:
+	case FS_GEN_REF_F64:
+	case FS_GEN_REF_STORE:
+		return 1;
+	case FS_GEN_KERNEL:
+	case FS_GEN_EMULATE:
+	case FS_GEN_EPILOGUE:
+	case FS_GEN_EXACT:
+		return 0;
+	}
+	return 0;
+}
+
 const char *fs_dt_ctype(uint8_t dt)
 {
 	switch (dt) {
@@ -420,9 +436,14 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		free(off.s);
 		return;
 	}
+	/* under a guard (a row's tail past its end, a cat's or pad's branch) the
+	 * load itself is predicated, as the vector loads are: the value is
+	 * discarded there, but its address can lie past the buffer's end */
+	if (G->guard[0])
+		fs_text_put(b, "((1%s) ? ", G->guard);
 	fs_text_put(b, "ld_%s(p%d, ", fs_dt_suffix(read_dtype(G, v)), G->param[v]);
 	offset(G, t, x, 0, pitch, 0, b);
-	fs_text_put(b, ")");
+	fs_text_put(b, G->guard[0] ? ") : (fs_real)0)" : ")");
 }
 
 /* x is the row kernel's own index into a value of shape t (i0, i1, ..., j0 in the lanes) */
@@ -1266,7 +1287,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
 	if (only < 0) {
 		G.emulate = mode == FS_GEN_EMULATE;
-		G.ref = mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : mode == FS_GEN_REF_STORE ? 3 : 0;
+		G.ref = !fs_gen_reference(mode) ? 0 : mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 3;
 		G.plants = !G.ref;
 		G.epi = mode == FS_GEN_EPILOGUE;
 	}

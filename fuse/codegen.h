@@ -61,6 +61,11 @@ struct fs_kernel {
  * parameters; what runs at a bucket's own size, so what the tuner times.
  * The last six are fused kernels only. */
 enum fs_gen { FS_GEN_KERNEL, FS_GEN_EMULATE, FS_GEN_REF, FS_GEN_REF_F64, FS_GEN_REF_STORE, FS_GEN_EPILOGUE, FS_GEN_EXACT };
+/* Whether a mode's kernel is a float64 reference (FS_GEN_REF, _F64, _STORE):
+ * it computes in double and reads the products a region is given from their
+ * float64 reference, where every other mode reads the fused plan's buffers.
+ * A switch over every mode, so a new one is classified where it is added. */
+int fs_gen_reference(enum fs_gen mode);
 
 /* Values an unfused execution keeps in buffers: inputs and every op that
  * launches a kernel in eager PyTorch (views and dropout do not). */
