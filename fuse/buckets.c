@@ -4,7 +4,6 @@
 #include "buckets.h"
 
 #include "codegen.h"
-#include "emit.h"
 #include "emit_op.h"
 #include "gemm.h"
 #include "gpu.h"
@@ -57,21 +56,20 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 	fs_gpu_run(q, &go, g);
 	b->seconds = g->seconds;
 	int products_only = g->ran && fs_gemm_any(q) && !g->n_tactics;
-	if (!g->ran || (g->chosen < 0 && !products_only)) {
+	if (!g->ran) {
 		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);
 	} else {
 		b->tuned = 1;
-		b->unfused_ms = g->unfused_ms, b->variant = g->variant;
-		if (products_only)
-			snprintf(b->tactic, sizeof(b->tactic), "products");
-		else {
+		b->variant = g->variant;
+		if (g->chosen >= 0) {
 			const struct fs_tactic_run *w = &g->tactics[g->chosen];
 			b->t = w->t;
 			snprintf(b->tactic, sizeof(b->tactic), "%s", w->rec.name);
-			b->ms = w->rec.ms, b->ci = w->rec.ci;
-		}
-		if (fs_gemm_any(q)) /* the fused plan's time: its products, then the kernel, or the variant chosen */
-			b->ms = g->fused_ms, b->ci = 0;
+		} else
+			snprintf(b->tactic, sizeof(b->tactic), "%s", products_only ? "products" : "fallback");
+		/* the fused plan (its products, then the kernel, or the variant chosen) and the unfused chain side by side */
+		b->ms = g->fused_ms, b->ci = g->fused_ci, b->unfused_ms = g->unfused_ms;
+		b->speedup = g->speedup, b->speedup_lo = g->speedup_lo, b->speedup_hi = g->speedup_hi;
 		if (g->runner_up >= 0) {
 			snprintf(b->runner_up, sizeof(b->runner_up), "%s", g->tactics[g->runner_up].rec.name);
 			b->runner_up_ms = g->tactics[g->runner_up].rec.ms;
@@ -82,9 +80,13 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 			if (g->tactics[i].rec.final)
 				b->finalists[b->n_finalists++] = g->tactics[i].rec;
 		char why[200];
-		b->passed = fs_numerics_check_tactic(r, &g->unfused, &g->fused, why, sizeof(why)) == 0;
-		if (!b->passed)
-			snprintf(b->error, sizeof(b->error), "%s", why);
+		int ok = fs_numerics_check_tactic(r, &g->unfused, &g->fused, why, sizeof(why)) == 0;
+		b->passed = ok && !g->plan_failed[0];
+		if (!ok)
+			snprintf(b->error, sizeof(b->error), "its chosen plan: %s", why);
+		else if (g->plan_failed[0])
+			snprintf(b->error, sizeof(b->error), "%s", g->plan_failed);
+		b->unfused_plan = b->passed && b->speedup_hi < 1.0;
 	}
 	fs_gpu_release(g);
 	free(g);
@@ -97,8 +99,9 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 	b->tuned = 1;
 	b->graph_calls = fs_buckets_graph_calls(q);
 	b->t = r->chosen_tactic;
-	memcpy(b->tactic, w ? w->name : "products", w ? sizeof(b->tactic) : sizeof("products"));
-	b->ms = w && !r->gemm[0] ? w->ms : r->fused_ms, b->ci = w && !r->gemm[0] ? w->ci : 0, b->unfused_ms = r->unfused_ms;
+	snprintf(b->tactic, sizeof(b->tactic), "%s", w ? w->name : r->n_tactics ? "fallback" : "products");
+	b->ms = r->fused_ms, b->ci = r->fused_ci, b->unfused_ms = r->unfused_ms;
+	b->speedup = r->speedup, b->speedup_lo = r->speedup_lo, b->speedup_hi = r->speedup_hi;
 	b->variant = r->variant, b->seconds = r->gpu_seconds;
 	if (r->runner_up >= 0) {
 		memcpy(b->runner_up, r->tactics[r->runner_up].name, sizeof(b->runner_up));
@@ -109,9 +112,15 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 	for (uint32_t i = 0; i < r->n_tactics && b->n_finalists < FS_FINALISTS; i++)
 		if (r->tactics[i].final)
 			b->finalists[b->n_finalists++] = r->tactics[i];
-	b->passed = !(w && w->failed[0]) && r->verdict == FS_VERDICT_PASS;
-	if (!b->passed)
-		snprintf(b->error, sizeof(b->error), "%s", w && w->failed[0] ? w->failed : r->why);
+	const struct fs_check *c = r->cpu_ran && r->cpu_check.verdict == FS_VERDICT_FAIL ? &r->cpu_check
+				 : r->gpu_check.verdict == FS_VERDICT_FAIL ? &r->gpu_check
+									     : NULL;
+	b->passed = !c && !r->plan_failed[0];
+	if (c)
+		snprintf(b->error, sizeof(b->error), "its chosen plan: %.230s", c->why);
+	else if (r->plan_failed[0])
+		snprintf(b->error, sizeof(b->error), "%.250s", r->plan_failed);
+	b->unfused_plan = b->passed && b->speedup_hi < 1.0;
 }
 
 /* An untuned bucket: the heuristic tactic (vectors as eager's kernels) of
@@ -139,13 +148,14 @@ static void heuristic(const struct prog *q, struct fs_bucket_run *b)
 }
 
 void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
-		    struct fs_numerics *r)
+		    struct fs_numerics *r, struct fs_bucket_set *set)
 {
 	int64_t list[FS_MAX_BUCKETS];
 	uint32_t nb = bucket_list(o, list);
-	struct prog *q = fs_xcalloc(nb, sizeof(*q));
-	struct fs_emit_bucket eb[FS_MAX_BUCKETS];
+	struct prog *q = set->q = fs_xcalloc(nb, sizeof(*q));
+	struct fs_emit_bucket *eb = set->eb;
 	uint32_t ne = 0;
+	set->nb = nb;
 	for (uint32_t i = 0; i < nb; i++) {
 		struct fs_bucket_run *b = &r->buckets[r->n_buckets++];
 		struct fs_diags d;
@@ -159,25 +169,24 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 			continue;
 		}
 		fs_diags_release(&d);
-		if (r->gpu_ran && b->tokens == o->tokens && (r->chosen >= 0 || (r->gemm[0] && !r->n_tactics)))
+		if (r->gpu_ran && b->tokens == o->tokens)
 			from_main(&q[i], r, b);
 		else if (r->gpu_ran)
 			tune(&q[i], nodes, n, o, seed, r, b);
 		if (!b->tuned)
 			heuristic(&q[i], b);
 		if (b->tuned ? b->passed : !b->error[0]) /* else the token counts go to the next bucket */
-			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant};
+			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant, b->unfused_plan};
 	}
-	if (o->emit_dir && ne)
-		fs_emit(p, eb, ne, o, r);
-	else if (o->emit_dir) {
-		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel%s%.900s%s", nb && r->buckets[r->n_buckets - 1].error[0] ? " (" : "",
-			 nb ? r->buckets[r->n_buckets - 1].error : "", nb && r->buckets[r->n_buckets - 1].error[0] ? ")" : "");
-		r->emit_failed = 1;
-	}
-	for (uint32_t i = 0; i < nb; i++)
-		fs_prog_free(&q[i]);
-	free(q);
+	set->ne = ne;
+}
+
+void fs_bucket_set_release(struct fs_bucket_set *set)
+{
+	for (uint32_t i = 0; i < set->nb; i++)
+		fs_prog_free(&set->q[i]);
+	free(set->q);
+	memset(set, 0, sizeof(*set));
 }
 
 void fs_buckets_print(const struct fs_numerics *r, FILE *out)
@@ -190,8 +199,8 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "  tuned per bucket (a token count takes the smallest bucket at least as large; timed as CUDA graphs "
 		     "of %d calls, of fewer where a call moves over %.0f MB: graphs of N):\n",
 		FS_GRAPH_CALLS, FS_GRAPH_CALL_BYTES / 1e6);
-	fprintf(out, "    %8s  %-18s %10s %10s %10s %8s %7s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms", "speedup",
-		"tuning", "");
+	fprintf(out, "    %8s  %-18s %10s %10s %10s %22s %7s  %s\n", "tokens", "tactic", "fused ms", "+-", "unfused ms",
+		"speedup [95% interval]", "tuning", "");
 	for (uint32_t i = 0; i < r->n_buckets; i++) {
 		const struct fs_bucket_run *b = &r->buckets[i];
 		if (!b->tuned) {
@@ -201,10 +210,13 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 		char graphs[32] = "";
 		if (b->graph_calls > 1)
 			snprintf(graphs, sizeof(graphs), "graphs of %u ", b->graph_calls);
-		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %7.2fx %6.1fs  %s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms,
-			b->ci, b->unfused_ms, b->ms > 0 ? b->unfused_ms / b->ms : 0, b->seconds, graphs,
+		char sp[40];
+		snprintf(sp, sizeof(sp), "%.3fx [%.3f, %.3f]", b->speedup, b->speedup_lo, b->speedup_hi);
+		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %22s %6.1fs  %s%s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms,
+			b->ci, b->unfused_ms, sp, b->seconds, graphs,
 			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
-			b->cache_hit ? "cache hit" : "", b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
+			b->cache_hit ? "cache hit " : "", b->unfused_plan ? "slower fused: the unfused plan taken " : "",
+			b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}
 }
 
@@ -225,6 +237,8 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			cJSON_AddNumberToObject(q, "median_ms", b->ms);
 			cJSON_AddNumberToObject(q, "ci95_ms", b->ci);
 			cJSON_AddNumberToObject(q, "unfused_ms", b->unfused_ms);
+			cJSON_AddItemToObject(q, "speedup", cJSON_CreateDoubleArray((const double[]){b->speedup, b->speedup_lo, b->speedup_hi}, 3));
+			cJSON_AddStringToObject(q, "plan", b->unfused_plan ? "unfused" : "fused");
 			cJSON_AddNumberToObject(q, "tactics_timed", b->timed);
 			cJSON_AddNumberToObject(q, "tactics_failed", b->failed);
 			cJSON_AddNumberToObject(q, "seconds", b->seconds);

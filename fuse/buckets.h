@@ -19,6 +19,7 @@
 #ifndef FUSESCAN_BUCKETS_H
 #define FUSESCAN_BUCKETS_H
 
+#include "emit.h"
 #include "fusescan/numerics.h"
 #include "prog.h"
 
@@ -28,10 +29,21 @@
  * tokens); 1: launch by launch */
 uint32_t fs_buckets_graph_calls(const struct prog *q);
 
+/* The buckets' programs, and those --emit takes (a tuned bucket whose plans
+ * pass, or an untuned one with its heuristic tactic), kept until the verdict
+ * decides whether anything is emitted. */
+struct fs_bucket_set {
+	struct prog *q;                 /* the region bound at each bucket */
+	uint32_t nb;
+	struct fs_emit_bucket eb[FS_MAX_BUCKETS];
+	uint32_t ne;
+};
+
 /* p: the region at the run's own sizes; r: its numerics so far (the GPU
- * result says whether tuning can run; r->buckets and r->emitted are filled). */
+ * result says whether tuning can run; r->buckets is filled). */
 void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
-		    struct fs_numerics *r);
+		    struct fs_numerics *r, struct fs_bucket_set *set);
+void fs_bucket_set_release(struct fs_bucket_set *set);
 
 /* The bucket table of a report, and its JSON (into the cJSON object parent). */
 void fs_buckets_print(const struct fs_numerics *r, FILE *out);

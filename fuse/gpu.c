@@ -232,9 +232,11 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * one capture each would hand that to the comparison, and more rounds do
  * not average it; more captures, captured round-robin (capture), do. With
  * `before`, each run follows a run of it (captured alike, as graphs of as
- * many calls, launched outside the events): the company a run keeps. */
+ * many calls, launched outside the events): the company a run keeps. With
+ * `rounds` (k x reps), each thing's time per call in every round, in round
+ * order: paired comparisons. */
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		 struct timing *out)
+		 struct timing *out, float *rounds)
 {
 	uint32_t n = (reps + 5) * k, calls = R->calls > 1 && one != run_copy ? R->calls : 1;
 	uint32_t m = calls > 1 ? FS_GRAPH_INSTANCES : 1;
@@ -282,6 +284,8 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 			rc = fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&t[r], ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime",
 					   R->g->error, sizeof(R->g->error));
 			t[r] /= (float)calls;
+			if (rounds)
+				rounds[(size_t)j * reps + r] = t[r];
 		}
 		if (rc)
 			break;
@@ -319,7 +323,7 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	const void *what = &c;
 	int rc = copies_alloc(R, &c);
 	if (!rc)
-		rc = gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm);
+		rc = gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm, NULL);
 	copies_free(R, &c);
 	*gbs = rc ? 0 : 2.0 * (double)c.n / (tm.ms * 1e-3) / 1e9;
 	return rc ? -1 : 0;
@@ -367,10 +371,10 @@ static int generate(struct run *R, struct launch *L, int32_t only, const struct 
 	const struct prog *p = mode == FS_GEN_REF_STORE ? &R->qs : &R->q;
 	char why[256];
 	memset(L, 0, sizeof(*L));
-	L->ref = mode >= FS_GEN_REF, L->store = mode == FS_GEN_REF_STORE;
+	L->ref = (uint8_t)fs_gen_reference(mode), L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
 		snprintf(R->g->error, sizeof(R->g->error), "%s kernel%s%s: %s",
-			 only >= 0 ? "unfused" : mode >= FS_GEN_REF ? "reference" : "fused", only < 0 ? "" : " of %",
+			 only >= 0 ? "unfused" : L->ref ? "reference" : "fused", only < 0 ? "" : " of %",
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
 		return -1;
 	}
@@ -461,6 +465,12 @@ int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_e
 	return measure(R, FUSED_BUFS, e);
 }
 
+void gpu_plan_failed(struct run *R, const char *plan, const char *why)
+{
+	if (!R->g->plan_failed[0])
+		snprintf(R->g->plan_failed, sizeof(R->g->plan_failed), "%.60s: %.190s", plan, why);
+}
+
 static void tactic_name(const struct run *R, const struct fs_tactic *t, char *out, size_t n)
 {
 	fs_tactic_name(t, R->g->row, out, n);
@@ -547,7 +557,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 		rc = copies_alloc(R, &c);
 	}
 	for (uint32_t q = 0; q < companies && !rc; q++) {
-		if ((rc = gpu_time_set(R, gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm)))
+		if ((rc = gpu_time_set(R, gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm, NULL)))
 			break;
 		double low = tm[0].ms;
 		for (uint32_t j = 1; j < k; j++)
@@ -610,7 +620,7 @@ static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic 
 	free(why);
 	struct timing *tm = fs_xcalloc(k ? k : 1, sizeof(*tm));
 	if (!rc && k)
-		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, NULL, tm);
+		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, NULL, tm, NULL);
 	for (uint32_t j = 0; j < k && !rc; j++) {
 		struct fs_tactic_run *tr = &g->tactics[of[j]];
 		tr->rec.ms = tm[j].ms, tr->rec.spread = tm[j].spread, tr->rec.ci = tm[j].ci;
@@ -627,24 +637,26 @@ static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic 
  * again; then the finalists. The winner becomes R->l[0]. A tactic that
  * fails to compile, or whose result fails the check, is not eligible; if
  * none is, the fallback stays (and the verdict will say why). */
-static int tune(struct run *R)
+/* The tactics timed and the winner picked (tune's first part): the cached
+ * one alone on a hit, else fs_tactics' list, then the variants of the
+ * fastest. *best: the finalist picked, or -1 where none passed its check.
+ * L holds the tactics' launches. */
+static int time_and_pick(struct run *R, struct launch *L, struct fs_tactic *list, const struct fs_tune_key *key, int32_t *best)
 {
 	struct fs_gpu_result *g = R->g;
 	const struct fs_gpu_opts *o = R->o;
-	struct fs_tactic list[FS_MAX_TACTICS];
-	struct fs_tune_key key;
 	struct fs_tune_entry hit;
 	uint32_t n;
-	gpu_cache_key(R, &key);
-	if (o->cache && o->kernel_key && !o->retune && fs_tune_lookup(o->cache, &key, &hit) == 0) {
+	if (o->cache && o->kernel_key && !o->retune && !g->cache_hit && fs_tune_lookup(o->cache, key, &hit) == 0) {
 		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
 	} else {
-		if (o->cache && o->retune)
+		if (o->cache && (o->retune || g->cache_hit))
 			o->cache->misses++;
+		g->cache_hit = 0;
 		n = fs_tactics(&R->l[0].k, list);
 	}
-	struct launch *L = fs_xcalloc(FS_MAX_TACTICS, sizeof(*L)); /* kept loaded until one is chosen */
+	g->n_failed = 0;
 	int rc = time_tactics(R, L, list, 0, n, NULL, 0);
 	if (!rc && !g->cache_hit) {
 		uint32_t top[FS_VARIED], k = fastest(g, n, 0, top, FS_VARIED), m = n;
@@ -655,16 +667,66 @@ static int tune(struct run *R)
 	}
 	g->n_tactics = n;
 	g->kernels += n;
-	int32_t best = -1;
+	*best = -1;
+	return rc ? rc : final_round(R, L, n, best);
+}
+
+/* The emitted op's fallback kernel (no tactic, 64-bit indices: valid for
+ * any size, what the op runs where no bucket's kernel fits; fuse/emit.c),
+ * run once and checked: a plan that would be used. */
+static int check_fallback(struct run *R)
+{
+	struct fs_errors e;
+	struct launch F;
+	char why[200];
+	struct prog any = R->q;
+	any.index64 = 1;
+	const struct prog q = R->q;
+	R->q = any;
+	int rc = prepare(R, &F, -1, NULL, FS_GEN_KERNEL, 1, 1);
+	R->q = q;
+	rc = rc || gpu_run_once(R, 0, &F, &e);
+	unload(R, &F);
+	if (rc)
+		return -1;
+	if (R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, sizeof(why)))
+		gpu_plan_failed(R, "the emitted op's fallback kernel (any size)", why);
+	return 0;
+}
+
+static int tune(struct run *R)
+{
+	struct fs_gpu_result *g = R->g;
+	const struct fs_gpu_opts *o = R->o;
+	struct fs_tactic list[FS_MAX_TACTICS];
+	struct fs_tune_key key;
+	gpu_cache_key(R, &key);
+	struct launch *L = fs_xcalloc(FS_MAX_TACTICS, sizeof(*L)); /* kept loaded until one is chosen */
+	int32_t best;
+	int rc = time_and_pick(R, L, list, &key, &best);
+	if (!rc && best < 0 && g->cache_hit) { /* the cached tactic fails its check here: every tactic again */
+		for (uint32_t i = 0; i < g->n_tactics; i++)
+			unload(R, &L[i]);
+		memset(g->tactics, 0, sizeof(g->tactics));
+		rc = time_and_pick(R, L, list, &key, &best);
+	}
+	uint32_t n = g->n_tactics;
 	if (!rc)
-		rc = final_round(R, L, n, &best);
+		rc = check_fallback(R);
 	if (rc) {
 		for (uint32_t i = 0; i < n; i++)
 			unload(R, &L[i]);
 		free(L);
 		return -1;
 	}
-	g->chosen = best < 0 ? 0 : best;
+	g->chosen = best; /* -1: no tactic passed its check, and the fallback kernel stays */
+	for (uint32_t i = 0; best < 0 && i < n; i++)
+		if (g->tactics[i].rec.failed[0]) {
+			char why[240];
+			snprintf(why, sizeof(why), "%s: %s", g->tactics[i].rec.name, g->tactics[i].rec.failed);
+			gpu_plan_failed(R, "no tactic of the fused kernel passes its check; the first", why);
+			break;
+		}
 	/* the next fastest: a finalist if there is another (their times are comparable) */
 	g->runner_up = -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -673,8 +735,8 @@ static int tune(struct run *R)
 		    (!u || t->rec.final > u->rec.final || (t->rec.final == u->rec.final && t->rec.ms < u->rec.ms)))
 			g->runner_up = (int32_t)i;
 	}
-	const struct fs_tactic_run *w = &g->tactics[g->chosen];
 	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
+		const struct fs_tactic_run *w = &g->tactics[best];
 		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->rec.ms, .spread = w->rec.spread, .timed = n,
 					  .failed = g->n_failed};
 		snprintf(e.name, sizeof(e.name), "%s", w->rec.name);
@@ -692,12 +754,12 @@ static int tune(struct run *R)
 	 * tuning had chosen 4 slots, 9.4 ms). The chosen tactic's kernel for
 	 * any size up to the bucket (with no symbols, the same kernel) replaces
 	 * the fallback: fs_gpu_run checks it after. */
-	if (L[g->chosen].fn) { /* else none compiled: the fallback of fs_gpu_run stays */
-		struct launch any = L[g->chosen];
+	if (best >= 0 && L[best].fn) { /* else the fallback of fs_gpu_run stays */
+		struct launch any = L[best];
 		if (R->q.n_bind)
-			rc = prepare(R, &any, -1, &g->tactics[g->chosen].t, FS_GEN_KERNEL, 1, 1);
+			rc = prepare(R, &any, -1, &g->tactics[best].t, FS_GEN_KERNEL, 1, 1);
 		else
-			memset(&L[g->chosen], 0, sizeof(*L));
+			memset(&L[best], 0, sizeof(*L));
 		if (rc)
 			unload(R, &any);
 		else {
@@ -847,7 +909,7 @@ static int alloc_fused(struct run *R)
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
 		if (e == CU_OUT_OF_MEMORY && R->arena && R->calls < FS_GRAPH_CALLS) {
 			R->c.cuMemFree(R->arena);
-			R->arena = 0;
+			R->arena = 0, R->unfused_gone = 1;
 			for (uint32_t u = p->n_in; u < p->n_in + p->n_ops; u++)
 				R->dev[(size_t)u * R->rotate] = 0;
 			e = R->c.cuMemAlloc(&R->fused_out[v], nb);
@@ -855,6 +917,65 @@ static int alloc_fused(struct run *R)
 		CK(e);
 	}
 	return 0;
+}
+
+/* one side of the final comparison: the fused plan, or (NULL) the unfused chain */
+struct plan_side {
+	int variant;
+	const struct launch *L;
+};
+
+static int run_side(struct run *R, const void *what, uint32_t r)
+{
+	const struct plan_side *s = what;
+	return s ? gpu_run_plan(R, s->variant, s->L, r % R->rotate) : run_unfused(R, r % R->rotate);
+}
+
+/* the median of x[0..n) (sorted in place) and half its distribution-free 95%
+ * interval's ends: ranks n/2 -+ 0.98 sqrt(n), gpu_time_set's rule */
+static void median_interval(float *x, uint32_t n, double *median, double *lo, double *hi)
+{
+	qsort(x, n, sizeof(float), cmp_float);
+	double h = 0.98 * sqrt((double)n);
+	int64_t a = (int64_t)floor(n / 2.0 - h), b = (int64_t)ceil(n / 2.0 + h);
+	a = a < 0 ? 0 : a, b = b > (int64_t)n - 1 ? (int64_t)n - 1 : b;
+	*median = x[n / 2], *lo = x[a], *hi = x[b];
+}
+
+/* The fused plan against the unfused chain, side by side: one interleaved
+ * set of both, and the speedup as the median of the rounds' ratios
+ * (unfused / fused, each round's pair run back to back) with its 95%
+ * interval. Timed minutes apart instead, at the two ends of a tuning, one
+ * product read 0.79 ms and then 0.88 ms: a heavy GEMM's clocks fall as the
+ * device heats, and a comparison across that drift calls a fusion slower (or
+ * faster) than it is. Where the unfused chain's buffers had to go to make room
+ * for the fused outputs (alloc_fused), its own earlier time stands and the
+ * interval combines the two medians' (apart). */
+static int compare(struct run *R, const struct timing *unfused_alone)
+{
+	struct fs_gpu_result *g = R->g;
+	struct plan_side fused = {g->variant, R->kernel && g->variant == 0 ? &R->l[0] : NULL};
+	uint32_t reps = R->o->reps;
+	struct timing tm[2];
+	float *rounds = fs_xmalloc(2 * (size_t)reps * sizeof(float));
+	const void *what[2] = {&fused, NULL};
+	g->apart = R->unfused_gone;
+	int rc = gpu_time_set(R, run_side, what, g->apart ? 1 : 2, reps, NULL, tm, rounds);
+	if (!rc && g->apart) {
+		tm[1] = *unfused_alone;
+		double f = tm[0].ms, u = tm[1].ms;
+		g->speedup = u / f;
+		g->speedup_lo = (u - tm[1].ci) / (f + tm[0].ci);
+		g->speedup_hi = f > tm[0].ci ? (u + tm[1].ci) / (f - tm[0].ci) : HUGE_VAL;
+	} else if (!rc) {
+		for (uint32_t r = 0; r < reps; r++)
+			rounds[r] = rounds[reps + r] / rounds[r];
+		median_interval(rounds, reps, &g->speedup, &g->speedup_lo, &g->speedup_hi);
+	}
+	free(rounds);
+	g->fused_ms = tm[0].ms, g->fused_ci = tm[0].ci;
+	g->unfused_ms = tm[1].ms, g->unfused_ci = tm[1].ci;
+	return rc ? -1 : 0;
 }
 
 static int execute(struct run *R)
@@ -896,14 +1017,11 @@ static int execute(struct run *R)
 	struct timing tu;
 	const void *none = NULL;
 	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
-	    gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu) || alloc_fused(R))
+	    gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu, NULL) || alloc_fused(R))
 		return -1;
-	g->unfused_ms = tu.ms;
 	if ((R->kernel && tune(R)) || (R->gemm && gemm_time_variants(R)) ||
-	    gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused))
+	    gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused) || compare(R, &tu))
 		return -1;
-	if (!R->gemm)
-		g->fused_ms = g->tactics[g->chosen].rec.ms;
 	for (uint32_t k = 0; k < R->gp.n; k++)
 		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
 	g->fused_bytes = g->variant == 1 ? R->absorbed.k.bytes : g->variant == 2 ? R->epi.k.bytes : R->kernel ? R->l[0].k.bytes : 0;

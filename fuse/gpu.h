@@ -66,7 +66,16 @@ struct fs_gpu_result {
 	struct fs_errors no_fma, emulated; /* triage runs of the chosen fused kernel */
 	int ref_checked;              /* the device reference was checked against cpu_ref: */
 	struct fs_errors ref_vs_cpu;
+	/* the final comparison: the fused plan and the unfused chain timed side
+	 * by side, interleaved round by round (apart, one after the other, only
+	 * where their buffers do not fit the device together) */
 	double fused_ms, unfused_ms;  /* medians */
+	double fused_ci, unfused_ci;  /* half their 95% intervals */
+	double speedup, speedup_lo, speedup_hi; /* unfused / fused: the median of the rounds' ratios and its 95% interval */
+	int apart;                    /* timed apart: the interval is the two medians' intervals combined */
+	/* the first plan that would be used (the emitted op's own, the fallback
+	 * kernel for any size) that fails its check, and why, or "" */
+	char plan_failed[256];
 	double seconds;               /* wall time of the whole run (compiling, checking, tuning, timing) */
 	int64_t fused_bytes, unfused_bytes;
 	double copy_gbs;              /* device-to-device copy bandwidth, measured on 1 GiB */
@@ -81,7 +90,8 @@ struct fs_gpu_result {
 	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
 	int cache_hit;                /* the tactic came from the tuning cache */
 	/* a region with matrix products (fuse/gemm.h) */
-	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue */
+	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue,
+				       * 2 the generated GEMM with the epilogue inside */
 	double flops;                 /* the products' floating-point operations */
 	char gemm[1024];              /* cuBLASLt's version, the algorithms chosen, the variants' times */
 };

@@ -223,7 +223,7 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 	uint32_t win = 0;
 	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
 		L->lt.chosen = a;
-		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, NULL, &tm[a]))
+		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, NULL, &tm[a], NULL))
 			return -1;
 		win = tm[a].ms < tm[win].ms ? a : win;
 	}
@@ -413,7 +413,7 @@ static int time_gen(struct run *R)
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
 		if (R->gen_fn[t] && (!cached || t + 1 == hit.tactic.per))
 			what[k++] = &ids[t + 1];
-	if (gpu_time_set(R, run_gen, what, k, R->o->reps, NULL, tm))
+	if (gpu_time_set(R, run_gen, what, k, R->o->reps, NULL, tm, NULL))
 		return -1;
 	/* every tactic checked; the fastest that passes is chosen */
 	int ok[FS_GEMM_GEN_TACTICS + 1] = {0}, best = -1;
@@ -471,10 +471,23 @@ static int tune_gen(struct run *R)
 	return rc;
 }
 
+/* Variant v of the fused plan run once into poisoned outputs and checked:
+ * 1 where it passes, else 0 with why. -1 on a CUDA error. */
+static int variant_passes(struct run *R, int v, char *why, size_t n)
+{
+	struct fs_errors e = {0};
+	why[0] = '\0';
+	if (gpu_run_once(R, v, v == 0 && R->kernel ? &R->l[0] : NULL, &e))
+		return -1;
+	return !(R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, n));
+}
+
 /* The fused plan's variants timed side by side (interleaved): the products
  * then the generated kernel, the product with cuBLASLt's epilogue, and the
- * generated GEMM with the epilogue inside; the fastest that passes the
- * check is the fused plan. */
+ * generated GEMM with the epilogue inside; each checked, and the fastest
+ * that passes is the fused plan. The emitted op runs the first or the
+ * second (the generated GEMM is fusescan's alone): where the third is
+ * chosen, the first is what the op runs, so it must pass too. */
 int gemm_time_variants(struct run *R)
 {
 	static const int which[3] = {0, 1, 2};
@@ -482,16 +495,19 @@ int gemm_time_variants(struct run *R)
 	int var[3];
 	struct fs_gpu_result *g = R->g;
 	struct timing tm[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-	struct fs_errors e = {0};
-	char why[200] = "";
+	char why[3][200] = {"", "", ""};
+	int ok[3] = {0, 0, 0};
 	for (uint32_t i = 0; i < R->gp.n_calls; i++)
 		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
 			return -1;
-	if (R->gp.absorbs && (tune_product(R, &R->absorbed, "product with its epilogue") || gpu_run_once(R, 1, NULL, &e)))
+	if (R->gp.absorbs && tune_product(R, &R->absorbed, "product with its epilogue"))
 		return -1;
-	int ok1 = R->gp.absorbs && !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why, sizeof(why)));
+	if ((ok[0] = variant_passes(R, 0, why[0], sizeof(why[0]))) < 0 ||
+	    (R->gp.absorbs && (ok[1] = variant_passes(R, 1, why[1], sizeof(why[1]))) < 0))
+		return -1;
 	if (R->has_gen && tune_gen(R))
 		return -1;
+	ok[2] = R->has_gen; /* only a tactic that passed is kept */
 	uint32_t k = 0;
 	var[k++] = 0;
 	if (R->gp.absorbs)
@@ -500,25 +516,29 @@ int gemm_time_variants(struct run *R)
 		var[k++] = 2;
 	for (uint32_t i = 0; i < k; i++)
 		what[i] = &which[var[i]];
-	if (gpu_time_set(R, run_variant, what, k, R->o->reps, NULL, tm))
+	if (gpu_time_set(R, run_variant, what, k, R->o->reps, NULL, tm, NULL))
 		return -1;
-	uint32_t best = 0;
-	for (uint32_t i = 1; i < k; i++)
-		if ((var[i] != 1 || ok1) && tm[i].ms < tm[best].ms)
-			best = i;
-	g->variant = var[best];
-	g->fused_ms = tm[best].ms;
+	int best = -1;
+	for (uint32_t i = 0; i < k; i++)
+		if (ok[var[i]] && (best < 0 || tm[i].ms < tm[best].ms))
+			best = (int)i;
+	g->variant = best < 0 ? 0 : var[best]; /* none passes: the first, whose failure the verdict reports */
+	if (g->variant == 2 && !ok[0])
+		gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
 	size_t at = strlen(g->gemm);
-	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms", R->gp.n_calls,
-			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms);
+	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms%s%s", R->gp.n_calls,
+			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms, ok[0] ? "" : ", failed: ",
+			       why[0]);
 	for (uint32_t i = 1; i < k && at < sizeof(g->gemm); i++) {
 		if (var[i] == 1)
 			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->gp.epilogue,
-					       tm[i].ms, ok1 ? "" : ", failed: ", why);
+					       tm[i].ms, ok[1] ? "" : ", failed: ", why[1]);
 		else
 			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against the generated GEMM %.4f ms", tm[i].ms);
 	}
-	if (at < sizeof(g->gemm))
+	if (at < sizeof(g->gemm) && best < 0)
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": none passes its check");
+	else if (at < sizeof(g->gemm))
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
 			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM"
 			 : R->kernel ? "the generated kernel" : "the products alone");

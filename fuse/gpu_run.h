@@ -42,6 +42,7 @@ struct run {
 	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
 	fs_devptr arena;           /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
+	int unfused_gone;          /* the arena was freed to fit the fused outputs: the unfused chain runs no more */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
 	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
@@ -107,7 +108,8 @@ uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, e
 int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
 int gpu_run_fused(struct run *R, const void *L, uint32_t r);
 int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		 struct timing *out);
+		 struct timing *out, float *rounds);
+void gpu_plan_failed(struct run *R, const char *plan, const char *why);
 int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
 		     void **fn);
 int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);

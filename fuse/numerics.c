@@ -886,23 +886,58 @@ static void errors_of(const struct prog *p, const struct ten *got, const struct 
 }
 
 /* fused <= k x unfused + tol on max abs error; NaN, Inf or unwritten never pass */
-static void verdict(struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused)
+static void check(const struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c)
 {
 	double bound = r->k * unfused->max_abs + r->tol;
-	r->min_tol = fused->max_abs > r->k * unfused->max_abs ? fused->max_abs - r->k * unfused->max_abs : 0;
-	r->verdict = fused->nonfinite || fused->unwritten || fused->max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
-	r->why[0] = '\0';
+	c->min_tol = fused->max_abs > r->k * unfused->max_abs ? fused->max_abs - r->k * unfused->max_abs : 0;
+	c->verdict = fused->nonfinite || fused->unwritten || fused->max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
+	c->why[0] = '\0';
 	if (fused->nonfinite || fused->unwritten)
-		snprintf(r->why, sizeof(r->why), "%llu NaN / Inf or unwritten elements in the fused result",
+		snprintf(c->why, sizeof(c->why), "%llu NaN / Inf or unwritten elements in the fused result",
 			 (unsigned long long)(fused->nonfinite + fused->unwritten));
-	else if (r->verdict == FS_VERDICT_FAIL)
-		snprintf(r->why, sizeof(r->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", fused->max_abs, r->k,
+	else if (c->verdict == FS_VERDICT_FAIL)
+		snprintf(c->why, sizeof(c->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", fused->max_abs, r->k,
 			 unfused->max_abs, r->tol);
+}
+
+/* The one rule: the verdict is the worst check of every plan the run would
+ * use, each failure named once (the first found: the run's own checks, then
+ * the plans fs_gpu_run found failing, then each bucket's); where every plan
+ * passes, a fused plan slower than the unfused chain at the run's own size
+ * (side by side, the speedup's interval wholly below 1) is correct but not
+ * profitable. */
+static void settle(struct fs_numerics *r)
+{
+	const struct fs_check *c = r->cpu_ran && r->cpu_check.verdict == FS_VERDICT_FAIL ? &r->cpu_check
+				 : r->gpu_ran && r->gpu_check.verdict == FS_VERDICT_FAIL ? &r->gpu_check
+											  : NULL;
+	r->verdict = FS_VERDICT_FAIL;
+	if (c) {
+		snprintf(r->why, sizeof(r->why), "%s check: %s", c == &r->cpu_check ? "the CPU" : "the GPU", c->why);
+		return;
+	}
+	if (r->plan_failed[0]) {
+		snprintf(r->why, sizeof(r->why), "%s", r->plan_failed);
+		return;
+	}
+	for (uint32_t i = 0; i < r->n_buckets; i++)
+		if (r->buckets[i].tuned && !r->buckets[i].passed) {
+			snprintf(r->why, sizeof(r->why), "the bucket of %lld tokens: %.250s", (long long)r->buckets[i].tokens, r->buckets[i].error);
+			return;
+		}
+	r->verdict = FS_VERDICT_PASS;
+	r->why[0] = '\0';
+	if (r->gpu_ran && r->speedup_hi < 1.0) {
+		r->verdict = FS_VERDICT_NOT_PROFITABLE;
+		snprintf(r->why, sizeof(r->why), "the fused plan is slower than the unfused chain here: %.4f against %.4f ms, speedup %.3fx "
+						 "[%.3f, %.3f]%s",
+			 r->fused_ms, r->unfused_ms, r->speedup, r->speedup_lo, r->speedup_hi, r->timed_apart ? " (timed apart)" : "");
+	}
 }
 
 const char *fs_verdict_name(enum fs_verdict v)
 {
-	return v == FS_VERDICT_PASS ? "pass" : "fail";
+	return v == FS_VERDICT_PASS ? "pass" : v == FS_VERDICT_FAIL ? "fail" : "correct, not profitable";
 }
 
 const char *fs_triage_name(enum fs_triage t)
@@ -1005,9 +1040,12 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 		r->gpu_unfused = g->unfused, r->gpu_fused = g->fused;
 		r->ref_checked = g->ref_checked, r->ref_vs_cpu = g->ref_vs_cpu;
 		r->fused_ms = g->fused_ms, r->unfused_ms = g->unfused_ms, r->copy_gbs = g->copy_gbs, r->copy_same_gbs = g->copy_same_gbs;
+		r->fused_ci = g->fused_ci, r->unfused_ci = g->unfused_ci, r->timed_apart = g->apart;
+		r->speedup = g->speedup, r->speedup_lo = g->speedup_lo, r->speedup_hi = g->speedup_hi;
+		snprintf(r->plan_failed, sizeof(r->plan_failed), "%s", g->plan_failed);
 		r->fused_bytes = g->fused_bytes, r->unfused_bytes = g->unfused_bytes;
 		r->reps = g->reps, r->rotate = g->rotate, r->unfused_launches = g->unfused_launches;
-		verdict(r, &r->gpu_unfused, &r->gpu_fused);
+		check(r, &r->gpu_unfused, &r->gpu_fused, &r->gpu_check);
 		if (g->triaged) {
 			/* on the generated kernel itself: a failure that vanishes with FMA
 			 * contraction off or with eager rounding is rounding, else a bug */
@@ -1017,7 +1055,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 				     (!r->gpu_emulated.nonfinite && r->gpu_emulated.max_abs <= bound);
 			r->gpu_triaged = 1;
 			r->cpu_triage = r->triage;
-			r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE : passes ? FS_TRIAGE_ROUNDING : FS_TRIAGE_BUG;
+			r->triage = r->gpu_check.verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE : passes ? FS_TRIAGE_ROUNDING : FS_TRIAGE_BUG;
 		}
 	}
 	fs_gpu_release(g);
@@ -1169,6 +1207,22 @@ int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, co
 	return key[0] ? 0 : -1;
 }
 
+/* --emit, once the verdict is in: nothing where it fails (an op whose plans
+ * fail their checks is never written), else every bucket's plan. */
+static void emit(const struct prog *p, const struct fs_bucket_set *set, const struct fs_numerics_opts *o, struct fs_numerics *r)
+{
+	if (r->verdict == FS_VERDICT_FAIL)
+		snprintf(r->emitted, sizeof(r->emitted), "nothing: the verdict fails");
+	else if (set->ne)
+		fs_emit(p, set->eb, set->ne, o, r);
+	else {
+		const struct fs_bucket_run *b = r->n_buckets ? &r->buckets[r->n_buckets - 1] : NULL;
+		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel%s%.900s%s", b && b->error[0] ? " (" : "",
+			 b ? b->error : "", b && b->error[0] ? ")" : "");
+		r->emit_failed = 1;
+	}
+}
+
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
 {
@@ -1250,12 +1304,12 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	if (r->cpu_ran) {
 		errors_of(&p, vals[UNFUSED], vals[REF], &r->unfused);
 		errors_of(&p, vals[FUSED], vals[REF], &r->fused);
-		verdict(r, &r->unfused, &r->fused);
+		check(r, &r->unfused, &r->fused, &r->cpu_check);
 	}
 	if (r->cpu_ran && o->triage) {
 		errors_of(&p, vals[EMULATED], vals[REF], &r->emulated);
 		/* the failure vanishes once every op rounds like eager: rounding; else a bug */
-		r->triage = r->verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE
+		r->triage = r->cpu_check.verdict == FS_VERDICT_PASS ? FS_TRIAGE_NONE
 			  : !r->emulated.nonfinite && r->emulated.max_abs <= r->k * r->unfused.max_abs + r->tol ? FS_TRIAGE_ROUNDING
 												      : FS_TRIAGE_BUG;
 	}
@@ -1267,8 +1321,13 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	fs_prog_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
 	gpu(&p, o, seed, vals[REF], key, r);
 	/* tuned per bucket (a region with matrix products: for --emit alone, each bucket times its products too) */
+	struct fs_bucket_set set = {0};
 	if (!o->generate_only && (o->emit_dir || (r->gpu_ran && !fs_gemm_any(&p))))
-		fs_buckets_run(&p, nodes, n, o, seed, r);
+		fs_buckets_run(&p, nodes, n, o, seed, r, &set);
+	settle(r);
+	if (o->emit_dir && !o->generate_only)
+		emit(&p, &set, o, r);
+	fs_bucket_set_release(&set);
 	free(narrow);
 	release(&p, vals);
 	if (!r->cpu_ran && !r->gpu_ran) {
@@ -1285,6 +1344,12 @@ void fs_numerics_release(struct fs_numerics *r)
 {
 	free(r->fused_source);
 	r->fused_source = NULL;
+}
+
+/* the last line: the one verdict (settle) */
+static void print_verdict(const struct fs_numerics *r, FILE *out)
+{
+	fprintf(out, "  verdict: %s%s%s\n", fs_verdict_name(r->verdict), r->why[0] ? ": " : "", r->why);
 }
 
 void fs_numerics_print(const struct fs_numerics *r, FILE *out)
@@ -1305,8 +1370,9 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", rows[i].name, rows[i].e->max_abs, rows[i].e->max_rel,
 			rows[i].e->nrmse, (unsigned long long)rows[i].e->nonfinite);
 	if (r->cpu_ran)
-		fprintf(out, "  verdict: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
-			fs_verdict_name(r->verdict), r->k, r->tol, r->min_tol, r->why[0] ? ": " : "", r->why);
+		fprintf(out, "  CPU check: %s (fused <= %.0f x unfused + %.0e; minimum tolerance that passes: %.3e)%s%s\n",
+			fs_verdict_name(r->cpu_check.verdict), r->k, r->tol, r->cpu_check.min_tol, r->cpu_check.why[0] ? ": " : "",
+			r->cpu_check.why);
 	enum fs_triage cpu = r->gpu_triaged ? r->cpu_triage : r->triage;
 	if (cpu != FS_TRIAGE_NONE)
 		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
@@ -1323,12 +1389,16 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
 	if (!r->gpu_ran) {
 		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
+		print_verdict(r, out);
 		return;
 	}
 	if (r->gemm[0])
 		fprintf(out, "  matrix products: %s\n", r->gemm);
 	if (!r->n_tactics)
 		;
+	else if (r->chosen < 0)
+		fprintf(out, "  tuning: %u tactic%s timed, none passed its check: the fallback kernel (any size) runs\n", r->n_tactics,
+			r->n_tactics == 1 ? "" : "s");
 	else if (r->cache_hit)
 		fprintf(out, "  tuning: cache hit (%s, bucket %s): no tactic profiled\n", r->tactics[r->chosen].name, r->bucket);
 	else {
@@ -1348,10 +1418,10 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 				fprintf(out, "    %-22s finalist: %.4f ms among the finalists, %.4f after the unfused chain, %.4f after a copy;"
 					     " worst ratio to a company's fastest %.3f\n", r->tactics[i].name, r->tactics[i].company_ms[0],
 					r->tactics[i].company_ms[1], r->tactics[i].company_ms[2], r->tactics[i].worst);
-		for (uint32_t i = 0; i < r->n_tactics; i++)
-			if (r->tactics[i].failed[0])
-				fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
 	}
+	for (uint32_t i = 0; i < r->n_tactics; i++)
+		if (r->tactics[i].failed[0])
+			fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
 	fprintf(out, "  GPU %s, float64 reference on the GPU", r->device);
 	if (r->ref_checked)
 		fprintf(out, " (against the CPU's: max abs %.2e, max rel %.2e, %llu non-finite)", r->ref_vs_cpu.max_abs,
@@ -1369,24 +1439,27 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  %-26s %11.3e %11.3e %11.3e %9llu\n", "fused, per-op rounding", r->gpu_emulated.max_abs,
 			r->gpu_emulated.max_rel, r->gpu_emulated.nrmse, (unsigned long long)r->gpu_emulated.nonfinite);
 	}
-	fprintf(out, "  GPU verdict: %s (minimum tolerance that passes: %.3e)%s%s\n", fs_verdict_name(r->verdict), r->min_tol,
-		r->why[0] ? ": " : "", r->why);
+	fprintf(out, "  GPU check: %s (minimum tolerance that passes: %.3e)%s%s\n", fs_verdict_name(r->gpu_check.verdict),
+		r->gpu_check.min_tol, r->gpu_check.why[0] ? ": " : "", r->gpu_check.why);
 	if (r->gpu_triaged && r->triage != FS_TRIAGE_NONE)
 		fprintf(out, "  triage (GPU): %s (%s)\n", fs_triage_name(r->triage),
 			r->triage == FS_TRIAGE_ROUNDING ? "the kernel passes with FMA contraction off or eager rounding"
 							: "the kernel fails with FMA contraction off and with eager rounding");
 	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
+	fprintf(out, "  time (median of %u, %u input copies rotated, %s): fused %.4f ms (+-%.4f), ", r->reps, r->rotate,
+		r->timed_apart ? "timed apart: both do not fit the device at once" : "fused and unfused side by side", r->fused_ms,
+		r->fused_ci);
 	if (r->flops > 0) /* matrix products: their rate, not a copy's */
-		fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.1f TFLOP/s, %.0f GB/s; unfused %.4f ms (%u launches), "
-			     "%.1f TFLOP/s; speedup %.2fx\n",
-			r->reps, r->rotate, r->fused_ms, r->flops / (r->fused_ms * 1e-3) / 1e12, fg, r->unfused_ms, r->unfused_launches,
-			r->flops / (r->unfused_ms * 1e-3) / 1e12, r->unfused_ms / r->fused_ms);
+		fprintf(out, "%.1f TFLOP/s, %.0f GB/s; unfused %.4f ms (+-%.4f, %u launches), %.1f TFLOP/s", r->flops / (r->fused_ms * 1e-3) / 1e12,
+			fg, r->unfused_ms, r->unfused_ci, r->unfused_launches, r->flops / (r->unfused_ms * 1e-3) / 1e12);
 	else
-		fprintf(out, "  time (median of %u, %u input copies rotated): fused %.4f ms, %.0f GB/s, %.0f%% of copy %.0f GB/s"
-			     " (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (%u kernels), %.0f GB/s; speedup %.2fx\n",
-			r->reps, r->rotate, r->fused_ms, fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs,
-			r->copy_same_gbs, r->unfused_ms, r->unfused_launches, ug, r->unfused_ms / r->fused_ms);
+		fprintf(out, "%.0f GB/s, %.0f%% of copy %.0f GB/s (%.0f%% of a copy of the same bytes, %.0f GB/s); unfused %.4f ms (+-%.4f, "
+			     "%u kernels), %.0f GB/s",
+			fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs, r->copy_same_gbs, r->unfused_ms, r->unfused_ci,
+			r->unfused_launches, ug);
+	fprintf(out, "; speedup %.3fx [%.3f, %.3f]\n", r->speedup, r->speedup_lo, r->speedup_hi);
 	fs_buckets_print(r, out);
+	print_verdict(r, out);
 }
 
 /* one row of numerics.json's tactic table (buckets.h) */
@@ -1418,6 +1491,15 @@ static cJSON *errors_json(const struct fs_errors *e)
 	return o;
 }
 
+static cJSON *check_json(const struct fs_check *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "verdict", fs_verdict_name(c->verdict));
+	cJSON_AddNumberToObject(o, "min_passing_tolerance", c->min_tol);
+	cJSON_AddStringToObject(o, "reason", c->why);
+	return o;
+}
+
 void *fs_numerics_json(const struct fs_numerics *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1437,7 +1519,10 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddItemToObject(o, "fused_per_op_rounding", errors_json(&r->emulated));
 	cJSON_AddNumberToObject(o, "k", r->k);
 	cJSON_AddNumberToObject(o, "tolerance", r->tol);
-	cJSON_AddNumberToObject(o, "min_passing_tolerance", r->min_tol);
+	if (r->cpu_ran)
+		cJSON_AddItemToObject(o, "cpu_check", check_json(&r->cpu_check));
+	if (r->gpu_ran)
+		cJSON_AddItemToObject(o, "gpu_check", check_json(&r->gpu_check));
 	cJSON_AddStringToObject(o, "verdict", fs_verdict_name(r->verdict));
 	cJSON_AddStringToObject(o, "reason", r->why);
 	cJSON_AddStringToObject(o, "triage", fs_triage_name(r->triage));
@@ -1467,6 +1552,12 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddItemToObject(gp, "fused", errors_json(&r->gpu_fused));
 		cJSON_AddNumberToObject(gp, "fused_ms", r->fused_ms);
 		cJSON_AddNumberToObject(gp, "unfused_ms", r->unfused_ms);
+		cJSON_AddNumberToObject(gp, "fused_ci95_ms", r->fused_ci);
+		cJSON_AddNumberToObject(gp, "unfused_ci95_ms", r->unfused_ci);
+		cJSON_AddItemToObject(gp, "speedup", cJSON_CreateDoubleArray((const double[]){r->speedup, r->speedup_lo, r->speedup_hi}, 3));
+		cJSON_AddBoolToObject(gp, "timed_apart", r->timed_apart);
+		if (r->plan_failed[0])
+			cJSON_AddStringToObject(gp, "plan_failed", r->plan_failed);
 		cJSON_AddNumberToObject(gp, "fused_bytes", (double)r->fused_bytes);
 		cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
 		cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
@@ -1480,7 +1571,7 @@ void *fs_numerics_json(const struct fs_numerics *r)
 		cJSON_AddStringToObject(t, "bucket", r->bucket);
 		fs_buckets_json(r, t);
 		cJSON_AddBoolToObject(t, "cache_hit", r->cache_hit);
-		cJSON_AddStringToObject(t, "chosen", r->tactics[r->chosen].name);
+		cJSON_AddStringToObject(t, "chosen", r->chosen >= 0 ? r->tactics[r->chosen].name : "");
 		cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");
 		cJSON_AddNumberToObject(t, "failed", r->n_failed);
 		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");

@@ -101,15 +101,27 @@ struct fs_bucket_run {
 	double ms, ci, runner_up_ms, unfused_ms; /* per call */
 	uint32_t timed, failed;  /* tactics timed; not eligible */
 	struct fs_errors fused, unfused; /* the chosen tactic's and the unfused kernels' errors, on the device */
-	int passed;              /* the chosen tactic passes the verdict's bound */
+	int passed;              /* every plan the bucket would use passes its check (the chosen one, the emitted op's, the
+	                            fallback kernel) */
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
-	char error[256];         /* why the bucket could not be tuned */
+	double speedup, speedup_lo, speedup_hi; /* unfused / fused timed side by side, and its 95% interval */
+	int unfused_plan;        /* the fused plan is slower here (interval wholly below 1): the bucket takes the unfused one */
+	char error[256];         /* why the bucket could not be tuned, or which plan fails its check and why */
 	double seconds;          /* wall time of its tuning (compiling, checking, timing) */
 	struct fs_numerics_tactic finalists[FS_FINALISTS]; /* its tuning's final round (a cache hit: the cached tactic alone, met in no company) */
 	uint32_t n_finalists;
 };
 
-enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL };
+/* A check passes or fails; the verdict of a run is the worst check of every
+ * plan it would use, and where all pass, whether the fusion pays. */
+enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL, FS_VERDICT_NOT_PROFITABLE };
+
+/* One check: the fused execution's errors against fused <= k x unfused + tol. */
+struct fs_check {
+	enum fs_verdict verdict; /* pass or fail */
+	double min_tol;          /* the least tolerance that passes */
+	char why[256];           /* a failure's reason */
+};
 enum fs_triage { FS_TRIAGE_NONE, FS_TRIAGE_ROUNDING, FS_TRIAGE_BUG };
 
 struct fs_numerics {
@@ -122,11 +134,14 @@ struct fs_numerics {
 	double gpu_seconds;      /* wall time of the GPU side at the run's own size (compiling, checking, tuning) */
 	char cpu_skipped[160];
 	struct fs_errors unfused, fused, emulated;
-	double k, tol, min_tol;  /* verdict: fused.max_abs <= k * unfused.max_abs + tol */
+	double k, tol;           /* a check's bound: fused.max_abs <= k * unfused.max_abs + tol */
+	struct fs_check cpu_check, gpu_check; /* the CPU executions', the GPU plan's at the run's own size */
+	/* the verdict: the worst of every plan the run would use (both checks, plan_failed, every bucket's plans);
+	 * where all pass and the fused plan is slower than the unfused chain at the run's own size, not profitable */
 	enum fs_verdict verdict;
+	char why[300];           /* which plan fails and why, or why it does not pay */
 	enum fs_triage triage;   /* on the GPU kernels when they ran with --triage, else on the CPU */
 	enum fs_triage cpu_triage;
-	char why[256];           /* the reason for a failure */
 	char planted[96];        /* the planted bug, if any */
 	/* the generated kernels: the fused one and one per unfused op */
 	char *fused_source;      /* CUDA C of the fused kernel (owned) */
@@ -144,6 +159,9 @@ struct fs_numerics {
 	int gpu_triaged;         /* the triage below ran on the GPU kernels */
 	struct fs_errors gpu_no_fma, gpu_emulated;
 	double fused_ms, unfused_ms, copy_gbs, copy_same_gbs; /* copies of 1 GiB and of the fused kernel's traffic */
+	double fused_ci, unfused_ci, speedup, speedup_lo, speedup_hi; /* side by side (fuse/gpu.h) */
+	int timed_apart;         /* the two timed one after the other (their buffers do not fit together) */
+	char plan_failed[256];   /* another plan the run would use that fails its check (the emitted op's, the fallback) */
 	int64_t fused_bytes, unfused_bytes;
 	double flops;            /* its products' floating-point operations */
 	char gemm[1024];         /* a region with matrix products: cuBLASLt, its algorithms, the fused plan's variants */
