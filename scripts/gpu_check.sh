@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# The GPU side of fusescan --apply on the GPU machine: the GPU-labelled tests
-# (tests/scripts/gpu.sh, then the emitted PyTorch ops at every token count,
-# tests/scripts/check_torch_op.py), then the chains the GPU issues name,
-# tuned per bucket, emitted as PyTorch ops and timed at every size against
-# PyTorch eager and torch.compile, as one table; then the planted bugs.
+# The GPU side of fusescan, end to end, on a GPU machine: every part spreads
+# its independent runs over the GPUs it is given (GPUS, default every visible
+# one), one run at a time on a GPU, and the parts run one after the other.
 #
 #   scripts/gpu_check.sh prepare   # here: Release build + its shared libraries
 #                                  # + the dumps into gpu-carry/ (git-ignored)
-#   scripts/gpu_check.sh run [OUT] # there (carry gpu-carry): the GPU-labelled
-#                                  # tests, then the tables; each chain's
-#                                  # numerics.json / fused.cu under
-#                                  # OUT/bench/gpu_K/CHAIN, each GPU's
-#                                  # bench.json under OUT/bench/gpu_K
-# Environment: TOKENS (the sizes, default 1,2,4,...,16384), PARTS (default "tests bench plants": what to
-# run: "tests" is every ctest labelled gpu; "model" adds the in-model validation,
-# scripts/validate_in_model.py; "gemm" scripts/bench_gemm.py at GEMM_TOKENS, default 16,16384), ONLY
-# (the chains to bench, default all), GPUS (the GPUs the chains are spread over, default every
-# visible one).
+#   scripts/gpu_check.sh run [OUT] # there (carry gpu-carry): the parts, each
+#                                  # one's log and results under OUT
+#
+# Parts (PARTS, default "tests gemm bench memcheck sweep plants"):
+#   tests     every ctest labelled gpu: tests/scripts/gpu.sh (the kernels, tuning, the cache, --emit,
+#             triage, Qwen3-Next's L2 norm at 2048 tokens), gemm_gpu.sh fixtures (matrix products) and
+#             bench (each GEMM fixture as bench_gemm runs it), check_torch_op.py (the emitted ops at every token count),
+#             model.sh (a 2-layer Llama with four fusions applied)
+#   gemm      scripts/bench_gemm.py at GEMM_TOKENS (default 16,16384), a row per GPU, as one table
+#   bench     scripts/bench_torch.py at TOKENS (default 1,16,256,4096,16384) against eager and
+#             torch.compile, the chains dealt to the GPUs, then one table (scripts/bench_table.py)
+#   memcheck  compute-sanitizer memcheck over each op family and each GEMM plan, every tactic, and an
+#             eager attention softmax past 2^31 elements (its tuned tactic)
+#   sweep     every candidate discovery finds on every fixture architecture at SWEEP_TOKENS (default
+#             2048), classed (scripts/sweep_candidates.py): no fail, crash or contradiction
+#   plants    planted bugs (a wrong eps, a dropped cast) fail with exit 1 and triage calls them bugs
+#   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model
+# ONLY: the chains the bench part times (default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=gpu-carry
+exe=$PWD/$carry/fusescan
 
 prepare() {
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -37,99 +44,159 @@ prepare() {
 	du -sh "$carry"
 }
 
-run() {
-	local out=${1:-${OUT:-/tmp/fusescan-gpu}} tokens=${TOKENS:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384}
-	mkdir -p "$out"
-	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE=${FUSESCAN_CACHE:-/tmp/fusescan-cache}
-	local status=0
-	local parts=" ${PARTS:-tests bench plants} "
-	if [[ $parts == *" tests "* ]]; then
-		bash tests/scripts/gpu.sh "$PWD/$carry/fusescan" tests | tail -n 3 | sed 's/^/tests (label gpu): /' || status=1
-		# matrix products through cuBLASLt and the generated GEMM
-		bash tests/scripts/gemm_gpu.sh "$PWD/$carry/fusescan" tests 2>&1 | grep -E "FAIL|passed|skipped|error" |
-			sed 's/^/gemm tests (label gpu): /' || status=1
-		python3 -u tests/scripts/check_torch_op.py "$PWD/$carry/fusescan" tests "$out/torch_op" | sed 's/^/torch op: /' || status=1
-		bash tests/scripts/model.sh "$PWD/$carry/fusescan" "$out/model_2l" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' |
-			tail -n 14 | sed 's/^/model (2 layers): /' || status=1
-		rm -rf "$out/model_2l"
-	fi
-	if [[ $parts == *" gemm "* ]]; then
-		# matrix products against PyTorch
-		mkdir -p "$out/gemm"
-		python3 -u scripts/bench_gemm.py --fusescan "$carry/fusescan" --tokens "${GEMM_TOKENS:-16,16384}" \
-			--out "$out/gemm" 2>"$out/gemm/stderr.txt" || { status=1; tail -n 20 "$out/gemm/stderr.txt"; }
-	fi
-	if [[ $parts == *" bench "* ]]; then
-		bench "$out" "$tokens" || status=1
-	fi
-	if [[ $parts == *" plants "* ]]; then
-		plants "$out" || status=1
-	fi
-	if [[ $parts == *" model "* ]]; then
-		model "$out" || status=1
-	fi
+# spread LOGDIR CMD...: the commands (shell strings) over the GPUs, command i on GPU i mod n, those of
+# one GPU one after the other; each one's output in LOGDIR/i.log, printed in order once all are done;
+# status 1 if any fails
+spread() {
+	local logs=$1 status=0 g c
+	shift
+	local -a cmds=("$@") pids=()
+	mkdir -p "$logs"
+	for ((g = 0; g < ${#gpus[@]} && g < ${#cmds[@]}; g++)); do
+		(
+			s=0
+			for ((c = g; c < ${#cmds[@]}; c += ${#gpus[@]})); do
+				CUDA_VISIBLE_DEVICES=${gpus[g]} bash -c "${cmds[c]}" >"$logs/$c.log" 2>&1 || { echo "exit $?" >>"$logs/$c.log"; s=1; }
+			done
+			exit $s
+		) &
+		pids+=($!)
+	done
+	for g in "${pids[@]}"; do wait "$g" || status=1; done
+	for ((c = 0; c < ${#cmds[@]}; c++)); do cat "$logs/$c.log"; done
 	return $status
 }
 
-bench() {
-	local out=$1 tokens=$2 status=0 gpus chains g i c mine
-	# the chains at Llama-3-8B widths, tuned per bucket and emitted as PyTorch ops, timed at
-	# every size against PyTorch eager and torch.compile (scripts/bench_torch.py): the chains
-	# dealt in turn to the GPUs (GPUS, default every visible one), one run per GPU holding
-	# its chains (its fresh timing processes start once, about 20 s each, not once per
-	# chain; a failed or stopped run loses that GPU's chains alone), the runs side by side;
-	# then their rows as one table (scripts/bench_table.py)
-	gpus=${GPUS:-${CUDA_VISIBLE_DEVICES:-$(nvidia-smi -L 2>/dev/null | awk '{printf "%s%d", NR > 1 ? "," : "", NR - 1}')}}
+run() {
+	local out=${1:-${OUT:-/tmp/fusescan-gpu}} status=0 part
+	mkdir -p "$out"
+	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE=${FUSESCAN_CACHE:-/tmp/fusescan-cache}
+	IFS=, read -ra gpus <<<"${GPUS:-${CUDA_VISIBLE_DEVICES:-$(nvidia-smi -L 2>/dev/null | awk '{printf "%s%d", NR > 1 ? "," : "", NR - 1}')}}"
+	[ ${#gpus[@]} -gt 0 ] || gpus=(0)
+	echo "gpu_check: $(nvidia-smi -L 2>/dev/null | head -1 | sed 's/ (UUID.*//') x${#gpus[@]}; parts: ${PARTS:-tests gemm bench memcheck sweep plants}"
+	for part in ${PARTS:-tests gemm bench memcheck sweep plants}; do
+		local t0=$SECONDS
+		echo "== $part"
+		case $part in
+		tests | gemm | bench | memcheck | sweep | plants | model) "part_$part" "$out" || { status=1; echo "$part: FAILED"; } ;;
+		*) echo "unknown part '$part'"; status=1 ;;
+		esac
+		echo "== $part: $((SECONDS - t0)) s"
+	done
+	return $status
+}
+
+part_tests() {
+	local out=$1
+	# the longest first, so the shorter ones share a GPU after them
+	spread "$out/tests" \
+		"bash tests/scripts/gemm_gpu.sh '$exe' tests fixtures 2>&1 | grep -E 'FAIL|passed|skipped|error' | sed 's/^/gemm tests (label gpu): /'; exit \${PIPESTATUS[0]}" \
+		"bash tests/scripts/gemm_gpu.sh '$exe' tests bench 2>&1 | grep -E 'FAIL|passed|skipped|error' | sed 's/^/gemm as bench_gemm runs them (label gpu): /'; exit \${PIPESTATUS[0]}" \
+		"bash tests/scripts/gpu.sh '$exe' tests | tail -n 3 | sed 's/^/tests (label gpu): /'; exit \${PIPESTATUS[0]}" \
+		"python3 -u tests/scripts/check_torch_op.py '$exe' tests '$out/torch_op' | tail -n 3 | sed 's/^/torch op: /'; exit \${PIPESTATUS[0]}" \
+		"bash tests/scripts/model.sh '$exe' '$out/model_2l' 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' | tail -n 14 | sed 's/^/model (2 layers): /'; exit \${PIPESTATUS[0]}"
+}
+
+part_gemm() {
+	local out=$1 r
+	local -a cmds=()
+	mkdir -p "$out/gemm"
+	for r in $(python3 scripts/bench_gemm.py --list); do
+		cmds+=("python3 -u scripts/bench_gemm.py --fusescan '$exe' --tokens '${GEMM_TOKENS:-16,16384}' --only $r --out '$out/gemm/$r' 2>'$out/gemm/$r.stderr' || { tail -n 20 '$out/gemm/$r.stderr'; exit 1; }")
+	done
+	spread "$out/gemm/logs" "${cmds[@]}" | awk '!/^row / || !seen++' # one header
+	return "${PIPESTATUS[0]}"
+}
+
+part_bench() {
+	local out=$1 status=0 chains c i mine
+	# the chains at Llama-3-8B widths, tuned per bucket and emitted as PyTorch ops, timed at every
+	# size against PyTorch eager and torch.compile: one bench_torch.py run per GPU holding its chains
+	# (its fresh timing processes start once for all of them), then their rows as one table
 	chains=${ONLY:-$(cd scripts && python3 -c 'import torch_chains as tc; print(",".join(c[0] for c in tc.CHAINS))' 2>/dev/null)}
-	IFS=, read -ra gpus <<<"${gpus:-0}"
 	IFS=, read -ra chains <<<"$chains"
 	[ ${#chains[@]} -gt 0 ] || { echo "bench: no chains (ONLY unset and scripts/torch_chains.py does not import)"; return 1; }
-	mkdir -p "$out/bench"
-	rm -rf "$out/bench/failed" "$out/bench"/gpu_* # no earlier run's rows in the table
+	rm -rf "$out/bench" && mkdir -p "$out/bench"
+	local -a cmds=()
 	for i in "${!gpus[@]}"; do
 		mine=
 		for ((c = i; c < ${#chains[@]}; c += ${#gpus[@]})); do mine+=${mine:+,}${chains[c]}; done
 		[ -n "$mine" ] || continue
-		CUDA_VISIBLE_DEVICES=${gpus[i]} python3 -u scripts/bench_torch.py --fusescan "$carry/fusescan" \
-			--dumps "$carry/dumps" --tokens "$tokens" --only "$mine" --out "$out/bench/gpu_$i" \
-			>"$out/bench/gpu_$i.log" 2>&1 || echo "bench $mine (GPU ${gpus[i]}): exit $?" >>"$out/bench/failed" &
+		cmds+=("python3 -u scripts/bench_torch.py --fusescan '$exe' --dumps '$carry/dumps' --tokens '${TOKENS:-1,16,256,4096,16384}' --only $mine --out '$out/bench/gpu_$i' 2>&1 | grep -v Warning; exit \${PIPESTATUS[0]}")
 	done
-	wait
-	for g in "$out/bench"/gpu_*.log; do
-		grep -v Warning "$g" || true
-	done
-	[ ! -s "$out/bench/failed" ] || { cat "$out/bench/failed"; status=1; }
-	g=("$out/bench"/gpu_*/bench.json)
-	[ ! -e "${g[0]}" ] || python3 scripts/bench_table.py "${g[@]}" || status=1
+	spread "$out/bench/logs" "${cmds[@]}" || status=1
+	local -a runs=("$out/bench"/gpu_*/bench.json)
+	[ ! -e "${runs[0]}" ] || python3 scripts/bench_table.py "${runs[@]}" || status=1
 	return $status
 }
 
-model() {
+part_memcheck() {
+	local out=$1 llama=tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt d=tests/data/gemm
+	local eager=tests/data/export_llama_eager_2l/001_export_export_to_gm.txt
+	local next=tests/data/export_qwen3_next_2l/002_post_export_run_decompositions.txt
+	local ms="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer) --tool memcheck --error-exitcode 99 --print-limit 10 '$exe'" a="--reps 10 --no-render"
+	mkdir -p "$out/memcheck"
+	# each op family (row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a
+	# row's tail past its end) and each GEMM plan (concatenated products alone, products + kernel +
+	# the generated GEMM, cuBLASLt's epilogue, a product after the kernel): every tactic of each
+	local -a runs=(
+		"rmsnorm --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 $llama"
+		"rope --apply rope_rotate_half-3bc3ce9c --tokens 512 --buckets 512 $llama"
+		"add_rmsnorm --apply add_rmsnorm-aeb77c08 --tokens 512 --buckets 512 $llama"
+		"swiglu --apply swiglu-b5058ea8 --tokens 16 --buckets 16 --emit $out/memcheck/emit $llama"
+		"softmax --apply eager_attention_softmax-661b75dd --tokens 512 --buckets 512 $eager"
+		"l2norm --apply l2norm --tokens 2048 --buckets 2048 $next"
+		"qkv --apply parallel_gemm --tokens 100 --buckets 100 $d/qkv.txt"
+		"gate_up --apply gate_up_swiglu --tokens 100 --buckets 100 $d/gate_up.txt --patterns $d/patterns"
+		"oproj --apply gemm_residual --tokens 100 --buckets 100 $d/oproj_residual.txt --patterns $d/patterns"
+		"mlp --apply pattern:swiglu --tokens 16 --buckets 16 $d/mlp.txt"
+	)
+	local -a cmds=()
+	local r name
+	for r in "${runs[@]}"; do
+		name=${r%% *}
+		cmds+=("$ms ${r#* } $a --cache '$out/memcheck/$name.json' --out '$out/memcheck/$name' >'$out/memcheck/$name.log' 2>&1; rc=\$?; echo \"memcheck $name: exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/$name.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
+	done
+	# past 2^31 elements: 32 x 8200 x 8200 scores (2.15e9), its tactic tuned first without the
+	# sanitizer (every tactic under it would take hours), then every kernel the run launches under it
+	local big="--apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $a --cache '$out/memcheck/big.json' $eager"
+	cmds+=("'$exe' $big --out '$out/memcheck/big0' >'$out/memcheck/big0.log' 2>&1 && $ms $big --out '$out/memcheck/big' >'$out/memcheck/big.log' 2>&1; rc=\$?; echo \"memcheck softmax past 2^31 elements (32 x 8200 x 8200): exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/big.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
+	spread "$out/memcheck/logs" "${cmds[@]}"
+}
+
+part_sweep() {
+	local out=$1
+	python3 -u scripts/sweep_candidates.py --fusescan "$exe" --tokens "${SWEEP_TOKENS:-2048}" --gpus "$(
+		IFS=,
+		echo "${gpus[*]}"
+	)" --jobs $((2 * ${#gpus[@]})) --out "$out/sweep"
+}
+
+part_plants() {
+	local out=$1 status=0 bug rc
+	# a planted bug must fail (exit 1), and triage must call it a bug
+	for bug in eps cast; do
+		rc=0
+		CUDA_VISIBLE_DEVICES=${gpus[0]} "$exe" --apply rmsnorm-3feecfe3 --tokens 16384 --buckets 16384 --no-render --triage \
+			--plant-bug "$bug" --out "$out/plant_$bug" "$carry/dumps/llama3_8b_001.txt" >"$out/plant_$bug.log" 2>&1 || rc=$?
+		echo "planted $bug: exit $rc; $(grep -hE 'GPU check|triage|  verdict' "$out/plant_$bug.log" | tr -s ' ' | tr '\n' ';')"
+		[ "$rc" -eq 1 ] || status=1
+	done
+	return $status
+}
+
+part_model() {
 	local out=$1 status=0 steps
 	# add + RMSNorm, RMSNorm, RoPE and SwiGLU applied together inside a 4-layer Llama-3-8B-width
-	# model, with their AutoDeploy scaffolds (scripts/validate_in_model.py): seeded random weights,
-	# then the same trained 300 steps on a synthetic language (peaked logits)
+	# model, with their AutoDeploy scaffolds: seeded random weights, then the same trained 300 steps
 	for steps in ${MODEL_STEPS:-0 300}; do
-		python3 -u scripts/validate_in_model.py --fusescan "$carry/fusescan" --arch llama --layers 4 \
+		CUDA_VISIBLE_DEVICES=${gpus[0]} python3 -u scripts/validate_in_model.py --fusescan "$exe" --arch llama --layers 4 \
 			--set hidden_size=4096 --set intermediate_size=14336 --set num_attention_heads=32 \
 			--set num_key_value_heads=8 --set vocab_size=128256 --set max_position_embeddings=8192 \
 			--train-steps "$steps" --tokens 4096 --apply add_rmsnorm --apply rmsnorm \
 			--apply rope_rotate_half --apply swiglu --scaffold --work "$out/model_$steps" \
 			--json "$out/model_$steps.json" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' || status=1
 		rm -rf "$out/model_$steps"
-	done
-	return $status
-}
-
-plants() {
-	local out=$1 status=0
-	# a planted bug must fail (exit 1), and triage must call it a bug
-	for bug in eps cast; do
-		rc=0
-		"$carry/fusescan" --apply rmsnorm-3feecfe3 --tokens 16384 --buckets 16384 --no-render --triage --plant-bug "$bug" \
-			--out "$out/plant_$bug" "$carry/dumps/llama3_8b_001.txt" >"$out/plant_$bug.log" 2>&1 || rc=$?
-		echo "planted $bug: exit $rc; $(grep -hE 'GPU verdict|triage' "$out/plant_$bug.log" | tr -s ' ' | tr '\n' ';')"
-		[ "$rc" -eq 1 ] || status=1
 	done
 	return $status
 }

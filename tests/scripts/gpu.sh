@@ -16,13 +16,14 @@ exe=$1 tests=$2
 llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
 export FUSESCAN_CACHE=$tmp/cache
 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --cache "$tmp/probe.json" --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
-if ! grep -q "GPU verdict" "$tmp/probe.out"; then
+if ! grep -q "GPU check" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU' "$tmp/probe.out" | head -1 | sed 's/^  //')"
 	exit 77
 fi
 for id in rmsnorm-3feecfe3 rope_rotate_half-3bc3ce9c add_rmsnorm-aeb77c08 swiglu-b5058ea8; do
 	check "$id on the GPU" 0 "$exe" --apply "$id" --tokens 512 --buckets 512 --no-render --out "$tmp/$id" "$llama"
-	contains "$id GPU verdict" "$tmp/out" "GPU verdict: pass"
+	contains "$id GPU check" "$tmp/out" "GPU check: pass"
+	contains "$id verdict" "$tmp/out" "  verdict: pass"
 	contains "$id timed" "$tmp/out" "time (median of 50"
 	contains "$id tuned, no tactic failing" "$tmp/out" "tactics timed, 0 failed, "
 	# a call of a few MB: the finalists met three companies, each one's times reported
@@ -57,7 +58,7 @@ sys.exit(not all(x["finalists"] and all(len(f["companies_ms"]) == 3 and f["worst
 	"$tmp/e/numerics.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL emit: the buckets' finalists"; fi
 check "planted eps on the GPU" 1 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --plant-bug eps --triage \
 	--out "$tmp/plant" "$llama"
-contains "planted eps fails on the GPU" "$tmp/out" "GPU verdict: fail"
+contains "planted eps fails on the GPU" "$tmp/out" "GPU check: fail"
 contains "triage on the kernel: a bug" "$tmp/out" "triage (GPU): bug"
 check "triage of a passing kernel" 0 "$exe" --apply swiglu-b5058ea8 --tokens 512 --buckets 512 --no-render --triage --out "$tmp/t" "$llama"
 contains "FMA-off run" "$tmp/out" "fused, FMA contraction off"
@@ -67,10 +68,16 @@ eager=$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt
 # it fits an 80 GB card; the fused kernel's output goes where the chain's buffers were
 check "softmax at 16384 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 16384 --buckets 16384 --no-render \
 	--out "$tmp/sm16k" "$eager"
-contains "softmax at 16384: GPU verdict" "$tmp/out" "GPU verdict: pass"
+contains "softmax at 16384: GPU check" "$tmp/out" "GPU check: pass"
 check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 8192 --buckets 8192 --no-render --out "$tmp/sm" "$eager"
 contains "softmax: CPU skipped" "$tmp/out" "CPU executions skipped: the region holds"
 contains "softmax: GPU reference alone" "$tmp/out" "(no CPU reference at these sizes)"
-contains "softmax: GPU verdict" "$tmp/out" "GPU verdict: pass"
+contains "softmax: GPU check" "$tmp/out" "GPU check: pass"
 contains "softmax: json" "$tmp/sm/numerics.json" '"cpu_ran":	false'
+# Qwen3-Next's L2 norm of q / k at 2048 tokens: rows of 128 and a tactic of 256 threads a row (its
+# scalar loads past the row's end read past the buffer at the last row: an illegal address)
+next=$tests/data/export_qwen3_next_2l/002_post_export_run_decompositions.txt
+check "l2norm at 2048 tokens" 0 "$exe" --apply l2norm --tokens 2048 --buckets 2048 --no-render --out "$tmp/l2" "$next"
+contains "l2norm at 2048: verdict" "$tmp/out" "  verdict: pass"
+contains "l2norm at 2048: the tactic of 256 threads a row ran" "$tmp/out" "v1 t256 r1"
 finish
