@@ -384,6 +384,10 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		cJSON_AddBoolToObject(q, "tuned", b[i].tuned);
 		if (b[i].tuned)
 			cJSON_AddNumberToObject(q, "median_ms", b[i].ms);
+		/* the fused plan timed slower than the unfused chain here: the op still runs it (it is correct),
+		 * but a deployment should leave these sites unfused at this size */
+		if (b[i].tuned)
+			cJSON_AddBoolToObject(q, "profitable", !b[i].unfused);
 		cJSON_AddItemToArray(bj, q);
 	}
 	json = cJSON_Print(j);
@@ -398,9 +402,16 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	if ((!nk || (!write_one(r, dir, name, "cu", cu.s) && !write_one(r, dir, name, "ptx", ptx))) && !write_one(r, dir, name, "json", json) &&
 	    !write_one(r, dir, name, "py", py)) {
 		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
-		snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir, name, name,
-			 nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
-			 e.gemm ? ", its products through PyTorch's GEMMs" : "");
+		int at = snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
+				  name, name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
+				  e.gemm ? ", its products through PyTorch's GEMMs" : "");
+		uint32_t slower = 0;
+		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->emitted); i++)
+			if (b[i].unfused)
+				at += snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
+					       (long long)b[i].tokens);
+		if (slower && at > 0 && (size_t)at < sizeof(r->emitted))
+			snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, " tokens (profitable: false): leave its sites unfused at those sizes");
 	}
 out:
 	for (uint32_t i = 0; i < nk; i++)

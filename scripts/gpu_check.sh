@@ -98,13 +98,16 @@ part_tests() {
 }
 
 part_gemm() {
-	local out=$1 r
+	local out=$1 r t
 	local -a cmds=()
 	mkdir -p "$out/gemm"
-	for r in $(python3 scripts/bench_gemm.py --list); do
-		cmds+=("python3 -u scripts/bench_gemm.py --fusescan '$exe' --tokens '${GEMM_TOKENS:-16,16384}' --only $r --out '$out/gemm/$r' 2>'$out/gemm/$r.stderr' || { tail -n 20 '$out/gemm/$r.stderr'; exit 1; }")
+	# a run per row and size (the largest first: they take longest), dealt to the GPUs
+	for t in $(tr , '\n' <<<"${GEMM_TOKENS:-16,16384}" | sort -rn); do
+		for r in $(python3 scripts/bench_gemm.py --list); do
+			cmds+=("python3 -u scripts/bench_gemm.py --fusescan '$exe' --tokens $t --only $r --out '$out/gemm/${r}_$t' 2>'$out/gemm/${r}_$t.stderr' || { tail -n 20 '$out/gemm/${r}_$t.stderr'; exit 1; }")
+		done
 	done
-	spread "$out/gemm/logs" "${cmds[@]}" | awk '!/^row / || !seen++' # one header
+	spread "$out/gemm/logs" "${cmds[@]}" | awk '!/^(row |NVIDIA)/ || !seen[$1]++' # one header
 	return "${PIPESTATUS[0]}"
 }
 

@@ -156,6 +156,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds a run may take")
     ap.add_argument("--only", help="architectures, comma-separated (default all)")
     ap.add_argument("--out", default=None, help="where sweep.json goes (default: not written)")
+    ap.add_argument("--verbose", action="store_true", help="print each outcome as it comes")
     ap.add_argument("dumps", nargs="*", help="dumps to sweep (default: one per fixture architecture)")
     a = ap.parse_args()
     if not 1 <= a.tokens <= 1 << 20:
@@ -174,7 +175,11 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futs = [pool.submit(apply_one, a.fusescan, d, i, a, gpus[k % len(gpus)], work, a.timeout) for k, (d, i) in enumerate(todo)]
         for f in concurrent.futures.as_completed(futs):
-            results.append(f.result())
+            r = f.result()
+            results.append(r)
+            if a.verbose or r["class"] in ("fail", "crash", "contradiction"):
+                print(f"  [{len(results)}/{len(todo)}] {r['arch']} {r['id']}: {r['class']}{': ' + r['detail'] if r['detail'] else ''}",
+                      flush=True)
     results.sort(key=lambda r: (r["arch"], r["id"]))
     tally, refusals, archs = {}, {}, {}
     for r in results:
