@@ -84,6 +84,8 @@ struct gen {
 	uint32_t n_shapes;
 	uint32_t declared;    /* cached sites declared so far */
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
+	int in_loop;          /* inside an in-thread reduction loop (inline_reduce): loads are scalar */
+	uint32_t loops;       /* in-thread reduction loops so far: their variables' names */
 	int failed;
 	char why[160];
 };
@@ -410,7 +412,7 @@ static void load(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	/* a slice of a concatenated product, in the fused kernel only (the
 	 * unfused kernels and the reference read dense buffers of their own) */
 	int64_t pitch = G->fused && !G->ref && G->p->pitch && member(G, v) < 0 ? G->p->pitch[v] : 0;
-	int r = t->rank, vector = G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
+	int r = t->rank, vector = !G->in_loop && G->vec > 1 && r && x->lane[r - 1] && divisible(G, t, r - 1, G->vec);
 	for (int k = 0; k + 1 < r; k++)
 		vector &= !moves(x, k);
 	int same = !pitch && G->lin && vector && t->rank == G->lin->rank && fs_same_dims(G->p, t, G->lin, r) && same_layout(t, G->lin);
@@ -460,6 +462,61 @@ static int own_index(const struct ten *t, const struct ix *x)
 			return 0;
 	}
 	return 1;
+}
+
+/* A reduction over some dims that leaves the last one: each output element
+ * reduces a strided set of its input (a sum over the experts of an MoE's
+ * [tokens, experts, hidden]), computed in the thread where it is read
+ * (inline_reduce), not over a row. */
+static int reduces_across(const struct op *op, uint8_t rank)
+{
+	if (op->sem->kind != RED || !op->n_ints)
+		return 0;
+	for (uint32_t k = 0; k < op->n_ints; k++)
+		if (fs_dim_at(op->ints[k], rank) == rank - 1)
+			return 0;
+	return 1;
+}
+
+/* A reduction across dims (reduces_across) where it is read: a loop in the
+ * thread over each reduced dim, its operand read at every point and folded
+ * in fp32 (the identity first, the mean divided by the count after), as a
+ * lambda called in place so it stays one expression. Its loads are scalar:
+ * a vector load hoisted before the lane loop would read one point only. */
+static void inline_reduce(struct gen *G, const struct op *op, const struct ix *x, struct fs_text *b)
+{
+	const struct ten *in = fs_prog_value(G->p, op->src[0]);
+	const char *key = op->sem->key;
+	int mx = !strcmp(key, "amax"), mn = !strcmp(key, "amin"), mean = !strcmp(key, "mean");
+	uint8_t red[MAX_RANK] = {0};
+	for (uint32_t k = 0; k < op->n_ints; k++)
+		red[fs_dim_at(op->ints[k], in->rank)] = 1;
+	struct ix *to = fs_xcalloc(1, sizeof(*to));
+	struct fs_text count = {0};
+	char len[DIM_LEN], var[24];
+	fs_text_put(b, "([&]() -> fs_real { fs_real acc = %s; ", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "(fs_real)0");
+	for (int k = 0, o = 0; k < in->rank; k++) {
+		if (!red[k]) {
+			set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
+			o++;
+			continue;
+		}
+		snprintf(var, sizeof(var), "r%u_%d", G->loops, k);
+		dims(G, in, k, k + 1, len);
+		fs_text_put(b, "for (fs_ix %s = 0; %s < (fs_ix)(%s); %s++) ", var, var, len, var);
+		fs_text_put(&count, "%s(fs_real)(%s)", count.s ? " * " : "", len);
+		set_dim(to, k, var, 0, 0);
+		o += op->keepdim; /* a kept reduced dim reads index 0 of the output */
+	}
+	G->loops++;
+	G->in_loop++;
+	fs_text_put(b, "{ const fs_real v = ");
+	expr(G, op->src[0], to, b);
+	G->in_loop--;
+	fs_text_put(b, "; acc = %s; } return acc%s%s; }())", mx ? "fmax(acc, v)" : mn ? "fmin(acc, v)" : "acc + v", mean ? " / " : "",
+		    mean ? count.s : "");
+	free(count.s);
+	free(to);
 }
 
 static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
@@ -663,6 +720,10 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		break;
 	}
 	case RED: {
+		if (reduces_across(op, fs_prog_value(p, op->src[0])->rank)) {
+			inline_reduce(G, op, x, b);
+			break;
+		}
 		int32_t r = red_slot(G, oi, 0);
 		if (r < 0)
 			fail(G, "a reduction outside a row kernel");
@@ -764,10 +825,11 @@ static void template(struct fs_text *b, const char *real, const char *ix, int fa
 	fs_text_put(b, "%s\n", fs_kernel_file("fused.cuh"));
 }
 
-static int reduces(const struct op *op)
+/* a reduction along the row (its last dim): the row kernel's */
+static int reduces(const struct op *op, const struct prog *p)
 {
 	uint8_t k = op->sem->kind;
-	return k == RED || k == SOFTMAX || k == LAYERNORM || k == RMSNORM;
+	return (k == RED && !reduces_across(op, fs_prog_value(p, op->src[0])->rank)) || k == SOFTMAX || k == LAYERNORM || k == RMSNORM;
 }
 
 static void release_gen(struct gen *G)
@@ -881,7 +943,7 @@ static const struct ten *plan_rows(struct gen *G)
 	const struct ten *rowsh = NULL;
 	for (uint32_t i = 0; i < p->n_ops && !G->failed; i++) {
 		const struct op *op = &p->ops[i];
-		if ((!G->fused && (int32_t)i != G->only) || !reduces(op))
+		if ((!G->fused && (int32_t)i != G->only) || !reduces(op, p))
 			continue;
 		const struct ten *in = fs_prog_value(p, op->src[0]);
 		if (op->sem->kind == RED && (op->n_ints != 1 || fs_dim_at(op->ints[0], in->rank) != in->rank - 1))
@@ -959,7 +1021,7 @@ static int reduction_free(const struct gen *G, int32_t v)
 	if (G->buffered[v] || v < (int32_t)G->p->n_in)
 		return 1;
 	const struct op *op = &G->p->ops[v - G->p->n_in];
-	if (reduces(op))
+	if (reduces(op, G->p))
 		return 0;
 	for (uint32_t i = 0; i < op->n_src; i++)
 		if (!reduction_free(G, op->src[i]))
@@ -972,6 +1034,18 @@ static int early_out(const struct gen *G, int32_t v, const struct ten *rowsh)
 {
 	const struct ten *t = fs_prog_value(G->p, v);
 	return t->rank == rowsh->rank && !fs_dim_one(t, t->rank - 1) && reduction_free(G, v);
+}
+
+/* An output holding part of each row (fewer columns than the row): the
+ * condition its stores take, " && j0 < W" (uniform over the lanes: V | W),
+ * into cond; "" for whole rows. */
+static const char *part_of_row(struct gen *G, const struct ten *t, const struct ten *rowsh, char cond[DIM_LEN + 16])
+{
+	char w[DIM_LEN];
+	cond[0] = '\0';
+	if (t->rank && !fs_dim_one(t, t->rank - 1) && t->shape[t->rank - 1] != rowsh->shape[rowsh->rank - 1])
+		snprintf(cond, DIM_LEN + 16, "j0 < (fs_ix)(%s)", dims(G, t, t->rank - 1, t->rank, w));
+	return cond;
 }
 
 /* the row kernel's body: each reduction a pass over the row, then the outputs */
@@ -1041,10 +1115,12 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			row_idx(t, "j0", x);
 			stored_expr(G, outs[o], x, &eo);
 			offset(G, t, x, 1, 0, 0, &off);
+			char part[DIM_LEN + 16];
+			part_of_row(G, t, rowsh, part);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
-			fs_text_put(&early_after, "\t\t\t%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in) " : G->cache ? "if (live) " : "",
-			    compares(G) ? "cmpv" : "stv",
+			fs_text_put(&early_after, "\t\t\t%s%s%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in" : G->cache ? "if (live" : part[0] ? "if (1" : "",
+			    part[0] ? " && " : "", part, G->tail || G->cache || part[0] ? ") " : "", "", compares(G) ? "cmpv" : "stv",
 			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
 			free(eo.s);
 			free(off.s);
@@ -1113,10 +1189,12 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
 			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
 		else {
+			char part[DIM_LEN + 16];
+			part_of_row(G, t, rowsh, part);
 			fs_text_put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, %s, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]],
-			    off.s, o, compares(G) ? ", err" : "");
+			fs_text_put(&after, "\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", part[0] ? "if (" : "", part, part[0] ? ") " : "",
+			    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
 		}
 		free(e.s);
 		free(off.s);
@@ -1332,9 +1410,16 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	k->cols = k->row ? H : 0;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
 		const struct ten *t = fs_prog_value(p, outs[o]);
-		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0) ||
-			       (t->rank && t->shape[t->rank - 1] != H && t->shape[t->rank - 1] != 1)))
+		/* an output is the rows (or one value a row), or part of each row: the
+		 * columns a slice keeps (softmax with sinks drops the sink's), stored
+		 * where the row's index falls inside them (row_body) */
+		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0)))
 			fail(&G, "outputs that are not rows of the reduced value");
+		else if (k->row && t->rank && t->shape[t->rank - 1] > H)
+			fail(&G, "an output wider than the row it is computed from");
+		else if (k->row && t->rank && t->shape[t->rank - 1] != H && !fs_dim_one(t, t->rank - 1) &&
+			 !divisible(&G, t, t->rank - 1, k->tactic.vec))
+			fail(&G, "a tactic these shapes do not allow");
 		if (!k->row)
 			k->cols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
 	}

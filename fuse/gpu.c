@@ -373,6 +373,7 @@ static int generate(struct run *R, struct launch *L, int32_t only, const struct 
 	memset(L, 0, sizeof(*L));
 	L->ref = (uint8_t)fs_gen_reference(mode), L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
+		R->g->refused |= t == NULL || t == &fs_tactic_eager; /* no tactic's limit: the region's own */
 		snprintf(R->g->error, sizeof(R->g->error), "%s kernel%s%s: %s",
 			 only >= 0 ? "unfused" : L->ref ? "reference" : "fused", only < 0 ? "" : " of %",
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);

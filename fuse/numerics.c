@@ -1025,6 +1025,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	snprintf(r->nvrtc, sizeof(r->nvrtc), "%s", g->nvrtc);
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
 	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
+	r->refused = g->refused;
 	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
 	snprintf(r->gemm, sizeof(r->gemm), "%s", g->gemm);
 	r->flops = g->flops;
@@ -1114,11 +1115,63 @@ static void elide_transposes(struct prog *p)
 	}
 }
 
-int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
+static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain);
+
+/* "1x32x64x128" (or "scalar") into buf */
+static const char *shape_text(const struct ten *t, char *buf, size_t n)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (uint8_t k = 0; k < t->rank && at < n; k++)
+		at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? "x" : "", (long long)t->shape[k]);
+	return t->rank ? buf : "scalar";
+}
+
+/* An op whose dumped shapes disagree at this binding: the shapes bound, the
+ * binding, and the largest token count (below `tokens`) at which every op of
+ * the region agrees, found by bisection: an export traced at a short
+ * sequence bakes in sizes (a chunked scan's number of chunks: 1) that hold
+ * only up to a length, and the error says which. */
+static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, const struct op *op, const char *what,
+			char *buf, size_t bn)
+{
+	char sh[64], bind[128];
+	size_t at = (size_t)snprintf(buf, bn, "%s (at ", what);
+	bind[0] = '\0';
+	for (size_t i = 0, b = 0; i < p->n_bind && b < sizeof(bind); i++)
+		b += (size_t)snprintf(bind + b, sizeof(bind) - b, "%s%s=%lld", i ? " " : "", fs_scan_str(p->s, p->bind[i].sym),
+				      (long long)p->bind[i].value);
+	at += (size_t)snprintf(buf + at, at < bn ? bn - at : 0, "%s:", p->n_bind ? bind : "these sizes");
+	for (uint32_t k = 0; k < op->n_src && at < bn; k++)
+		at += (size_t)snprintf(buf + at, bn - at, " operand %u %s,", k + 1, shape_text(fs_prog_value(p, op->src[k]), sh, sizeof(sh)));
+	if (at < bn)
+		at += (size_t)snprintf(buf + at, bn - at, " output %s)", shape_text(&op->out, sh, sizeof(sh)));
+	int64_t lo = 0, hi = tokens; /* lo: the largest count known to bind; hi: the smallest known not to */
+	while (hi - lo > 1) {
+		int64_t mid = lo + (hi - lo) / 2;
+		struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
+		struct fs_diags d;
+		fs_diags_init(&d);
+		int bad = prog_build(&q, nodes, n, mid, &d, 0);
+		fs_prog_free(&q);
+		fs_diags_release(&d);
+		if (bad)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if (lo && at < bn)
+		snprintf(buf + at, bn - at, "; the region's dumped shapes agree up to %lld tokens: the export fixed a size that holds "
+					    "only that far (export again at the length to check, or lower --tokens)",
+			 (long long)lo);
+}
+
+/* fs_prog_build; `explain`: a shape that disagrees says where the region stops binding (shape_error) */
+static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain)
 {
 	const struct fs_scan *s = p->s;
 	const struct fs_graph *g = p->g;
-	char why[256];
+	char why[512];
 	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
 	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
 	p->is_output = fs_xcalloc(n + 1, 1);
@@ -1145,8 +1198,11 @@ int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tok
 	for (uint32_t i = 0; i < n; i++) {
 		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
 		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);
+		char full[400];
+		if (bad && explain)
+			shape_error(p, nodes, n, tokens, &p->ops[p->n_ops], bad, full, sizeof(full));
 		if (bad)
-			err = fail_at(p, nodes[i], bad, why, sizeof(why));
+			err = fail_at(p, nodes[i], explain ? full : bad, why, sizeof(why));
 		if (err) {
 			fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[i]].line, 1, NULL, 0,
 				    "numerics: cannot execute %s", err);
@@ -1162,6 +1218,11 @@ int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tok
 	elide_transposes(p);
 	fs_prog_layout(p, nodes, n, tokens);
 	return 0;
+}
+
+int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
+{
+	return prog_build(p, nodes, n, tokens, d, 1);
 }
 
 /* The tuning cache's kernel key: a hash of the fallback fused kernel
@@ -1320,6 +1381,14 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		b *= 2;
 	fs_prog_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
 	gpu(&p, o, seed, vals[REF], key, r);
+	if (r->refused) { /* no kernel fusescan can generate: nothing to check, emit or tune */
+		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0, "numerics: the generator does not take this region: %s",
+			    r->kernel_error);
+		free(narrow);
+		release(&p, vals);
+		fs_numerics_release(r);
+		return -1;
+	}
 	/* tuned per bucket (a region with matrix products: for --emit alone, each bucket times its products too) */
 	struct fs_bucket_set set = {0};
 	if (!o->generate_only && (o->emit_dir || (r->gpu_ran && !fs_gemm_any(&p))))

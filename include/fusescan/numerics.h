@@ -148,6 +148,7 @@ struct fs_numerics {
 	uint32_t kernels, compiled, unfused_kernels, ref_kernels, gemm_kernels;
 	char arch[16], nvrtc[32], device[128];
 	char kernel_error[1024]; /* the first generation / compile / CUDA error */
+	int refused;             /* the generator does not take the region (kernel_error says why) */
 	char gpu_skipped[256];   /* why the kernels did not run, when they did not */
 	/* on the GPU: errors of both against the float64 reference (a kernel on
 	 * the GPU), and timing */
