@@ -312,7 +312,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
 	const char *scaffold_dir = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
-	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0;
+	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
@@ -330,6 +330,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them", &with_gemm,
 		 NULL},
 		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
+		{"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind", &compile_all, NULL},
 		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
@@ -356,6 +357,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .plant_eps = plant == 1 ? 0.1 : 0,
 				      .plant_drop_cast = plant == 2,
 				      .gpu = !cpu_only,
+				      .compile_all = compile_all,
 				      .max_elems = (int64_t)1 << 30,
 				      .reps = (uint32_t)reps,
 				      .cache = &cache,

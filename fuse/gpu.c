@@ -1045,6 +1045,21 @@ static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 	return rc ? -1 : 0;
 }
 
+/* list[0..n) cut to one tactic of each kind, in order: the first (the
+ * fallback's vector width), the first vectorised, the first with fast math.
+ * How many. */
+static uint32_t representatives(struct fs_tactic *list, uint32_t n)
+{
+	uint32_t m = n ? 1 : 0;
+	int vec = 0, fast = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if ((!vec && list[i].vec > 1 && !list[i].fast) || (!fast && list[i].fast)) {
+			vec |= list[i].vec > 1 && !list[i].fast, fast |= list[i].fast != 0;
+			list[m++] = list[i];
+		}
+	return m;
+}
+
 int fs_gpu_present(void)
 {
 	struct fs_cuda c;
@@ -1116,10 +1131,14 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	}
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile && !exec && R.kernel) {
-		/* every tactic a GPU would time compiles: fs_tactics' and the
-		 * variants of the first vectorised one (each L2 policy, memory order) */
+		/* the tactics a GPU would time compile, with no GPU to run them: one
+		 * of each kind (the first vectorised one, its variants: each L2 policy,
+		 * rows in memory order; the first with fast math), or with compile_all
+		 * every one of fs_tactics' and those variants */
 		struct fs_tactic list[FS_MAX_TACTICS];
 		uint32_t n = fs_tactics(&R.l[0].k, list);
+		if (!o->compile_all)
+			n = representatives(list, n);
 		for (uint32_t i = 1; i < n; i++)
 			if (list[i].vec > 1) {
 				n += fs_tactic_variants(&R.l[0].k, &list[i], list + n);

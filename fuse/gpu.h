@@ -24,6 +24,7 @@
 
 struct fs_gpu_opts {
 	int execute, compile, triage;
+	int compile_all;              /* without execution: every tactic compiled, not one of each kind */
 	uint32_t reps;                /* timed runs per kernel */
 	uint32_t graph_calls;         /* > 1: a timed run replays a CUDA graph of this many calls (fs_gpu_graph_calls); 1: launch by launch */
 	struct fs_tune_cache *cache;  /* NULL: tune every run */

@@ -55,6 +55,8 @@ struct fs_numerics_opts {
 			      * GPU will run: its float64 reference checks those); larger runs on the GPU only */
 	int gpu;             /* run the generated kernels on the GPU when there is one */
 	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
+	int compile_all;     /* with no GPU to run them: compile every tactic a GPU would time, not one of each
+			      * kind (the exhaustive compile check) */
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
 	struct fs_tune_cache *cache; /* tuned tactics, or NULL: tune every run */
 	int retune;          /* profile every tactic even on a cache hit */
