@@ -163,6 +163,17 @@ static int run_copy(struct run *R, const void *what, uint32_t r)
 }
 
 
+/* the median of x[0..n) (sorted in place) and its distribution-free 95%
+ * interval's ends: ranks n/2 -+ 0.98 sqrt(n) */
+static void median_interval(float *x, uint32_t n, double *median, double *lo, double *hi)
+{
+	qsort(x, n, sizeof(float), cmp_float);
+	double h = 0.98 * sqrt((double)n);
+	int64_t a = (int64_t)floor(n / 2.0 - h), b = (int64_t)ceil(n / 2.0 + h);
+	a = a < 0 ? 0 : a, b = b > (int64_t)n - 1 ? (int64_t)n - 1 : b;
+	*median = x[n / 2], *lo = x[a], *hi = x[b];
+}
+
 /* The order of k things in round r, drawn by a Fisher-Yates shuffle seeded
  * by the round (no thing keeps one place, one predecessor). */
 static void shuffled(uint32_t *order, uint32_t k, uint64_t r)
@@ -289,14 +300,10 @@ int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k,
 		}
 		if (rc)
 			break;
-		qsort(t, reps, sizeof(float), cmp_float);
-		/* distribution-free 95% interval of the median: ranks n/2 -+ 0.98 sqrt(n) */
-		double h = 0.98 * sqrt((double)reps);
-		int64_t lo = (int64_t)floor(reps / 2.0 - h), hi = (int64_t)ceil(reps / 2.0 + h);
-		lo = lo < 0 ? 0 : lo, hi = hi > (int64_t)reps - 1 ? (int64_t)reps - 1 : hi;
-		out[j] = (struct timing){.ms = t[reps / 2],
-					 .spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10],
-					 .ci = (t[hi] - t[lo]) / 2};
+		double med, lo, hi;
+		median_interval(t, reps, &med, &lo, &hi);
+		out[j] = (struct timing){.ms = med, .spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10],
+					 .ci = (hi - lo) / 2};
 	}
 	for (uint32_t i = 0; i < 2 * n; i++)
 		if (ev[i])
@@ -632,12 +639,6 @@ static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic 
 	return rc;
 }
 
-/* The tactics (or the cached one) compiled, run, checked and timed in two
- * stages: those of fs_tactics, then the variants of the FS_VARIED fastest
- * (fs_tactic_variants: L2 policies, rows in memory order) timed with them
- * again; then the finalists. The winner becomes R->l[0]. A tactic that
- * fails to compile, or whose result fails the check, is not eligible; if
- * none is, the fallback stays (and the verdict will say why). */
 /* The tactics timed and the winner picked (tune's first part): the cached
  * one alone on a hit, else fs_tactics' list, then the variants of the
  * fastest. *best: the finalist picked, or -1 where none passed its check.
@@ -695,6 +696,14 @@ static int check_fallback(struct run *R)
 	return 0;
 }
 
+/* The tactics (or the cached one) compiled, run, checked and timed in two
+ * stages: those of fs_tactics, then the variants of the FS_VARIED fastest
+ * (fs_tactic_variants: L2 policies, rows in memory order) timed with them
+ * again; then the finalists. The winner becomes R->l[0]. A tactic that
+ * fails to compile, or whose result fails the check, is not eligible; a
+ * cached one that fails re-tunes; if none is eligible, the fallback stays
+ * and the verdict fails, naming the first failure. The emitted op's
+ * fallback kernel is checked here too. */
 static int tune(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
@@ -932,16 +941,6 @@ static int run_side(struct run *R, const void *what, uint32_t r)
 	return s ? gpu_run_plan(R, s->variant, s->L, r % R->rotate) : run_unfused(R, r % R->rotate);
 }
 
-/* the median of x[0..n) (sorted in place) and half its distribution-free 95%
- * interval's ends: ranks n/2 -+ 0.98 sqrt(n), gpu_time_set's rule */
-static void median_interval(float *x, uint32_t n, double *median, double *lo, double *hi)
-{
-	qsort(x, n, sizeof(float), cmp_float);
-	double h = 0.98 * sqrt((double)n);
-	int64_t a = (int64_t)floor(n / 2.0 - h), b = (int64_t)ceil(n / 2.0 + h);
-	a = a < 0 ? 0 : a, b = b > (int64_t)n - 1 ? (int64_t)n - 1 : b;
-	*median = x[n / 2], *lo = x[a], *hi = x[b];
-}
 
 /* The fused plan against the unfused chain, side by side: one interleaved
  * set of both, and the speedup as the median of the rounds' ratios
