@@ -100,6 +100,9 @@ static void transform_evidence(const struct fs_discovery *d, const struct fs_ana
 			k += (size_t)snprintf(what, sizeof(what), "exists but is disabled (%s:%u)", log->path, e->line);
 		else if (e && e->status == FS_AD_SKIPPED)
 			k += (size_t)snprintf(what, sizeof(what), "exists but was skipped (%s:%u)", log->path, e->line);
+		else if (e && e->status == FS_AD_RAN)
+			k += (size_t)snprintf(what, sizeof(what), "ran, but the log ends before its summary (%s:%u)",
+					      log->path, e->line);
 		else if (e)
 			k += (size_t)snprintf(what, sizeof(what), "ran: matches=%lld (%s:%u)", (long long)e->matches,
 					      log->path, e->line);

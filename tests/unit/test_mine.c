@@ -348,27 +348,52 @@ static void t_adlog_parser(void)
 	fs_adlog_init(&l);
 	fs_diags_init(&d);
 	const char *log =
+		/* today: the transform's own lines, then its summary */
+		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [PRE-CLEANUP] skipped (graph already clean)\n"
+		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [APPLY] applying transform...\n"
 		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [SUMMARY] matches=65 | time: 0.1s\r\n"
 		"noise line\n"
 		"[I] [stage=post_load_fusion, transform=fuse_add_rms_norm] [SUMMARY] disabled\n"
-		"[I] [stage=compile, transform=compile_model] [SUMMARY] skipped | time: 0.002s\n"
+		/* colours on, and a progress bar redrawn with '\r' before a log line */
+		"50%|###  | 1/2\r100%|#####| 2/2\r[I] [stage=compile, transform=compile_model] \x1b[32m[SUMMARY]\x1b[0m \x1b[2mskipped\x1b[0m | time: 0.002s\n"
+		/* the older forms: brackets and key=value, then without brackets */
 		"[stage=sharding, transform=detect_sharding] enabled=True, num_matches=3, is_clean=False, has_valid_shapes=True\n"
-		"[stage=sharding, transform=old_off] enabled=False, num_matches=0\n"
-		"[I] [stage=x, transform=broken] [SUMMARY] ???\n";
-	CHECK_EQ_U(fs_adlog_parse(&l, "ad.log", log, strlen(log), &d), 1);
-	CHECK(diag_has(&d, 7, 32, "without a readable summary"));
+		"[stage=sharding, transform=detect_sharding] elapsed time: total=0.1s, pre_cleanup=0.0s, apply=0.1s, post_cleanup=0.0s\n"
+		"[stage=sharding, transform=old_off] enabled=False, skipped=True, is_clean=False, has_valid_shapes=False\n"
+		"[I] stage=export, transform=oldest, num_matches=7, is_clean=False, has_valid_shapes=False\n"
+		"[I] stage=export, transform=oldest_off, skipped=True, is_clean=False, has_valid_shapes=False\n"
+		/* another rank: not the one that dumps */
+		"[RANK 1] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [SUMMARY] matches=64 | time: 0.1s\n"
+		/* summaries that cannot be read: warnings at their column */
+		"[I] [stage=x, transform=broken] [SUMMARY] ???\n"
+		"[I] [SUMMARY] matches=3\n"
+		"[I] stage=x, transform=huge, num_matches=99999999999999999999\n"
+		"[I] [stage=x, transform=cut] [APPLY] applying transform...\n";
+	CHECK_EQ_U(fs_adlog_parse(&l, "ad.log", log, strlen(log), &d), 4);
+	CHECK(diag_has(&d, 13, 43, "unreadable [SUMMARY]"));
+	CHECK(diag_has(&d, 14, 5, "without [stage=S, transform=T]"));
+	CHECK(diag_has(&d, 15, 42, "num_matches is not a count"));
+	CHECK(diag_has(&d, 16, 0, "the log ends inside transform cut"));
 	const struct fs_adlog_entry *e = fs_adlog_find(&l, "match_rmsnorm_pattern");
-	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 65 && e->line == 1);
-	CHECK(e && !strcmp(e->stage, "pattern_matcher"));
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 65 && e->line == 3 && e->rank == 0);
+	CHECK(e && !strcmp(e->stage, "pattern_matcher") && e->n_detail == 2);
 	e = fs_adlog_find(&l, "fuse_add_rms_norm");
-	CHECK(e && e->status == FS_AD_DISABLED);
+	CHECK(e && e->status == FS_AD_DISABLED && e->rank == -1);
 	e = fs_adlog_find(&l, "compile_model");
-	CHECK(e && e->status == FS_AD_SKIPPED);
+	CHECK(e && e->status == FS_AD_SKIPPED && e->line == 6);
 	e = fs_adlog_find(&l, "detect_sharding");
-	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 3);
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 3 && e->n_detail == 1);
 	e = fs_adlog_find(&l, "old_off");
 	CHECK(e && e->status == FS_AD_DISABLED);
-	CHECK(fs_adlog_find(&l, "nothing") == NULL);
+	e = fs_adlog_find(&l, "oldest");
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 7 && !strcmp(e->stage, "export"));
+	e = fs_adlog_find(&l, "oldest_off");
+	CHECK(e && e->status == FS_AD_SKIPPED);
+	e = fs_adlog_find(&l, "cut");
+	CHECK(e && e->status == FS_AD_RAN && e->n_detail == 1 && e->line == 16);
+	CHECK(fs_adlog_find(&l, "broken") == NULL && fs_adlog_find(&l, "nothing") == NULL);
+	CHECK_EQ_U(l.n_other, 3); /* noise line and two progress-bar redraws */
+	CHECK_EQ_U(l.n_detail, 4);
 	fs_adlog_release(&l);
 	fs_diags_release(&d);
 }
