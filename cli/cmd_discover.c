@@ -10,10 +10,11 @@
 #include <string.h>
 
 static const char *const formats[] = {"text", "json", "markdown", NULL};
+static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
 
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 {
-	int format = 0;
+	int format = 0, gelu = FS_GELU_UNSTATED;
 	const char *out_path = NULL, *tokens = NULL, *top = NULL;
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
@@ -25,6 +26,7 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 		{"top", 0, FS_OPT_STRING, "N", "show the N best candidates per graph (default all)", &top, NULL},
 		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
 		{"kernels-from", 0, FS_OPT_STRING, "DIR", "index custom-op / transform registrations in a source tree", &o.kernels_from, NULL},
+		{"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf (the dump cannot say)", &gelu, gelus},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
@@ -33,7 +35,8 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	long long tk = o.tokens, tp = 0;
 	if (fs_opt_int(cmd, "tokens", tokens, 1, 1LL << 40, &tk) || fs_opt_int(cmd, "top", top, 0, UINT32_MAX, &tp))
 		return FS_EXIT_INPUT;
-	o.tokens = tk, o.top = (uint32_t)tp;
+	o.tokens = tk, o.top = (uint32_t)tp, o.gelu = (uint8_t)gelu;
+	o.inline_calls = 1; /* reports only: a rewrite (fuse) needs one module's sites */
 	if (fs_opts_no_input(cmd, opts, npos))
 		return FS_EXIT_INPUT;
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);

@@ -106,6 +106,24 @@ static int renders(const struct fs_scan *s, const struct fs_graph *g, const stru
 	return rc;
 }
 
+/* A site with a GELU whose form the user did not state: approximate= is a
+ * keyword argument, which the dump never prints, so the numerics and the
+ * kernel take the tanh form and say so. Always true (it only speaks). */
+static int gelu_said(const struct fs_discovery *d, const struct fs_plan *pl, int gelu)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_graph *g = s->modules[d->a[0].module].graph;
+	for (uint32_t i = 0; i < pl->n && gelu == FS_GELU_UNSTATED; i++)
+		for (uint32_t k = 0; pl->v[i].n_sites && k < pl->v[i].sites[0].n_nodes; k++)
+			if (!strcmp(fs_scan_str(s, s->ops[g->nodes[pl->v[i].sites[0].nodes[k]].op].key), "gelu")) {
+				fprintf(stderr, "fusescan fuse: %s: the dump does not say whether its gelu is tanh or erf "
+						"(approximate= is never printed): the tanh form is assumed; --gelu erf if the "
+						"model's is exact\n", pl->v[i].name);
+				return 1;
+			}
+	return 1;
+}
+
 /* The graph to rewrite: a run's last dump (or --dump), or the one file given. */
 static int32_t target_module(const struct fs_discovery *d)
 {
@@ -135,7 +153,6 @@ static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const 
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
 	uint32_t *nodes = fs_site_file_order(site);
 	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
-	no->gelu_tanh = strstr(ap->name, "tanh") != NULL;
 	no->emit_sites = es;
 	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, r, &s->diags);
 	const char *last = fs_scan_str(s, g->nodes[nodes[site->n_nodes - 1]].name);
@@ -220,7 +237,7 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, st
 	sc->v = fs_xcalloc(n, sizeof(*sc->v));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nodes = fs_site_file_order(&sites[i]);
-		fs_numerics_kernel_key(s, m->graph, nodes, sites[i].n_nodes, strstr(ap->name, "tanh") != NULL, no->tokens, key[i]);
+		fs_numerics_kernel_key(s, m->graph, nodes, sites[i].n_nodes, no->gelu_tanh, no->tokens, key[i]);
 		free(nodes);
 	}
 	int v = 0;
@@ -254,7 +271,7 @@ static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_
 		const struct fs_approval *a = &pl->v[i];
 		sc[i].name = a->name, sc[i].id = a->id, sc[i].recommendation = a->recommendation, sc[i].kernel = a->kernel;
 		sc[i].existing = a->rec == FS_REC_USE_EXISTING;
-		sc[i].gelu_tanh = strstr(a->name, "tanh") != NULL;
+		sc[i].gelu_tanh = no->gelu_tanh;
 		sc[i].dump = s->files[m->file].path;
 		sc[i].ops_dir = ops;
 		sc[i].all = a->sites;
@@ -281,7 +298,8 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_strerror(errno)), -1;
 	struct fs_rewrite *rw = fs_xcalloc(pl->n + 1, sizeof(*rw));
 	for (uint32_t i = 0; i < pl->n; i++)
-		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites};
+		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites,
+					    pl->v[i].literals, pl->v[i].norm_first};
 	struct fs_rewritten r;
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
 	struct stat st;
@@ -312,6 +330,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
 	const char *scaffold_dir = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
+	static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
+	int gelu = FS_GELU_UNSTATED;
 	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
@@ -332,6 +352,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
 		{"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind", &compile_all, NULL},
 		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
+		{"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf: the dump cannot say (default: tanh, said so)", &gelu, gelus},
 		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
 		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
 		{"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL},
@@ -351,7 +372,9 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		r = -1;
 	struct fs_tune_cache cache;
 	fs_tune_open(&cache, cache_path);
+	o.gelu = (uint8_t)gelu;
 	struct fs_numerics_opts no = {.tokens = tokens,
+				      .gelu_tanh = gelu != FS_GELU_ERF,
 				      .seed = (uint64_t)seed,
 				      .triage = triage,
 				      .plant_eps = plant == 1 ? 0.1 : 0,
@@ -389,7 +412,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
-	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 &&
+	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 && gelu_said(d, &pl, gelu) &&
 	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render, &rr) == 0)) {
 		int v = 0;
 		struct runs out = {.json = cJSON_CreateArray()};

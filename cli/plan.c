@@ -80,10 +80,19 @@ static int is_gemm(const struct fs_scan *s, const struct fs_graph *g, uint32_t y
 	return g->nodes[y].kind == FS_NODE_CALL && fs_op_class_of(s, g->nodes[y].op) == FS_OPC_GEMM;
 }
 
-static void fused_target(char *buf, size_t n, const char *name, const char *kernel)
+/* The fused node's printed target: a kernel's OpOverload ("ns.op" gets
+ * ".default"; a pattern's replace is printed as written), or, for a Python
+ * wrapper ("python.name"), the form AutoDeploy's dumps print for the function
+ * its transform inserts, with an address fusescan cannot know; else a
+ * fusescan.<name> op. */
+static void fused_target(char *buf, size_t n, const char *name, const char *kernel, int overload)
 {
+	if (kernel && !strncmp(kernel, "python.", 7)) {
+		snprintf(buf, n, "<function %s at 0x0>", kernel + 7);
+		return;
+	}
 	if (kernel) {
-		snprintf(buf, n, "%s.default", kernel);
+		snprintf(buf, n, "%s%s", kernel, overload ? ".default" : "");
 		return;
 	}
 	size_t k = (size_t)snprintf(buf, n, "fusescan.");
@@ -92,21 +101,43 @@ static void fused_target(char *buf, size_t n, const char *name, const char *kern
 	snprintf(buf + k, n - k, ".default");
 }
 
+/* Whether the entry's pick is one of its kernels (not an op that absorbs the
+ * chain with other inputs, nor a transform): only then is it the target. */
+static int is_kernel(const struct fs_catalog_entry *e, uint32_t key)
+{
+	for (uint32_t i = 0; i < e->n_kernels; i++)
+		if (e->kernels[i] == key)
+			return 1;
+	return 0;
+}
+
+static const struct fs_catalog_entry *entry_named(const struct fs_catalog *cat, const char *name)
+{
+	for (uint32_t i = 0; cat && name && i < cat->n; i++)
+		if (!strcmp(cat->e[i].name, name))
+			return &cat->e[i];
+	return NULL;
+}
+
 /* Candidate k of the discovery report: every instance is a site. */
 static void from_candidate(const struct fs_discovery *d, const struct fs_candidate *k, struct fs_approval *a)
 {
 	const struct fs_mine *m = d->a[0].mine;
 	const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
+	uint32_t wrapper = 0, kernel = e ? fs_catalog_pick(&d->cat, e, &wrapper) : 0;
+	const char *ks = kernel ? fs_scan_str(d->scan, kernel) : NULL, *ws = wrapper ? fs_scan_str(d->scan, wrapper) : NULL;
+	int is_op = ks && is_kernel(e, kernel);
 	snprintf(a->name, sizeof(a->name), "%s", k->name);
 	snprintf(a->id, sizeof(a->id), "%s", k->id);
 	a->rec = (int)k->rec;
 	a->gemm_epilogue = k->kind == FS_KIND_GEMM_EPILOGUE;
-	if (e && e->n_kernels)
-		snprintf(a->kernel, sizeof(a->kernel), "%s", fs_scan_str(d->scan, e->kernels[0]));
+	if (is_op)
+		snprintf(a->kernel, sizeof(a->kernel), "%s%s%s", ks, ws ? " via " : "", ws ? ws + 7 : "");
 	snprintf(a->recommendation, sizeof(a->recommendation), "%s%s%s%s", fs_rec_name(k->rec), a->kernel[0] ? " (" : "",
 		 a->kernel, a->kernel[0] ? ")" : "");
-	fused_target(a->target, sizeof(a->target), k->name,
-		     e && e->n_kernels ? fs_scan_str(d->scan, e->kernels[0]) : NULL);
+	fused_target(a->target, sizeof(a->target), k->name, is_op ? (ws ? ws : ks) : NULL, 1);
+	a->literals = e ? e->literals : 0;
+	a->norm_first = e ? e->norm_first : 0;
 	for (uint32_t j = 0; j < k->n_instances; j++) {
 		const struct fs_region *r = &m->regions[k->instances[j]];
 		add_site(a, r->nodes, r->n_nodes);
@@ -115,7 +146,7 @@ static void from_candidate(const struct fs_discovery *d, const struct fs_candida
 
 /* A pattern name: every match of every variant. */
 static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, const struct fs_patlib *lib,
-			 const char *name, struct fs_approval *a)
+			 const struct fs_catalog *cat, const char *name, struct fs_approval *a)
 {
 	uint32_t *nodes = NULL, cap = 0;
 	for (uint32_t vi = 0; vi < lib->n; vi++) {
@@ -125,10 +156,10 @@ static void from_pattern(const struct fs_scan *s, const struct fs_graph *g, cons
 		snprintf(a->name, sizeof(a->name), "%s", name);
 		snprintf(a->id, sizeof(a->id), "%s", name);
 		a->rec = -1;
-		if (p->replace)
-			snprintf(a->target, sizeof(a->target), "%s", p->replace);
-		else
-			fused_target(a->target, sizeof(a->target), name, NULL);
+		fused_target(a->target, sizeof(a->target), name, p->replace, 0);
+		const struct fs_catalog_entry *e = entry_named(cat, p->catalog);
+		a->literals = e ? e->literals : 0;
+		a->norm_first = e ? e->norm_first : 0;
 		struct fs_matches m;
 		fs_match_pattern(p, s, g, &m);
 		for (uint32_t i = 0; i < m.n; i++) {
@@ -262,7 +293,7 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 	uint32_t n_named = 0;
 	if (!strncmp(name, "pattern:", 8)) { /* the pattern, whatever the candidates are called */
 		if (fs_patlib_find(lib, name + 8) >= 0) {
-			from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, name + 8, a);
+			from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, &d->cat, name + 8, a);
 			return 0;
 		}
 		fprintf(stderr, "fusescan fuse: '%s': the library has no pattern '%s' (patterns/README.md lists them)\n", name, name + 8);
@@ -290,7 +321,7 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 		return -1;
 	}
 	if (fs_patlib_find(lib, name) >= 0) {
-		from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, name, a);
+		from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, &d->cat, name, a);
 		return 0;
 	}
 	fprintf(stderr, "fusescan fuse: '%s' is neither a candidate of this graph nor a pattern "

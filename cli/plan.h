@@ -17,6 +17,8 @@ struct fs_approval {
 	char recommendation[200]; /* in words, or "" */
 	char kernel[160];      /* the existing kernel the catalog names, or "" */
 	char target[200];      /* the op the rewrite puts in the sites' place */
+	uint32_t literals;     /* FS_LIT_*: literals the target takes after its tensors */
+	uint8_t norm_first;    /* its outputs: (norm, sum) */
 	uint8_t gemm_epilogue; /* a GEMM-epilogue candidate: with_gemm takes its GEMMs in */
 	struct fs_site *sites;
 	uint32_t n_sites;

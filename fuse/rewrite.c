@@ -198,37 +198,87 @@ static void site_io(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *
 	}
 }
 
-/* The fused node (and its getitems) that replace the site's last line. */
-static char *fused_lines(struct ctx *c, const struct fs_rewrite *rw, const uint32_t *in, uint32_t n_in,
-			 const uint32_t *outs, uint32_t n_out, const char *nl)
+static int op_is(const struct fs_scan *s, const struct fs_node *x, const char *key)
+{
+	return !strcmp(fs_scan_str(s, s->ops[x->op].key), key);
+}
+
+/* The eps of a site: the float a mean / sum is added to before rsqrt (the
+ * chain written out), or the last float an op of the site already takes
+ * (add + flashinfer_rms_norm(x, w, eps)). Its printed text, or NULL. */
+static const char *site_eps(const struct ctx *c, const uint32_t *nodes, uint32_t n)
+{
+	const struct fs_graph *g = c->g;
+	const char *last = NULL;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fs_node *x = &g->nodes[nodes[k]];
+		const struct fs_arg *a = &g->args[x->args];
+		for (uint32_t i = 0; i < x->n_args; i += g->args[x->args + i].span)
+			if (a[i].kind == FS_ARG_FLOAT)
+				last = fs_scan_str(c->s, a[i].text);
+		if (op_is(c->s, x, "add") && x->n_args == 2 && a[0].kind == FS_ARG_NODE && a[1].kind == FS_ARG_FLOAT &&
+		    (op_is(c->s, &g->nodes[a[0].node], "mean") || op_is(c->s, &g->nodes[a[0].node], "sum")))
+			return fs_scan_str(c->s, a[1].text);
+	}
+	return last;
+}
+
+/* The residual sum of an add + norm site: its add of two computed values. */
+static uint32_t site_sum(const struct ctx *c, const uint32_t *nodes, uint32_t n)
+{
+	const struct fs_graph *g = c->g;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fs_node *x = &g->nodes[nodes[k]];
+		if (op_is(c->s, x, "add") && x->n_args == 2 && g->args[x->args].kind == FS_ARG_NODE &&
+		    g->args[x->args + 1].kind == FS_ARG_NODE)
+			return nodes[k];
+	}
+	return NONE;
+}
+
+/* The fused node (and its getitems) that replace the site's last line: the
+ * site's tensor inputs, then the literals the target takes (a norm's eps).
+ * A kernel returning (norm, sum) returns both even where nothing reads the
+ * sum: its tuple, then a getitem for each value read. */
+static char *fused_lines(struct ctx *c, const struct fs_rewrite *rw, const uint32_t *nodes, uint32_t n,
+			 const uint32_t *in, uint32_t n_in, const uint32_t *outs, uint32_t n_out, const char *nl)
 {
 	const struct fs_scan *s = c->s;
 	const struct fs_graph *g = c->g;
 	struct buf b = {0};
-	const char *fused = n_out == 1 ? fs_scan_str(s, g->nodes[outs[0]].name) : fresh_name(c, rw->name);
+	uint32_t vals[2] = {outs[0], n_out > 1 ? outs[1] : NONE}, n_val = n_out, n_read = n_out;
+	if (rw->norm_first && n_out == 2 && vals[0] < vals[1]) /* (norm, sum) */
+		vals[0] = outs[1], vals[1] = outs[0];
+	if (rw->norm_first && n_out == 1 && (vals[1] = site_sum(c, nodes, n)) != NONE)
+		n_val = 2;
+	const char *fused = n_val == 1 ? fs_scan_str(s, g->nodes[vals[0]].name) : fresh_name(c, rw->name);
+	const char *eps = rw->literals & FS_LIT_EPS ? site_eps(c, nodes, n) : NULL;
 	bprintf(&b, "%%%s = %s(", fused, rw->target);
 	for (uint32_t k = 0; k < n_in; k++) {
 		if (k)
 			bput(&b, ", ", 2);
 		put_ref(&b, s, g, in[k]);
 	}
+	if (eps)
+		bprintf(&b, "%s%s", n_in ? ", " : "", eps);
 	bput(&b, ") : ", 4);
-	const struct fs_type *t0 = &g->types[g->nodes[outs[0]].out];
-	if (n_out == 1) {
+	const uint32_t *v = n_val <= 2 && rw->norm_first ? vals : outs;
+	if (n_val == 1) {
+		const struct fs_type *t0 = &g->types[g->nodes[v[0]].out];
 		bprintf(&b, "%s : %s%s", shape_of(s, t0), fs_dtype_name((enum fs_dtype)t0->dtype), nl);
 		return b.p;
 	}
 	bput(&b, "(", 1);
-	for (uint32_t k = 0; k < n_out; k++)
-		bprintf(&b, "%s%s", k ? ", " : "", shape_of(s, &g->types[g->nodes[outs[k]].out]));
+	for (uint32_t k = 0; k < n_val; k++)
+		bprintf(&b, "%s%s", k ? ", " : "", shape_of(s, &g->types[g->nodes[v[k]].out]));
 	bput(&b, ") : (", 5);
-	for (uint32_t k = 0; k < n_out; k++)
-		bprintf(&b, "%s%s", k ? ", " : "", fs_dtype_name((enum fs_dtype)g->types[g->nodes[outs[k]].out].dtype));
+	for (uint32_t k = 0; k < n_val; k++)
+		bprintf(&b, "%s%s", k ? ", " : "", fs_dtype_name((enum fs_dtype)g->types[g->nodes[v[k]].out].dtype));
 	bprintf(&b, ")%s", nl);
-	for (uint32_t k = 0; k < n_out; k++) {
-		const struct fs_type *t = &g->types[g->nodes[outs[k]].out];
+	for (uint32_t k = 0; k < n_read; k++) {
+		const struct fs_type *t = &g->types[g->nodes[v[k]].out];
 		bprintf(&b, "%%%s = <built-in function getitem>(%%%s : ? : tuple, %u) : %s : %s%s",
-			fs_scan_str(s, g->nodes[outs[k]].name), fused, k, shape_of(s, t),
+			fs_scan_str(s, g->nodes[v[k]].name), fused, k, shape_of(s, t),
 			fs_dtype_name((enum fs_dtype)t->dtype), nl);
 	}
 	return b.p;
@@ -327,7 +377,7 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 			}
 		}
 	}
-	add_edit(c->out, last, fused_lines(c, rw, in, n_in, outs, n_out, eol(&c->L, last)));
+	add_edit(c->out, last, fused_lines(c, rw, site->nodes, n, in, n_in, outs, n_out, eol(&c->L, last)));
 	for (uint32_t k = 0; k < n; k++)
 		c->in_site[site->nodes[k]] = 2;
 	c->out->done = fs_xrealloc(c->out->done, (c->out->applied + 1) * sizeof(*c->out->done));

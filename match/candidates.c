@@ -23,8 +23,8 @@ static uint64_t hkey(const struct ctx *c, uint32_t node, uint64_t h)
 	return fs_hash_bytes(k, strlen(k), h);
 }
 
-static uint32_t add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
-			   uint32_t n_in, const uint32_t *outputs, uint32_t n_out)
+uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
+			    uint32_t n_in, const uint32_t *outputs, uint32_t n_out)
 {
 	struct fs_mine *m = c->m;
 	FS_GROW(m->regions, m->cap_regions, m->n_regions + 1);
@@ -69,15 +69,69 @@ static int is_anchor_neighbour(const struct ctx *c, const struct fs_region *r, e
 	return 0;
 }
 
-static uint8_t region_kind(const struct ctx *c, const struct fs_region *r)
+enum { MAX_REDUCTIONS = 4 }; /* examined per region: keeps normalizes() linear */
+
+/* Whether the region normalises: a value computed from a row reduction
+ * (mean, sum, max, ...) meets again what was reduced, or what it was
+ * computed from (x * rsqrt(mean(x^2) + eps), x - max(x), e / sum(e)). A
+ * reduction that only summarises (any over a mask, a sum that is the
+ * region's result) does not. Marks: 1 what a reduction reads, 2 what is
+ * computed from it; cleared again (c->mark stays zeroed). */
+static int normalizes(struct ctx *c, const struct fs_region *r)
+{
+	const struct fs_graph *g = c->g;
+	int found = 0;
+	for (uint32_t k = 0, tried = 0; k < r->n_nodes && tried < MAX_REDUCTIONS && !found; k++) {
+		const struct fs_node *red = &g->nodes[r->nodes[k]];
+		if (c->s->ops[red->op].cls != FS_OPC_REDUCTION)
+			continue;
+		tried++;
+		for (uint32_t a = red->args; a < red->args + red->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE)
+				c->mark[g->args[a].node] = 1;
+		for (uint32_t j = k; j-- > 0;) { /* file order: one pass back finds every ancestor */
+			const struct fs_node *x = &g->nodes[r->nodes[j]];
+			for (uint32_t a = x->args; c->mark[r->nodes[j]] == 1 && a < x->args + x->n_args; a++)
+				if (g->args[a].kind == FS_ARG_NODE)
+					c->mark[g->args[a].node] = 1;
+		}
+		c->mark[r->nodes[k]] = 2;
+		for (uint32_t j = k + 1; j < r->n_nodes && !found; j++) {
+			const struct fs_node *x = &g->nodes[r->nodes[j]];
+			int from_red = 0, from_data = 0;
+			for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+				if (g->args[a].kind == FS_ARG_NODE) {
+					from_red |= c->mark[g->args[a].node] == 2;
+					from_data |= c->mark[g->args[a].node] == 1;
+				}
+			found = from_red && from_data;
+			if (from_red)
+				c->mark[r->nodes[j]] = 2;
+		}
+		for (uint32_t j = 0; j < r->n_nodes; j++) { /* clear */
+			const struct fs_node *x = &g->nodes[r->nodes[j]];
+			c->mark[r->nodes[j]] = 0;
+			for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+				if (g->args[a].kind == FS_ARG_NODE)
+					c->mark[g->args[a].node] = 0;
+		}
+	}
+	return found;
+}
+
+static uint8_t region_kind(struct ctx *c, const struct fs_region *r)
 {
 	if (r->entry >= 0)
 		return (uint8_t)c->o->cat->e[r->entry].kind;
+	int reduces = 0;
 	for (uint32_t k = 0; k < r->n_nodes; k++) {
 		uint8_t cls = c->s->ops[c->g->nodes[r->nodes[k]].op].cls;
-		if (cls == FS_OPC_REDUCTION || cls == FS_OPC_NORM)
+		if (cls == FS_OPC_NORM)
 			return FS_KIND_NORM;
+		reduces |= cls == FS_OPC_REDUCTION;
 	}
+	if (reduces) /* a chain is a norm only when it normalises */
+		return normalizes(c, r) ? FS_KIND_NORM : FS_KIND_REDUCTION;
 	int attn = is_anchor_neighbour(c, r, FS_OPC_ATTENTION);
 	if (!r->n_math)
 		return attn ? FS_KIND_ATTENTION_ADJACENT : FS_KIND_LAYOUT;
@@ -111,10 +165,14 @@ static int32_t fused_norm_entry(const struct ctx *c, uint32_t node)
 	const struct fs_catalog *cat = c->o->cat;
 	uint32_t key = c->s->ops[c->g->nodes[node].op].key;
 	for (uint32_t e = 0; cat && e < cat->n; e++)
-		if (cat->e[e].kind == FS_KIND_NORM)
+		if (cat->e[e].kind == FS_KIND_NORM) {
 			for (uint32_t k = 0; k < cat->e[e].n_kernels; k++)
 				if (cat->e[e].kernels[k] == key)
 					return (int32_t)e;
+			for (uint32_t k = 0; k < cat->e[e].n_reference; k++)
+				if (cat->e[e].reference[k] == key)
+					return (int32_t)e;
+		}
 	return -1;
 }
 
@@ -143,7 +201,7 @@ static int noop_cast(const struct ctx *c, uint32_t i)
  * with the cast after it (alone[1]) when the region took that too. */
 static int32_t multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t user, const uint32_t *alone, uint32_t n_alone)
 {
-	/* copy what is needed: add_region may move the region array */
+	/* copy what is needed: fs_mine_add_region may move the region array */
 	struct fs_region P = c->m->regions[pi];
 	uint32_t alone_in[2], n_alone_in = 0;
 	if (n_alone) {
@@ -179,7 +237,7 @@ static int32_t multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t use
 		ins[n_in++] = P.inputs[i];
 	uint32_t outs[2] = {o, has_n ? N.outputs[0] : user};
 	int64_t b = fs_type_bytes(c->s, &c->g->types[c->g->nodes[o].out], c->o->bind, c->o->n_bind);
-	uint32_t ri = add_region(c, nodes, k, ins, n_in, outs, 2);
+	uint32_t ri = fs_mine_add_region(c, nodes, k, ins, n_in, outs, 2);
 	struct fs_region *r = &c->m->regions[ri];
 	r->sig = h64(sig, 0x3417);
 	r->kind = FS_KIND_MULTI_OUTPUT;
@@ -240,7 +298,7 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 	const struct fs_graph *g = c->g;
 	for (uint32_t pi = 0; pi < n_vertical; pi++) {
 		const struct fs_region *P = &c->m->regions[pi];
-		if (!P->n_nodes || !P->n_math || P->n_outputs != 1)
+		if (!P->n_nodes || !P->n_math || P->n_outputs != 1 || P->absorbed)
 			continue;
 		uint32_t o = P->outputs[0];
 		/* the residual add P ends with (and the cast after it, if P took that
@@ -261,7 +319,9 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 			uint32_t user = g->users[n->users + u], ni = c->region_of[user];
 			/* a norm chain, or a fused norm op (in a region of its own when
 			 * it is an aten composite such as layer_norm) */
-			const struct fs_region *N = ni != UINT32_MAX ? &c->m->regions[ni] : NULL;
+			const struct fs_region *N = ni != UINT32_MAX && !c->m->regions[ni].absorbed ? &c->m->regions[ni] : NULL;
+			if (ni != UINT32_MAX && !N)
+				continue;
 			int norm = N && N->n_nodes > 1 ? N->kind == FS_KIND_NORM && worth_it(c, N)
 						       : fused_norm_entry(c, user) >= 0;
 			uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
@@ -313,7 +373,7 @@ static struct fs_region *add_shared_read(struct ctx *c, const uint32_t *nodes, u
 {
 	const struct fs_graph *g = c->g;
 	int64_t b = fs_type_bytes(c->s, &g->types[g->nodes[s0].out], c->o->bind, c->o->n_bind);
-	uint32_t ri = add_region(c, nodes, n, &s0, 1, outs, n_out); /* may move the regions */
+	uint32_t ri = fs_mine_add_region(c, nodes, n, &s0, 1, outs, n_out); /* may move the regions */
 	struct fs_region *r = &c->m->regions[ri];
 	r->sig = sig;
 	r->kind = kind;
@@ -388,7 +448,7 @@ enum { MAX_SIBLINGS = 8 };
 /* A chain that is a candidate itself (two kernels or more), unnamed and elementwise. */
 static int sibling_kind(const struct ctx *c, const struct fs_region *r)
 {
-	return r->n_nodes && r->n_math && r->entry < 0 && worth_it(c, r) &&
+	return r->n_nodes && r->n_math && r->entry < 0 && !r->absorbed && worth_it(c, r) &&
 	       (r->kind == FS_KIND_ELEMENTWISE || r->kind == FS_KIND_GEMM_EPILOGUE || r->kind == FS_KIND_ATTENTION_ADJACENT);
 }
 
@@ -569,12 +629,14 @@ static uint32_t count_pairs(const struct ctx *c, const struct fs_candidate *k)
 	return shared / 2;
 }
 
-static enum fs_rec recommend(const struct ctx *c, const struct fs_candidate *k)
+static enum fs_rec recommend(const struct ctx *c, struct fs_candidate *k)
 {
-	if (k->entry >= 0) {
+	uint32_t wrapper, pick = k->entry >= 0 ? fs_catalog_pick(c->o->cat, &c->o->cat->e[k->entry], &wrapper) : 0;
+	if (pick) { /* with a tree: only what it registers */
 		const struct fs_catalog_entry *e = &c->o->cat->e[k->entry];
-		if (e->n_kernels || e->n_subsumed || e->n_transforms)
-			return FS_REC_USE_EXISTING;
+		for (uint32_t i = 0; i < e->n_subsumed; i++)
+			k->absorbed |= e->subsumed[i] == pick;
+		return FS_REC_USE_EXISTING;
 	}
 	if (k->kind == FS_KIND_HORIZONTAL_GEMM || k->kind == FS_KIND_LAYOUT)
 		return FS_REC_DEFER; /* needs a change inside a GEMM / attention kernel */
@@ -615,9 +677,14 @@ static void make_candidate(struct ctx *c, const struct keyed *v, uint32_t n)
 	k->rec = recommend(c, k);
 }
 
+/* Fusions first, by bytes then launches; chains an attention kernel absorbs
+ * with the ops around them (its internals, the GQA copy) after them, as
+ * one recommendation each rather than a fusion of their own. */
 static int rank_cmp(const void *a, const void *b)
 {
 	const struct fs_candidate *x = a, *y = b;
+	if (x->absorbed != y->absorbed)
+		return x->absorbed ? 1 : -1;
 	if (x->bytes_total != y->bytes_total)
 		return x->bytes_total > y->bytes_total ? -1 : 1;
 	if (x->launches_total != y->launches_total)
@@ -638,6 +705,7 @@ void fs_mine_candidates(struct ctx *c)
 		fs_mine_region_cost(c, r);
 		r->sig = fs_mine_signature(c, r);
 	}
+	fs_mine_attention_cores(c, n_vertical);
 	find_multi_outputs(c, n_vertical);
 	find_parallel_gemms(c);
 	find_siblings(c, n_vertical);
@@ -647,7 +715,7 @@ void fs_mine_candidates(struct ctx *c)
 		const struct fs_region *r = &m->regions[i];
 		/* none of its values is read (a rotary table a 2-layer hybrid never
 		 * uses): dead in the export, nothing to save by fusing it */
-		if ((i < n_vertical && !worth_it(c, r)) || !r->n_outputs)
+		if ((i < n_vertical && (!worth_it(c, r) || r->absorbed)) || !r->n_outputs)
 			continue;
 		v[nv++] = (struct keyed){r->sig, r->nodes[0], i};
 	}

@@ -17,7 +17,7 @@
 
 static const char *const kind_names[] = {
 	"elementwise", "norm", "gemm_epilogue", "attention_adjacent", "layout", "multi_output",
-	"horizontal_gemm", "horizontal_elementwise",
+	"horizontal_gemm", "horizontal_elementwise", "reduction",
 };
 _Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == FS_KIND_COUNT, "kind names");
 
@@ -154,6 +154,43 @@ static int key_is(const char *k, const char *ke, const char *lit)
 	return strlen(lit) == (size_t)(ke - k) && !memcmp(k, lit, (size_t)(ke - k));
 }
 
+const char *fs_tdefault_name(enum fs_tdefault d)
+{
+	static const char *const names[] = {"on", "off", "unlisted"};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == FS_TDEF_COUNT, "default names");
+	return d < FS_TDEF_COUNT ? names[d] : "?";
+}
+
+/* transforms = NAME[:off|:unlisted]...: the default in today's default.yaml (on when unsuffixed) */
+static void transforms_value(struct cparse *P, const char *p, const char *e)
+{
+	struct fs_catalog_entry *en = P->cur;
+	free(en->transforms);
+	free(en->tdefault);
+	en->transforms = words(P, p, e, &en->n_transforms);
+	en->tdefault = fs_xcalloc(en->n_transforms + 1, 1);
+	for (uint32_t i = 0; i < en->n_transforms; i++) {
+		const char *w = fs_scan_str(P->c->scan, en->transforms[i]), *colon = strchr(w, ':');
+		if (!colon)
+			continue;
+		int d = 0;
+		while (d < FS_TDEF_COUNT && strcmp(colon + 1, fs_tdefault_name((enum fs_tdefault)d)))
+			d++;
+		if (d == FS_TDEF_COUNT || colon == w)
+			return cerr(P, p, "a transform's default is :off or :unlisted (on when not given)");
+		en->tdefault[i] = (uint8_t)d;
+		en->transforms[i] = fs_strtab_intern(&P->c->scan->strs, w, (size_t)(colon - w));
+	}
+}
+
+/* literals = eps: what the kernels take after their tensors; returns = norm sum */
+static void literals_value(struct cparse *P, const char *p, const char *e)
+{
+	if (!key_is(p, e, "eps"))
+		return cerr(P, p, "the literals known are: eps");
+	P->cur->literals = FS_LIT_EPS;
+}
+
 /* key = value */
 static void key_line(struct cparse *P, const char *p, const char *e, const char *eq)
 {
@@ -166,7 +203,7 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 	if (key_is(k, ke, "kind")) {
 		if (set_kind(en, v, ve) < 0)
 			cerr(P, v, "unknown kind (norm, elementwise, gemm_epilogue, attention_adjacent, "
-				   "layout, multi_output, horizontal_gemm, horizontal_elementwise)");
+				   "layout, multi_output, horizontal_gemm, horizontal_elementwise, reduction)");
 	} else if (key_is(k, ke, "chain"))
 		add_chain(P, v, ve);
 	else if (key_is(k, ke, "kernels")) {
@@ -175,9 +212,25 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 	} else if (key_is(k, ke, "subsumed_by")) {
 		free(en->subsumed);
 		en->subsumed = words(P, v, ve, &en->n_subsumed);
-	} else if (key_is(k, ke, "transforms")) {
-		free(en->transforms);
-		en->transforms = words(P, v, ve, &en->n_transforms);
+	} else if (key_is(k, ke, "reference")) {
+		free(en->reference);
+		en->reference = words(P, v, ve, &en->n_reference);
+	} else if (key_is(k, ke, "wrappers")) {
+		free(en->wrappers);
+		en->wrappers = words(P, v, ve, &en->n_wrappers);
+	} else if (key_is(k, ke, "transforms"))
+		transforms_value(P, v, ve);
+	else if (key_is(k, ke, "literals"))
+		literals_value(P, v, ve);
+	else if (key_is(k, ke, "gelu")) {
+		if (!key_is(v, ve, "tanh"))
+			cerr(P, v, "gelu is 'tanh' (the kernels compute the tanh form only)");
+		en->gelu_tanh = 1;
+	} else if (key_is(k, ke, "returns")) {
+		if (key_is(v, ve, "norm sum"))
+			en->norm_first = 1;
+		else if (!key_is(v, ve, "sum norm"))
+			cerr(P, v, "returns is 'norm sum' or 'sum norm'");
 	} else if (key_is(k, ke, "dtypes")) {
 		free(en->dtypes);
 		en->dtypes = text_value(v, ve);
@@ -188,7 +241,8 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 		free(en->evidence);
 		en->evidence = text_value(v, ve);
 	} else
-		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, transforms, dtypes, constraints, evidence)");
+		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, reference, wrappers, transforms, literals, "
+			   "returns, gelu, dtypes, constraints, evidence)");
 }
 
 uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *text, size_t len,
@@ -278,13 +332,14 @@ struct indexer {
 	struct fs_diags *d;
 };
 
-static void add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym)
+void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail)
 {
 	FS_GROW(c->found, c->cap_found, c->n_found + 1);
 	struct fs_evidence *e = &c->found[c->n_found++];
 	e->path = fs_xstrndup(path, strlen(path));
 	e->line = line;
 	e->symbol = fs_xstrndup(sym, strlen(sym));
+	e->detail = detail ? fs_xstrndup(detail, strlen(detail)) : NULL;
 }
 
 static uint32_t line_of(const char *text, size_t off)
@@ -329,7 +384,7 @@ static void index_text(struct indexer *X, const char *path, const char *text, si
 				snprintf(sym, sizeof(sym), "%s::%s", ns[0] ? ns : "?", a);
 			} else
 				snprintf(sym, sizeof(sym), "transform:%s", a);
-			add_evidence(X->c, path, line_of(text, ov[0]), sym);
+			fs_catalog_add_evidence(X->c, path, line_of(text, ov[0]), sym, NULL);
 		}
 	}
 }
@@ -378,11 +433,13 @@ static void index_dir(struct indexer *X, const char *dir, int depth)
 		struct stat st;
 		if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
 			index_dir(X, full, depth + 1);
-		else if (S_ISREG(st.st_mode) && indexed_ext(names[i])) {
+		else if (S_ISREG(st.st_mode) && (indexed_ext(names[i]) || !strcmp(names[i], "default.yaml"))) {
 			size_t tl;
 			char *text = fs_read_file(full, &tl);
 			if (text) {
-				index_text(X, full, text, tl);
+				if (indexed_ext(names[i]))
+					index_text(X, full, text, tl);
+				fs_srctree_index_text(X->c, full, text, tl); /* wrappers, default.yaml */
 				X->c->files_indexed++;
 				free(text);
 			}
@@ -446,7 +503,10 @@ void fs_catalog_release(struct fs_catalog *c)
 		free(e->chains);
 		free(e->kernels);
 		free(e->subsumed);
+		free(e->reference);
+		free(e->wrappers);
 		free(e->transforms);
+		free(e->tdefault);
 		free(e->name);
 		free(e->dtypes);
 		free(e->constraints);
@@ -456,6 +516,7 @@ void fs_catalog_release(struct fs_catalog *c)
 	for (uint32_t i = 0; i < c->n_found; i++) {
 		free(c->found[i].path);
 		free(c->found[i].symbol);
+		free(c->found[i].detail);
 	}
 	free(c->found);
 	memset(c, 0, sizeof(*c));

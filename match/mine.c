@@ -14,26 +14,44 @@ const char *fs_rec_name(enum fs_rec r)
 	return r <= FS_REC_DEFER ? names[r] : "defer";
 }
 
+/* Whether key is one of the n ops. */
+static int among(uint32_t key, const uint32_t *ops, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (ops[k] == key)
+			return 1;
+	return 0;
+}
+
+/* Per catalog entry: nodes calling its fused kernels (or a wrapper over
+ * them), and nodes calling its reference ops (matched, but unfused). A node
+ * counts once, for the first entry listing its op (an RMSNorm kernel also
+ * serves the unweighted RMSNorm). */
 static void count_fused(struct ctx *c)
 {
 	const struct fs_catalog *cat = c->o->cat;
 	struct fs_mine *m = c->m;
 	uint32_t n = cat ? cat->n : 0;
-	m->fused = fs_arena_alloc(&m->arena, (n + 1) * sizeof(uint32_t));
-	m->fused_op = fs_arena_alloc(&m->arena, (n + 1) * sizeof(uint32_t));
-	memset(m->fused, 0, (n + 1) * sizeof(uint32_t));
-	memset(m->fused_op, 0, (n + 1) * sizeof(uint32_t));
+	size_t bytes = (n + 1) * sizeof(uint32_t);
+	m->fused = memset(fs_arena_alloc(&m->arena, bytes), 0, bytes);
+	m->fused_op = memset(fs_arena_alloc(&m->arena, bytes), 0, bytes);
+	m->reference = memset(fs_arena_alloc(&m->arena, bytes), 0, bytes);
+	m->reference_op = memset(fs_arena_alloc(&m->arena, bytes), 0, bytes);
 	for (uint32_t i = 0; i < c->g->n_nodes; i++) {
 		const struct fs_node *x = &c->g->nodes[i];
 		if (x->kind != FS_NODE_CALL)
 			continue;
 		uint32_t key = c->s->ops[x->op].key;
-		for (uint32_t e = 0; e < n; e++)
-			for (uint32_t k = 0; k < cat->e[e].n_kernels; k++)
-				if (cat->e[e].kernels[k] == key) {
-					m->fused[e]++;
-					m->fused_op[e] = m->fused_op[e] ? m->fused_op[e] : key;
-				}
+		for (uint32_t e = 0; e < n; e++) {
+			const struct fs_catalog_entry *en = &cat->e[e];
+			int fused = among(key, en->kernels, en->n_kernels) || among(key, en->wrappers, en->n_wrappers);
+			if (!fused && !among(key, en->reference, en->n_reference))
+				continue;
+			uint32_t *count = fused ? m->fused : m->reference, *op = fused ? m->fused_op : m->reference_op;
+			count[e]++;
+			op[e] = op[e] ? op[e] : key;
+			break;
+		}
 	}
 }
 

@@ -46,6 +46,11 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r);
 int fs_mine_is_kernel(const struct ctx *c, uint32_t node);
 uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r);
 void fs_mine_candidates(struct ctx *c);
+/* Appends a region (nodes file order; inputs, outputs copied): its index. */
+uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
+			    uint32_t n_in, const uint32_t *outputs, uint32_t n_out);
+/* attention.c: the regions between an attention's two products, merged. */
+void fs_mine_attention_cores(struct ctx *c, uint32_t n_vertical);
 void fs_mine_cleanups(struct ctx *c);
 /* confirm.c: whether a region of these nodes may carry entry's name (see there). */
 void fs_mine_confirm_init(struct ctx *c);

@@ -1,7 +1,7 @@
 # Residual add feeding an RMSNorm: the sum is a second output (the residual stream).
 pattern add_rmsnorm
 description residual add + RMSNorm, the sum kept as a second output
-replace auto_deploy.flashinfer_fused_add_rms_norm.default
+replace python.flashinfer_fused_add_rms_norm
 catalog add_rmsnorm
 
 input a

@@ -64,12 +64,17 @@ void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 
 const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k)
 {
-	if (k->entry < 0)
+	uint32_t wrapper, key = k->entry >= 0 ? fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &wrapper) : 0;
+	return key ? fs_scan_str(d->scan, key) : NULL;
+}
+
+const char *cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k)
+{
+	uint32_t wrapper = 0;
+	if (k->entry < 0 || !fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &wrapper) || !wrapper)
 		return NULL;
-	const struct fs_catalog_entry *e = &d->cat.e[k->entry];
-	if (e->n_kernels || e->n_subsumed)
-		return fs_scan_str(d->scan, e->n_kernels ? e->kernels[0] : e->subsumed[0]);
-	return e->n_transforms ? fs_scan_str(d->scan, e->transforms[0]) : NULL;
+	const char *w = fs_scan_str(d->scan, wrapper), *dot = strchr(w, '.');
+	return dot ? dot + 1 : w; /* python.name: the function's name */
 }
 
 /* The dump a transform wrote in run r, or NULL. */
@@ -87,12 +92,28 @@ static const struct fs_dumpfile *transform_dump(const struct fs_scan *s, uint32_
 	return NULL;
 }
 
+/* "(off by default: config/default.yaml:123)": the tree's default when it was indexed, else the catalog's */
+static void default_text(const struct fs_discovery *d, const struct fs_catalog_entry *e, uint32_t i, char *buf, size_t n)
+{
+	static const char *const says[] = {"on by default", "off by default", "not in default.yaml: runs where a config adds it",
+					   "not in the tree's default.yaml: runs where a config adds it"};
+	int32_t at;
+	enum fs_tdefault t = fs_catalog_tdefault(&d->cat, e, i, &at);
+	const char *what = says[t == FS_TDEF_UNLISTED && d->cat.defaults_indexed ? FS_TDEF_COUNT : t];
+	if (at >= 0)
+		snprintf(buf, n, " (%s: %s:%u)", what, d->cat.found[at].path, d->cat.found[at].line);
+	else
+		snprintf(buf, n, " (%s)", what);
+}
+
 static void transform_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
-			       const char *t, struct lines *out)
+			       const struct fs_catalog_entry *en, uint32_t ti, struct lines *out)
 {
 	const struct fs_scan *s = d->scan;
-	char what[200] = "";
+	const char *t = fs_scan_str(s, en->transforms[ti]);
+	char what[200] = "", def[300];
 	size_t k = 0;
+	default_text(d, en, ti, def, sizeof(def));
 	if (a->run != UINT32_MAX) {
 		const struct fs_adlog *log = &d->logs[a->run];
 		const struct fs_adlog_entry *e = fs_adlog_find(log, t);
@@ -100,6 +121,9 @@ static void transform_evidence(const struct fs_discovery *d, const struct fs_ana
 			k += (size_t)snprintf(what, sizeof(what), "exists but is disabled (%s:%u)", log->path, e->line);
 		else if (e && e->status == FS_AD_SKIPPED)
 			k += (size_t)snprintf(what, sizeof(what), "exists but was skipped (%s:%u)", log->path, e->line);
+		else if (e && e->status == FS_AD_RAN)
+			k += (size_t)snprintf(what, sizeof(what), "ran, but the log ends before its summary (%s:%u)",
+					      log->path, e->line);
 		else if (e)
 			k += (size_t)snprintf(what, sizeof(what), "ran: matches=%lld (%s:%u)", (long long)e->matches,
 					      log->path, e->line);
@@ -108,7 +132,7 @@ static void transform_evidence(const struct fs_discovery *d, const struct fs_ana
 			snprintf(what + k, sizeof(what) - k, "%sdump %s: graph %s", k ? "; " : "", f->base,
 				 fs_dumpfiles_identical(s, prev, f) ? "unchanged (no rewrite)" : "changed");
 	}
-	lines_add(out, "transform %s: %s", t, what[0] ? what : "not in this run");
+	lines_add(out, "transform %s%s: %s", t, def, what[0] ? what : "not in this run");
 }
 
 static void source_evidence(const struct fs_discovery *d, const char *sym, struct lines *out)
@@ -120,6 +144,83 @@ static void source_evidence(const struct fs_discovery *d, const char *sym, struc
 		lines_add(out, "source: %s not registered in the indexed tree (%u files)", sym, d->cat.files_indexed);
 }
 
+/* An op of the entry, as the tree has it: registered, a wrapper over a
+ * registered op, or neither (then it is not recommended). */
+static void op_evidence(const struct fs_discovery *d, uint32_t key, struct lines *out)
+{
+	const char *k = fs_scan_str(d->scan, key), *dot = strchr(k, '.');
+	int32_t i = fs_catalog_registered(&d->cat, key);
+	char sym[200];
+	if (i == -2)
+		return;
+	if (dot && dot - k == 6 && !memcmp(k, "python", 6)) {
+		snprintf(sym, sizeof(sym), "wrapper:%s", dot + 1);
+		int32_t w = fs_catalog_find_evidence(&d->cat, sym, 0);
+		if (w >= 0)
+			return lines_add(out, "source: %s:%u %s is a Python wrapper over %s%s", d->cat.found[w].path,
+					 d->cat.found[w].line, dot + 1, d->cat.found[w].detail,
+					 i >= 0 ? "" : ", which the tree does not register");
+		return lines_add(out, "source: no function %s calling a registered op in the indexed tree", dot + 1);
+	}
+	snprintf(sym, sizeof(sym), "%.*s::%s", dot ? (int)(dot - k) : 0, k, dot ? dot + 1 : k);
+	source_evidence(d, sym, out);
+}
+
+static size_t list_ops(const struct fs_discovery *d, const char *head, const uint32_t *ops, uint32_t n, char *buf,
+		       size_t len, size_t k)
+{
+	for (uint32_t i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : k ? head : head + 2, fs_scan_str(d->scan, ops[i]));
+	return k;
+}
+
+/* Ops mlir_elementwise_fusion leaves alone: it fuses elementwise ops and
+ * last-dim reductions only (transform/library/mlir_elementwise_fusion.py). */
+static const char *const mlir_not[] = {"cos", "sin", "cat", "stack", "clone", "contiguous", "softmax", "_softmax"};
+
+/* Why mlir_elementwise_fusion would not cover the chain, or NULL. */
+static const char *mlir_gap(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
+			    char *buf, size_t n)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_region *r = &a->mine->regions[k->instances[0]];
+	if (k->kind == FS_KIND_LAYOUT || k->kind == FS_KIND_HORIZONTAL_GEMM ||
+	    (k->kind == FS_KIND_ATTENTION_ADJACENT && k->entry >= 0))
+		return "views, RoPE, attention and GEMMs are not its to fuse";
+	for (uint32_t i = 0; i < r->n_nodes; i++) {
+		const struct fs_op *op = &s->ops[a->mine->g->nodes[r->nodes[i]].op];
+		const char *key = fs_scan_str(s, op->key);
+		int gap = op->cls != FS_OPC_ELEMENTWISE && op->cls != FS_OPC_CAST && op->cls != FS_OPC_REDUCTION &&
+			  op->cls != FS_OPC_VIEW;
+		for (size_t j = 0; j < sizeof(mlir_not) / sizeof(mlir_not[0]) && !gap; j++)
+			gap = !strcmp(key, mlir_not[j]);
+		if (gap) {
+			snprintf(buf, n, "it has %s", key);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* What AutoDeploy's generic fusion would do with the chain, were it on. */
+static void mlir_evidence(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
+			  struct lines *out)
+{
+	char why[128];
+	for (uint32_t e = 0; e < d->cat.n; e++)
+		for (uint32_t i = 0; i < d->cat.e[e].n_transforms; i++) {
+			if (strcmp(fs_scan_str(d->scan, d->cat.e[e].transforms[i]), "mlir_elementwise_fusion"))
+				continue;
+			char def[300];
+			const char *gap = mlir_gap(d, a, k, why, sizeof(why));
+			default_text(d, &d->cat.e[e], i, def, sizeof(def));
+			if (gap)
+				return lines_add(out, "transform mlir_elementwise_fusion%s: does not cover it (%s)", def, gap);
+			return lines_add(out, "transform mlir_elementwise_fusion%s: would generate one Triton kernel for it%s", def,
+					 k->kind == FS_KIND_GEMM_EPILOGUE ? ", after the GEMM, not in its epilogue" : "");
+		}
+}
+
 void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 		   const struct fs_candidate *k, struct lines *out)
 {
@@ -128,36 +229,62 @@ void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	lines_add(out, "first site: %%%s (line %u) .. %%%s (line %u)", fs_scan_str(d->scan, g->nodes[r->nodes[0]].name),
 		  g->nodes[r->nodes[0]].line, fs_scan_str(d->scan, g->nodes[r->nodes[r->n_nodes - 1]].name),
 		  g->nodes[r->nodes[r->n_nodes - 1]].line);
-	if (k->entry < 0)
-		return lines_add(out, "catalog: no entry implements this chain");
+	if (k->entry < 0) {
+		lines_add(out, "catalog: no entry implements this chain");
+		return mlir_evidence(d, a, k, out);
+	}
 	const struct fs_catalog_entry *e = &d->cat.e[k->entry];
-	char ks[256] = "";
-	size_t len = 0;
-	for (uint32_t i = 0; i < e->n_kernels && len < sizeof(ks); i++)
-		len += (size_t)snprintf(ks + len, sizeof(ks) - len, "%s%s", i ? ", " : "", fs_scan_str(d->scan, e->kernels[i]));
-	for (uint32_t i = 0; i < e->n_subsumed && len < sizeof(ks); i++)
-		len += (size_t)snprintf(ks + len, sizeof(ks) - len, "%s%s", i ? ", " : "subsumed by ",
-					fs_scan_str(d->scan, e->subsumed[i]));
+	char ks[512] = "";
+	size_t len = list_ops(d, "; ", e->kernels, e->n_kernels, ks, sizeof(ks), 0);
+	len = list_ops(d, "; wrappers ", e->wrappers, e->n_wrappers, ks, sizeof(ks), len);
+	len = list_ops(d, "; subsumed by ", e->subsumed, e->n_subsumed, ks, sizeof(ks), len);
+	len = list_ops(d, "; reference ops (unfused) ", e->reference, e->n_reference, ks, sizeof(ks), len);
 	lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
 		  e->evidence ? "; " : "", e->evidence ? e->evidence : "");
-	for (uint32_t i = 0; i < e->n_kernels + e->n_subsumed; i++) {
-		char sym[200];
-		uint32_t op = i < e->n_kernels ? e->kernels[i] : e->subsumed[i - e->n_kernels];
-		const char *key = fs_scan_str(d->scan, op), *dot = strchr(key, '.');
-		snprintf(sym, sizeof(sym), "%.*s::%s", dot ? (int)(dot - key) : 0, key, dot ? dot + 1 : key);
-		if (d->cat.files_indexed)
-			source_evidence(d, sym, out);
-	}
+	const uint32_t *lists[] = {e->kernels, e->wrappers, e->subsumed};
+	const uint32_t ns[] = {e->n_kernels, e->n_wrappers, e->n_subsumed};
+	for (uint32_t l = 0; l < 3; l++)
+		for (uint32_t i = 0; i < ns[l]; i++)
+			op_evidence(d, lists[l][i], out);
 	for (uint32_t i = 0; i < e->n_transforms; i++) {
 		char sym[200];
 		snprintf(sym, sizeof(sym), "transform:%s", fs_scan_str(d->scan, e->transforms[i]));
-		transform_evidence(d, a, fs_scan_str(d->scan, e->transforms[i]), out);
+		transform_evidence(d, a, e, i, out);
 		if (d->cat.files_indexed)
 			source_evidence(d, sym, out);
 	}
 	if (a->mine->fused[k->entry])
 		lines_add(out, "this graph already calls %s x%u", fs_scan_str(d->scan, a->mine->fused_op[k->entry]),
 			  a->mine->fused[k->entry]);
+	if (a->mine->reference[k->entry])
+		lines_add(out, "this graph calls the reference op %s x%u (the chain matched, still unfused)",
+			  fs_scan_str(d->scan, a->mine->reference_op[k->entry]), a->mine->reference[k->entry]);
+	mlir_evidence(d, a, k, out);
+}
+
+/* A GELU inside: tanh or erf cannot be read from the dump (approximate= is a
+ * keyword argument, never printed); only the user can say (--gelu). */
+static void gelu_note(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
+		      struct lines *out)
+{
+	static const char *const said[] = {NULL, "tanh", "erf"};
+	const struct fs_region *r = &a->mine->regions[k->instances[0]];
+	int has = 0;
+	for (uint32_t i = 0; i < r->n_nodes && !has; i++)
+		has = !strcmp(fs_scan_str(d->scan, d->scan->ops[a->mine->g->nodes[r->nodes[i]].op].key), "gelu");
+	if (has && d->cat.gelu == FS_GELU_UNSTATED)
+		lines_add(out, "! gelu: tanh or erf is unknowable from the dump (approximate= is a keyword argument, never "
+			       "printed); state it with --gelu tanh|erf (a kernel for it assumes tanh until told)");
+	else if (has)
+		lines_add(out, "+ gelu: %s, as stated (--gelu)", said[d->cat.gelu]);
+}
+
+static int among_keys(const struct fs_discovery *d, const char *key, const uint32_t *ops, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(fs_scan_str(d->scan, ops[i]), key))
+			return 1;
+	return 0;
 }
 
 void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
@@ -178,10 +305,14 @@ void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
 	if (k->pairs)
 		lines_add(out, "+ %u pairs of instances share an input (q/k, gate/up): one launch can serve a pair",
 			  k->pairs);
-	if (k->entry >= 0 && (d->cat.e[k->entry].n_kernels || d->cat.e[k->entry].n_transforms))
+	const char *kern = cand_kernel(d, k);
+	const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
+	if (kern && !among_keys(d, kern, e->subsumed, e->n_subsumed))
 		lines_add(out, "+ an existing kernel implements it: no new code");
-	else if (k->entry >= 0 && d->cat.e[k->entry].n_subsumed)
+	else if (kern)
 		lines_add(out, "+ an existing kernel absorbs it with the ops around it: no new code");
+	else if (e && d->cat.files_indexed && (e->n_kernels || e->n_subsumed))
+		lines_add(out, "- the indexed tree registers none of the catalog's kernels for it: a kernel is needed");
 	else if (k->rec == FS_REC_NEEDS_TRITON)
 		lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
 	if (k->cost_known && k->bytes_total < (1 << 20))
@@ -197,14 +328,19 @@ void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
 		lines_add(out, "! dynamic dims: symbolic sizes; the kernel must handle any batch / sequence length");
 	if (k->risks & FS_RISK_LAYOUT)
 		lines_add(out, "! layout changes inside (transpose / concatenation / copies): strided access");
+	gelu_note(d, a, k, out);
 }
 
 void cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n)
 {
-	const char *kern = cand_kernel(d, k);
+	const char *kern = cand_kernel(d, k), *wrapper = cand_wrapper(d, k);
 	switch (k->rec) {
 	case FS_REC_USE_EXISTING:
-		snprintf(buf, n, "use_existing_kernel (%s)", kern ? kern : "?");
+		if (wrapper)
+			snprintf(buf, n, "use_existing_kernel (%s, through the Python wrapper %s, as AutoDeploy inserts it)",
+				 kern ? kern : "?", wrapper);
+		else
+			snprintf(buf, n, "use_existing_kernel (%s)", kern ? kern : "?");
 		break;
 	case FS_REC_NEEDS_TRITON:
 		snprintf(buf, n, "needs_triton_fallback (no existing kernel: a generated Triton / CUDA kernel is needed)");

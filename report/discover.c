@@ -56,26 +56,36 @@ static uint32_t bind_dims(struct fs_scan *s, const struct fs_graph *g,
 	return fs_bind_default(s, g, o->tokens, b, 16);
 }
 
-static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run,
-		    const struct fs_discover_opts *o)
+/* inlined: the graph to mine instead of the module's (owned by the analysis) */
+static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run, struct fs_graph *inlined,
+		    uint32_t n_inlined, const struct fs_discover_opts *o)
 {
 	FS_GROW(d->a, d->cap_a, d->n_a + 1);
 	struct fs_analysis *a = &d->a[d->n_a++];
 	memset(a, 0, sizeof(*a));
 	a->module = module;
 	a->run = run;
-	const struct fs_graph *g = d->scan->modules[module].graph;
+	a->inlined = inlined;
+	a->n_inlined = n_inlined;
+	const struct fs_graph *g = inlined ? inlined : d->scan->modules[module].graph;
 	a->n_bind = bind_dims(d->scan, g, o, a->bind);
 	struct fs_mine_opts mo = {&d->cat, a->bind, a->n_bind};
 	a->mine = fs_mine_graph(d->scan, g, &mo);
 }
 
+/* Each module of a file; or, where its root calls the others, the root with
+ * their nodes in place of the calls: chains a module boundary cuts are whole. */
 static void analyse_file(struct fs_discovery *d, uint32_t file, uint32_t run,
 			 const struct fs_discover_opts *o)
 {
 	const struct fs_dumpfile *f = &d->scan->files[file];
+	uint32_t n = 0;
+	struct fs_graph *g = o->inline_calls ? fs_scan_inline(d->scan, file, &n) : NULL;
+	for (uint32_t m = 0; g && m < f->n_modules; m++)
+		if (!strcmp(fs_scan_str(d->scan, d->scan->modules[f->first_module + m].name), "(root)"))
+			return analyse(d, f->first_module + m, run, g, n, o);
 	for (uint32_t m = 0; m < f->n_modules; m++)
-		analyse(d, f->first_module + m, run, o);
+		analyse(d, f->first_module + m, run, NULL, 0, o);
 }
 
 static uint32_t evo_row(struct fs_evolution *e, uint32_t n_files, const struct fs_candidate *k,
@@ -108,6 +118,20 @@ static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discove
 	e->run = run;
 	for (uint32_t fi = 0; fi < r->n_files; fi++) {
 		const struct fs_dumpfile *f = &s->files[r->first_file + fi];
+		uint32_t n_inlined;
+		struct fs_graph *inl = o->inline_calls ? fs_scan_inline(s, r->first_file + fi, &n_inlined) : NULL;
+		if (inl) { /* the file as one graph, as analyse_file takes it */
+			struct fs_binding b[16];
+			struct fs_mine_opts mo = {&d->cat, b, bind_dims(d->scan, inl, o, b)};
+			struct fs_mine *mi = fs_mine_graph(s, inl, &mo);
+			for (uint32_t c = 0; c < mi->n_cands; c++) {
+				uint32_t row = evo_row(e, r->n_files, &mi->cands[c], &cap);
+				e->counts[(size_t)row * r->n_files + fi] += mi->cands[c].n_instances;
+			}
+			fs_mine_free(mi);
+			fs_graph_free(inl);
+			continue;
+		}
 		for (uint32_t mi = 0; mi < f->n_modules && !f->n_errors; mi++) {
 			const struct fs_graph *g = s->modules[f->first_module + mi].graph;
 			uint32_t k = 0;
@@ -138,6 +162,7 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 	d->scan = s;
 	d->top = o->top;
 	fs_catalog_init(&d->cat, s);
+	d->cat.gelu = o->gelu;
 	fs_catalog_load_default(&d->cat, o->catalog, &s->diags);
 	if (o->kernels_from)
 		fs_catalog_index_tree(&d->cat, o->kernels_from, &s->diags);
@@ -169,8 +194,10 @@ void fs_discovery_free(struct fs_discovery *d)
 {
 	if (!d)
 		return;
-	for (uint32_t i = 0; i < d->n_a; i++)
+	for (uint32_t i = 0; i < d->n_a; i++) {
 		fs_mine_free(d->a[i].mine);
+		fs_graph_free(d->a[i].inlined);
+	}
 	free(d->a);
 	for (uint32_t r = 0; r < d->scan->n_runs; r++) {
 		fs_adlog_release(&d->logs[r]);

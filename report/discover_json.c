@@ -72,6 +72,7 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	const char *kern = cand_kernel(d, k);
 	cJSON_AddBoolToObject(ek, "found", kern != NULL);
 	cJSON_AddItemToObject(ek, "name", str_or_null(kern));
+	cJSON_AddItemToObject(ek, "wrapper", str_or_null(cand_wrapper(d, k)));
 	cand_evidence(d, a, k, &ev);
 	cJSON_AddItemToObject(ek, "evidence", lines_json(&ev));
 	cJSON_AddStringToObject(o, "recommendation", fs_rec_name(k->rec));
@@ -94,7 +95,8 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 	cJSON_AddStringToObject(o, "stage", fs_scan_str(s, f->stage));
 	cJSON_AddStringToObject(o, "transform", fs_scan_str(s, f->transform));
 	cJSON_AddStringToObject(o, "module", fs_scan_str(s, mod->name));
-	cJSON_AddNumberToObject(o, "nodes", mod->graph->n_calls);
+	cJSON_AddNumberToObject(o, "nodes", m->g->n_calls);
+	cJSON_AddNumberToObject(o, "call_modules_inlined", a->n_inlined);
 	for (uint32_t i = 0; i < a->n_bind; i++)
 		cJSON_AddNumberToObject(b, fs_scan_str(s, a->bind[i].sym), (double)a->bind[i].value);
 	cJSON_AddItemToObject(o, "binding", b);
@@ -103,15 +105,18 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 	for (uint32_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(c, candidate_json(d, a, i + 1, &m->cands[i]));
 	cJSON_AddItemToObject(o, "candidates", c);
-	cJSON *af = cJSON_AddArrayToObject(o, "already_fused");
-	for (uint32_t e = 0; e < d->cat.n; e++) {
-		if (!m->fused[e])
-			continue;
-		cJSON *x = cJSON_CreateObject();
-		cJSON_AddStringToObject(x, "name", d->cat.e[e].name);
-		cJSON_AddStringToObject(x, "op", fs_scan_str(s, m->fused_op[e]));
-		cJSON_AddNumberToObject(x, "count", m->fused[e]);
-		cJSON_AddItemToArray(af, x);
+	for (int ref = 0; ref < 2; ref++) {
+		cJSON *af = cJSON_AddArrayToObject(o, ref ? "reference_ops" : "already_fused");
+		const uint32_t *count = ref ? m->reference : m->fused, *op = ref ? m->reference_op : m->fused_op;
+		for (uint32_t e = 0; e < d->cat.n; e++) {
+			if (!count[e])
+				continue;
+			cJSON *x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "name", d->cat.e[e].name);
+			cJSON_AddStringToObject(x, "op", fs_scan_str(s, op[e]));
+			cJSON_AddNumberToObject(x, "count", count[e]);
+			cJSON_AddItemToArray(af, x);
+		}
 	}
 	cJSON *cl = cJSON_AddArrayToObject(o, "cleanups");
 	for (uint32_t i = 0; i < m->n_cleanups; i++) {

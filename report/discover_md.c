@@ -38,7 +38,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
 		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),
-		mod->graph->n_calls, bind, m->n_cands);
+		m->g->n_calls, bind, m->n_cands);
 	uint32_t n = d->top && d->top < m->n_cands ? d->top : m->n_cands;
 	fprintf(out, "| # | candidate | kind | x | bytes saved | launches saved | existing kernel | recommendation |\n");
 	fprintf(out, "|---|---|---|---|---|---|---|---|\n");
@@ -58,6 +58,12 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 		if (m->fused[e]) {
 			fprintf(out, "%s- `%s` x%u via `%s`\n", any++ ? "" : "Already fused:\n\n", d->cat.e[e].name,
 				m->fused[e], fs_scan_str(s, m->fused_op[e]));
+		}
+	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
+		if (m->reference[e]) {
+			fprintf(out, "%s- `%s` x%u via `%s`\n",
+				any++ ? "" : "\nMatched but not fused (AutoDeploy reference ops):\n\n", d->cat.e[e].name,
+				m->reference[e], fs_scan_str(s, m->reference_op[e]));
 		}
 	fputc('\n', out);
 }

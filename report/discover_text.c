@@ -59,7 +59,9 @@ static void candidate(const struct fs_discovery *d, const struct fs_analysis *a,
 	else
 		fprintf(out, "    bytes unknown (unbound or unknown sizes); %llu launches in all\n",
 			(unsigned long long)k->launches_total);
-	fprintf(out, "  Existing kernel lookup: %s%s%s\n", kern ? "found (" : "not_found", kern ? kern : "", kern ? ")" : "");
+	const char *wrapper = cand_wrapper(d, k);
+	fprintf(out, "  Existing kernel lookup: %s%s%s%s%s\n", kern ? "found (" : "not_found", kern ? kern : "",
+		wrapper ? ", through the wrapper " : "", wrapper ? wrapper : "", kern ? ")" : "");
 	cand_evidence(d, a, k, &ev);
 	fprintf(out, "  Evidence:\n");
 	print_lines(&ev, "    - ", out);
@@ -73,18 +75,20 @@ static void candidate(const struct fs_discovery *d, const struct fs_analysis *a,
 
 static void already_fused(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
-	int any = 0;
-	for (uint32_t e = 0; e < d->cat.n; e++) {
-		if (!a->mine->fused[e])
-			continue;
-		if (!any)
-			fprintf(out, "Already fused in this graph:\n");
-		any = 1;
-		fprintf(out, "  %-18s x%-4u via %s\n", d->cat.e[e].name, a->mine->fused[e],
-			fs_scan_str(d->scan, a->mine->fused_op[e]));
+	const struct fs_mine *m = a->mine;
+	for (int ref = 0, any = 0; ref < 2; ref++, any = 0) {
+		const uint32_t *count = ref ? m->reference : m->fused, *op = ref ? m->reference_op : m->fused_op;
+		for (uint32_t e = 0; e < d->cat.n; e++) {
+			if (!count[e])
+				continue;
+			if (!any++)
+				fprintf(out, "%s\n", ref ? "Matched but not fused (AutoDeploy reference ops: the chain runs unfused):"
+						      : "Already fused in this graph:");
+			fprintf(out, "  %-18s x%-4u via %s\n", d->cat.e[e].name, count[e], fs_scan_str(d->scan, op[e]));
+		}
+		if (any)
+			fputc('\n', out);
 	}
-	if (any)
-		fputc('\n', out);
 }
 
 static void cleanups(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
@@ -122,8 +126,12 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_dumpfile *f = &s->files[mod->file];
 	char bind[256];
 	binding_text(d, a, bind, sizeof(bind));
-	fprintf(out, "== %s  [%s/%s]  module %s, %u nodes\n", f->path, fs_scan_str(s, f->stage),
-		fs_scan_str(s, f->transform), fs_scan_str(s, mod->name), mod->graph->n_calls);
+	fprintf(out, "== %s  [%s/%s]  module %s, %u nodes", f->path, fs_scan_str(s, f->stage),
+		fs_scan_str(s, f->transform), fs_scan_str(s, mod->name), a->mine->g->n_calls);
+	if (a->n_inlined)
+		fprintf(out, " (%u call_module node%s inlined: %u GraphModules as one graph)", a->n_inlined,
+			a->n_inlined == 1 ? "" : "s", f->n_modules);
+	fputc('\n', out);
 	fprintf(out, "   sizes: %s; %u candidates\n\n", bind, a->mine->n_cands);
 	uint32_t n = a->mine->n_cands;
 	if (d->top && d->top < n)

@@ -30,8 +30,11 @@ void lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(prin
  * horizontal candidates), file order. */
 void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 		  const struct fs_candidate *k, char *buf, size_t n);
-/* The existing kernel (first catalog kernel, else transform), or NULL. */
+/* What the candidate's entry recommends (fs_catalog_pick: with a tree, only
+ * what it registers): a kernel, an op that absorbs it, or a transform; NULL. */
 const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k);
+/* The Python wrapper AutoDeploy calls the picked kernel through, or NULL. */
+const char *cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k);
 void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 		   const struct fs_candidate *k, struct lines *out);
 void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,

@@ -217,7 +217,7 @@ int fs_semdiff_run(const struct fs_scan *s, const struct fs_catalog *cat, uint32
 			if (e && e->status == FS_AD_MATCHES)
 				snprintf(rep, sizeof(rep), "  [ad.log: matches=%lld]", (long long)e->matches);
 			else if (e)
-				snprintf(rep, sizeof(rep), "  [ad.log: %s]", e->status == FS_AD_DISABLED ? "disabled" : "skipped");
+				snprintf(rep, sizeof(rep), "  [ad.log: %s]", fs_adlog_status_name(e->status));
 		}
 		if (i && fs_dumpfiles_identical(s, f - 1, f))
 			snprintf(what, sizeof(what), "unchanged");

@@ -24,6 +24,7 @@ enum fs_kind {
 	FS_KIND_MULTI_OUTPUT,
 	FS_KIND_HORIZONTAL_GEMM,
 	FS_KIND_HORIZONTAL_ELEMENTWISE, /* sibling chains reading one input */
+	FS_KIND_REDUCTION,  /* a reduction whose result is not combined with what it reduced */
 	FS_KIND_COUNT
 };
 
@@ -41,12 +42,30 @@ struct fs_chain {
 	uint32_t line;
 };
 
-/* Where a kernel or transform was found in a source tree. */
+/* Where a kernel, wrapper or transform was found in a source tree. Symbols:
+ * "ns::op" (a registered op), "transform:key" (a registered transform),
+ * "wrapper:name" (a Python function calling a registered op; detail: that
+ * op, "ns::op") and "default:key" (a transform of the tree's
+ * config/default.yaml; detail: "on" or "off"). */
 struct fs_evidence {
 	char *path;
 	uint32_t line;
 	char *symbol;
+	char *detail;        /* NULL unless said above */
 };
+
+/* A transform's default in AutoDeploy's config/default.yaml: enabled, listed
+ * with `enabled: false`, or not listed (it runs only where a config adds it). */
+enum fs_tdefault { FS_TDEF_ON, FS_TDEF_OFF, FS_TDEF_UNLISTED, FS_TDEF_COUNT };
+const char *fs_tdefault_name(enum fs_tdefault d);
+
+/* A GELU's form: the dump never prints approximate= (a keyword argument), so
+ * only the user can state it (--gelu). */
+enum fs_gelu { FS_GELU_UNSTATED, FS_GELU_TANH, FS_GELU_ERF };
+
+/* Literal parameters an entry's kernels take after their tensor inputs,
+ * found in a site by their role (the rewrite keeps them, in this order). */
+enum { FS_LIT_EPS = 1 << 0 /* the float added to a mean / sum before rsqrt */ };
 
 struct fs_catalog_entry {
 	char *name;
@@ -58,8 +77,18 @@ struct fs_catalog_entry {
 	uint32_t *subsumed;      /* ops that absorb the chain with the ops around it
 				    (attention absorbs its softmax): no drop-in replacement */
 	uint32_t n_subsumed;
+	uint32_t *reference;     /* AutoDeploy's reference ops for the chain (torch_*):
+				    matched, but they run it unfused; never a fused kernel */
+	uint32_t n_reference;
+	uint32_t *wrappers;      /* Python functions AutoDeploy inserts that call the
+				    first kernel ("python.name": `<function name at 0x...>`) */
+	uint32_t n_wrappers;
 	uint32_t *transforms;    /* AutoDeploy transform names */
+	uint8_t *tdefault;       /* per transform: enum fs_tdefault in today's tree */
 	uint32_t n_transforms;
+	uint32_t literals;       /* FS_LIT_* */
+	uint8_t norm_first;      /* multi-output kernels return (norm, sum), not file order */
+	uint8_t gelu_tanh;       /* its kernels compute the tanh GELU only (gelu = tanh) */
 	char *dtypes, *constraints, *evidence;
 	uint32_t line;
 };
@@ -77,6 +106,8 @@ struct fs_catalog {
 	struct fs_evidence *found;   /* registrations found by fs_catalog_index_tree */
 	uint32_t n_found, cap_found;
 	uint32_t files_indexed;
+	uint32_t defaults_indexed; /* transforms listed by an indexed config/default.yaml */
+	uint8_t gelu;              /* enum fs_gelu: what the user stated */
 };
 
 void fs_catalog_init(struct fs_catalog *c, struct fs_scan *s);
@@ -91,6 +122,27 @@ uint32_t fs_catalog_index_tree(struct fs_catalog *c, const char *dir, struct fs_
 /* Registrations whose symbol is `sym` ("auto_deploy::flashinfer_rms_norm",
  * "fuse_add_rms_norm"); returns the first index >= from, or -1. */
 int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from);
+
+/* ---- what the tree says (match/srctree.c) ---- */
+
+void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail);
+/* Wrappers and default.yaml in one indexed file (called by the index). */
+void fs_srctree_index_text(struct fs_catalog *c, const char *path, const char *text, size_t len);
+/* Whether an op key ("auto_deploy.torch_rmsnorm", "python.wrapper") is
+ * usable: registered in the indexed tree (a wrapper: calling a registered
+ * op), or any op when no tree was indexed. The evidence index, or -1 for
+ * "not registered"; -2 when there is no tree. */
+int32_t fs_catalog_registered(const struct fs_catalog *c, uint32_t key);
+/* What an entry recommends: its first usable kernel, else the first usable
+ * op that absorbs it; an entry without ops, its first registered transform;
+ * nothing for a tanh-GELU entry where the user stated erf.
+ * The key is interned in the scan (0: nothing usable). *wrapper: the usable
+ * wrapper over that kernel, or 0. */
+uint32_t fs_catalog_pick(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t *wrapper);
+/* A transform's default: the tree's config/default.yaml when it was indexed
+ * (*at: its evidence index), else the catalog's. */
+enum fs_tdefault fs_catalog_tdefault(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t i,
+				     int32_t *at);
 /* The first entry at index `from` or later one of whose chains is exactly
  * this multiset (sorted keys) with its required views among `views`; -1 if
  * none. Several entries can hold one multiset (rotate-half and interleaved

@@ -28,13 +28,19 @@ struct fs_discover_opts {
 	const char *dims;          /* "s72=1,s70=4096", or NULL */
 	int64_t tokens;            /* with batch 1 when dims is NULL */
 	uint32_t top;              /* candidates per graph in reports, 0 = all */
+	uint8_t gelu;              /* enum fs_gelu: the model's GELU as the user stated it */
+	uint8_t inline_calls;      /* a root calling its file's other GraphModules is analysed
+				      as one graph (fs_scan_inline), for reports: sites then
+				      name no one module, so a rewrite cannot take them */
 };
 
 /* One analysed graph. */
 struct fs_analysis {
 	uint32_t module;           /* index into scan->modules */
 	uint32_t run;              /* UINT32_MAX for a file given on its own */
-	struct fs_mine *mine;
+	struct fs_mine *mine;      /* mine->g: the module's graph, or the inlined one */
+	struct fs_graph *inlined;  /* owned: the root with its call_modules inlined, or NULL */
+	uint32_t n_inlined;        /* call_module nodes inlined */
 	struct fs_binding bind[16];
 	uint32_t n_bind;
 };

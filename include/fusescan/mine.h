@@ -42,6 +42,7 @@ struct fs_region {
 	uint64_t sig;          /* canonical structural signature */
 	int32_t entry;         /* catalog entry whose chain it is, or -1 */
 	uint8_t kind;          /* enum fs_kind */
+	uint8_t absorbed;      /* merged into an attention core's region (match/attention.c) */
 	uint8_t cost_known;    /* every tensor size could be evaluated */
 	uint32_t risks;        /* FS_RISK_* */
 	int64_t bytes_saved;
@@ -64,6 +65,7 @@ struct fs_candidate {
 	int32_t entry;         /* catalog entry, or -1 */
 	uint32_t risks;
 	enum fs_rec rec;
+	uint8_t absorbed;      /* an op absorbs it with the ops around it (attention): ranked last */
 };
 
 enum fs_cleanup_kind {
@@ -95,12 +97,16 @@ struct fs_mine {
 	const struct fs_graph *g;
 	struct fs_region *regions;
 	uint32_t n_regions, cap_regions;
-	struct fs_candidate *cands;  /* ranked: bytes_total desc, launches, name, id */
+	struct fs_candidate *cands;  /* ranked: fusions before absorbed chains, then bytes_total
+					desc, launches, name, id */
 	uint32_t n_cands, cap_cands;
 	struct fs_cleanup *cleanups;
 	uint32_t n_cleanups, cap_cleanups;
 	uint32_t *fused;             /* per catalog entry: nodes already calling its kernels */
 	uint32_t *fused_op;          /* per catalog entry: one such op (key), or 0 */
+	uint32_t *reference;         /* per catalog entry: nodes calling its reference ops
+					(AutoDeploy's torch_* ops: matched, run unfused) */
+	uint32_t *reference_op;      /* per catalog entry: one such op (key), or 0 */
 	struct fs_arena arena;
 };
 

@@ -8,7 +8,7 @@
  * input byte for byte. The result is parsed again and validated.
  *
  *   struct fs_site site = {nodes, n};                 // one instance
- *   struct fs_rewrite rw = {"add_rmsnorm", "ns.op.default", &site, 1};
+ *   struct fs_rewrite rw = {"add_rmsnorm", "ns.op.default", &site, 1, FS_LIT_EPS, 1};
  *   struct fs_rewritten out;
  *   if (fs_rewrite_apply(scan, module, text, len, &rw, 1, &out, &diags) == 0)
  *       fwrite(out.text, 1, out.len, f), fs_unified_diff(..., &out, f);
@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 
+#include "fusescan/catalog.h"
 #include "fusescan/scan.h"
 
 struct fs_site {
@@ -34,6 +35,10 @@ struct fs_rewrite {
 	const char *target;       /* printed target of the fused op */
 	const struct fs_site *sites;
 	uint32_t n_sites;
+	uint32_t literals;        /* FS_LIT_* (catalog.h): literals the target takes after its
+				     tensors, read from each site and written in this order */
+	uint8_t norm_first;       /* outputs: the site's last value first (a norm's result,
+				     then the sum it keeps), not file order */
 };
 
 /* One changed line of the input: deleted, or replaced by `text` (which may

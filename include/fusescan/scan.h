@@ -135,4 +135,10 @@ static inline enum fs_op_class fs_op_class_of(const struct fs_scan *s, uint32_t 
 	return (enum fs_op_class)s->ops[op].cls;
 }
 
+/* scan/inline.c: the graph of a dump whose root GraphModule calls other
+ * GraphModules of the same file, each call_module node replaced by the
+ * called module's nodes (one level); NULL when nothing could be inlined.
+ * *n_inlined: calls inlined. The caller frees it (fs_graph_free). */
+struct fs_graph *fs_scan_inline(const struct fs_scan *s, uint32_t file, uint32_t *n_inlined);
+
 #endif

@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fs_scan_report_release(&r);
 
-	struct fs_discover_opts o = {.tokens = 64};
+	struct fs_discover_opts o = {.tokens = 64, .inline_calls = 1}; /* a root's call_modules inlined */
 	struct fs_discovery *d = fs_discover(s, &o);
 	if (d && sink)
 		fs_discover_json(d, sink);

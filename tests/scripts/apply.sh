@@ -18,9 +18,14 @@ contains "summary line" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes, 0 sites
 for f in 035_compile_compile_model.txt 035_compile_compile_model.txt.diff summary.txt before.svg before.dot after.svg after.dot; do
 	[ -s "$tmp/a/$f" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL missing $f"; }
 done
-count "fused nodes" "$tmp/a/035_compile_compile_model.txt" "auto_deploy.flashinfer_fused_add_rms_norm.default(" 4
-# two getitems each, but the last layer: nothing else reads its sum, so one output, no getitem
-count "getitems" "$tmp/a/035_compile_compile_model.txt" "= <built-in function getitem>(%add_rmsnorm_fused" 6
+# AutoDeploy's own fuse_add_rms_norm leaves its Python wrapper over the registered
+# in-place op, flashinfer_fused_add_rms_norm(x, residual, weight, eps) -> (norm, sum)
+count "fused nodes" "$tmp/a/035_compile_compile_model.txt" "= <function flashinfer_fused_add_rms_norm at 0x0>(" 4
+count "eps kept, last" "$tmp/a/035_compile_compile_model.txt" "torch.bfloat16, 1e-06) : (s72xs70x256, s72xs70x256)" 4
+contains "the norm first" "$tmp/a/035_compile_compile_model.txt" "%torch_rmsnorm_default_1 = <built-in function getitem>(%add_rmsnorm_fused : ? : tuple, 0)"
+contains "the sum second" "$tmp/a/035_compile_compile_model.txt" "%add_6 = <built-in function getitem>(%add_rmsnorm_fused : ? : tuple, 1)"
+# two getitems each, but the last layer: nothing else reads its sum, so the norm's getitem alone
+count "getitems" "$tmp/a/035_compile_compile_model.txt" "= <built-in function getitem>(%add_rmsnorm_fused" 7
 count "no flashinfer_rms_norm left in the layers" "$tmp/a/035_compile_compile_model.txt" "auto_deploy.flashinfer_rms_norm.default(" 1
 check "after-dump parses" 0 "$exe" scan "$tmp/a/035_compile_compile_model.txt"
 contains "svg" "$tmp/a/after.svg" "<svg"
@@ -32,9 +37,14 @@ check "one site" 0 "$exe" --apply add_rmsnorm-407262a5 --site add_8 --out "$tmp/
 contains "one site summary" "$tmp/out" "[SUMMARY] matches=1 | 1 fused nodes"
 check "pattern on the export dump" 0 "$exe" --apply rmsnorm --out "$tmp/d" "$export_dump"
 contains "pattern summary" "$tmp/out" "[SUMMARY] matches=5 | 5 fused nodes, 0 sites skipped"
-count "rmsnorm ops" "$tmp/d/001_export_export_to_gm.txt" "auto_deploy.torch_rmsnorm.default(" 5
+count "rmsnorm ops, eps kept" "$tmp/d/001_export_export_to_gm.txt" "auto_deploy.flashinfer_rms_norm.default(" 5
+count "rmsnorm ops, eps kept" "$tmp/d/001_export_export_to_gm.txt" "torch.bfloat16, 1e-06) : s72xs70x256 : torch.bfloat16" 5
 check "after-dump of the pattern parses" 0 "$exe" scan "$tmp/d/001_export_export_to_gm.txt"
 check "no rmsnorm chain left" 0 "$exe" match --pattern rmsnorm --expect /dev/stdin "$tmp/d/001_export_export_to_gm.txt" <<<'rmsnorm == 0'
+# the pattern itself: AutoDeploy's match_rmsnorm_pattern op, torch_rmsnorm(input, weight, eps)
+check "the rmsnorm pattern" 0 "$exe" --apply pattern:rmsnorm --out "$tmp/p" "$export_dump"
+count "torch_rmsnorm, eps kept" "$tmp/p/001_export_export_to_gm.txt" "auto_deploy.torch_rmsnorm.default(" 5
+count "torch_rmsnorm, eps kept" "$tmp/p/001_export_export_to_gm.txt" "torch.bfloat16, 1e-06) : s72xs70x256 : torch.bfloat16" 5
 
 # parallel GEMMs: q's reshape reads q before the v GEMM, so the fused node takes the
 # site's first line

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Cross-checks `fusescan scan --format json` against plain text counting.
 
-For every dump under the given paths: `nodes` must equal the number of
+For every dump under the given paths (a file of several GraphModules: its
+graphs summed): `nodes` must equal the number of
 `%name = ...` lines, each op count must equal the number of lines calling that
 target, placeholders the `%name : ...` lines, outputs the names on the output
 line. Usage: check_counts.py FUSESCAN PATH...   (exit 1 on any mismatch)
@@ -38,18 +39,24 @@ def main():
         return 1
     report = json.loads(out.stdout)
     assert report['schema'] == 'fusescan.scan/1'
-    bad = 0
+    # a file of several GraphModules (one section each): its graphs summed
+    files = {}
     for g in report['graphs']:
-        nodes, ph, outs, ops = expected(g['file'])
-        got = (g['nodes'], g['placeholders'], g['outputs'], collections.Counter(g['op_counts']))
-        if got != (nodes, ph, outs, ops):
+        t = files.setdefault(g['file'], [0, 0, 0, collections.Counter()])
+        t[0] += g['nodes']
+        t[1] += g['placeholders']
+        t[2] += g['outputs']
+        t[3].update(g['op_counts'])
+    bad = 0
+    for path, got in files.items():
+        nodes, ph, outs, ops = expected(path)
+        if tuple(got) != (nodes, ph, outs, ops):
             bad += 1
-            print(f"MISMATCH {g['file']}: nodes {g['nodes']}/{nodes} placeholders "
-                  f"{g['placeholders']}/{ph} outputs {g['outputs']}/{outs}")
-            for k in set(ops) | set(g['op_counts']):
-                if ops[k] != g['op_counts'].get(k, 0):
-                    print(f"  {k}: fusescan {g['op_counts'].get(k, 0)} grep {ops[k]}")
-    n = len(report['graphs'])
+            print(f"MISMATCH {path}: nodes {got[0]}/{nodes} placeholders {got[1]}/{ph} outputs {got[2]}/{outs}")
+            for k in set(ops) | set(got[3]):
+                if ops[k] != got[3].get(k, 0):
+                    print(f"  {k}: fusescan {got[3].get(k, 0)} grep {ops[k]}")
+    n = len(files)
     print(f"{n - bad} passed, {bad} failed")
     return 1 if bad or not n else 0
 

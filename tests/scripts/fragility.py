@@ -11,7 +11,7 @@ tests/patterns/NAME.match.txt automatically and check the outcome.
 
 usage: fragility.py FUSESCAN TESTS_DIR
 """
-import json, os, re, subprocess, sys
+import json, os, re, shutil, subprocess, sys, tempfile
 
 NODE = re.compile(r'^%([A-Za-z0-9_.]+) = ')
 
@@ -31,8 +31,12 @@ def parse_pattern(path):
     return nodes
 
 
+# one folder a run: a fixed /tmp path is clobbered by another run of this test at the same time
+WORK = tempfile.mkdtemp(prefix='fusescan-fragility-')
+
+
 def match(exe, pat, text):
-    path = '/tmp/fusescan-fragility.txt'
+    path = os.path.join(WORK, 'dump.txt')
     open(path, 'w').write(text)
     out = subprocess.run([exe, 'match', '--pattern', pat, '--explain', pat, '--format', 'json', path],
                          capture_output=True, text=True)
@@ -139,4 +143,8 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+    sys.exit(rc)

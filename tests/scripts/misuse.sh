@@ -77,7 +77,7 @@ case_ "scan: a missing file" 2 "$tmp/none.txt: error: cannot open: No such file 
 case_ "match: log is a directory" 2 "$tmp: error: cannot read log: Is a directory" "$exe" match --log "$tmp" "$run"
 case_ "match: log is a device" 2 "/dev/zero: error: cannot read log: not a regular file" "$exe" match --log /dev/zero "$run"
 head -c 4096 /dev/urandom > "$tmp/random.log"
-case_ "match: log of random bytes" 2 "$tmp/random.log:1: error: no AutoDeploy [SUMMARY] lines found" "$exe" match --log "$tmp/random.log" "$run"
+case_ "match: log of random bytes" 2 "$tmp/random.log:1: error: no AutoDeploy transform lines found" "$exe" match --log "$tmp/random.log" "$run"
 cp "$run/ad.log" "$tmp/in/noisy.log" && printf 'a line of something else\n\nand another\n' >> "$tmp/in/noisy.log"
 before=$(sums)
 case_ "match: a log with other lines" 0 "$tmp/in/noisy.log: note: 2 lines without a transform summary ignored" "$exe" match --log "$tmp/in/noisy.log" "$run"

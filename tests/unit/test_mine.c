@@ -341,6 +341,64 @@ static void t_catalog_parser(void)
 	fs_scan_free(s);
 }
 
+/* The keys that say what today's AutoDeploy tree has: reference ops, Python
+ * wrappers, each transform's default, the literals a kernel takes, and what
+ * an entry recommends (fs_catalog_pick) with and without a source tree. */
+static void t_catalog_autodeploy_keys(void)
+{
+	struct fs_scan *s = fs_scan_new();
+	struct fs_catalog c;
+	struct fs_diags d;
+	fs_diags_init(&d);
+	fs_catalog_init(&c, s);
+	const char *text = "[add_rmsnorm]\nkernels = auto_deploy.inplace_op\nwrappers = python.wrapper\n"
+			   "reference = auto_deploy.torch_ref\ntransforms = on_one off_one:off gone:unlisted\n"
+			   "literals = eps\nreturns = norm sum\n"
+			   "[geglu]\nkernels = auto_deploy.tanh_op\ngelu = tanh\n"
+			   "[layout]\ntransforms = t_layout\n"
+			   "[bad]\ntransforms = x:maybe\nliterals = scale\nreturns = both\ngelu = erf\n";
+	CHECK_EQ_U(fs_catalog_parse(&c, "ad.txt", text, strlen(text), &d), 4);
+	CHECK(diag_has(&d, 14, 14, ":off or :unlisted"));
+	CHECK(diag_has(&d, 15, 12, "the literals known are: eps"));
+	CHECK(diag_has(&d, 16, 11, "'norm sum' or 'sum norm'"));
+	CHECK(diag_has(&d, 17, 8, "gelu is 'tanh'"));
+	const struct fs_catalog_entry *e = &c.e[0];
+	CHECK(e->n_reference == 1 && e->n_wrappers == 1 && e->literals == FS_LIT_EPS && e->norm_first);
+	CHECK(e->n_transforms == 3 && e->tdefault[0] == FS_TDEF_ON && e->tdefault[1] == FS_TDEF_OFF &&
+	      e->tdefault[2] == FS_TDEF_UNLISTED);
+	CHECK_STR(fs_scan_str(s, e->transforms[1]), "off_one");
+	int32_t at;
+	CHECK(fs_catalog_tdefault(&c, e, 1, &at) == FS_TDEF_OFF && at == -1);
+	uint32_t w;
+	CHECK_STR(fs_scan_str(s, fs_catalog_pick(&c, e, &w)), "auto_deploy.inplace_op"); /* no tree: the catalog's */
+	CHECK_STR(fs_scan_str(s, w), "python.wrapper");
+	CHECK_STR(fs_scan_str(s, fs_catalog_pick(&c, &c.e[2], &w)), "t_layout"); /* no ops: its transform */
+	c.gelu = FS_GELU_ERF; /* the user's GELU is exact: a tanh kernel is not it */
+	CHECK(fs_catalog_pick(&c, &c.e[1], &w) == 0);
+	c.gelu = FS_GELU_TANH;
+	CHECK_STR(fs_scan_str(s, fs_catalog_pick(&c, &c.e[1], &w)), "auto_deploy.tanh_op");
+	/* a tree that registers the wrapper's op under another name: nothing usable */
+	const char *py = "import torch\n\n\n@torch.library.custom_op(\n    \"auto_deploy::other\", mutates_args=())\n"
+			 "def other(x):\n    return x\n\n\ndef wrapper(x):\n    torch.ops.auto_deploy.inplace_op(x)\n";
+	fs_srctree_index_text(&c, "t/wrap.py", py, strlen(py));
+	fs_catalog_add_evidence(&c, "t/ops.py", 5, "auto_deploy::other", NULL);
+	c.files_indexed = 2;
+	CHECK(fs_catalog_registered(&c, e->wrappers[0]) == -1); /* calls an op the tree does not register */
+	CHECK(fs_catalog_pick(&c, e, &w) == 0);
+	fs_catalog_add_evidence(&c, "t/ops.py", 9, "auto_deploy::inplace_op", NULL);
+	CHECK(fs_catalog_registered(&c, e->wrappers[0]) >= 0);
+	CHECK(fs_catalog_pick(&c, e, &w) == e->kernels[0] && w == e->wrappers[0]);
+	const char *yaml = "transforms:\n  on_one:\n    stage: x\n  off_one:\n    stage: y\n    enabled: false # oom\n"
+			   "other:\n  gone:\n    enabled: false\n";
+	fs_srctree_index_text(&c, "t/config/default.yaml", yaml, strlen(yaml));
+	CHECK(fs_catalog_tdefault(&c, e, 0, &at) == FS_TDEF_ON && at >= 0 && c.found[at].line == 2);
+	CHECK(fs_catalog_tdefault(&c, e, 1, &at) == FS_TDEF_OFF && c.found[at].line == 6);
+	CHECK(fs_catalog_tdefault(&c, e, 2, &at) == FS_TDEF_UNLISTED && at == -1); /* not under transforms: */
+	fs_catalog_release(&c);
+	fs_diags_release(&d);
+	fs_scan_free(s);
+}
+
 static void t_adlog_parser(void)
 {
 	struct fs_adlog l;
@@ -348,27 +406,52 @@ static void t_adlog_parser(void)
 	fs_adlog_init(&l);
 	fs_diags_init(&d);
 	const char *log =
+		/* today: the transform's own lines, then its summary */
+		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [PRE-CLEANUP] skipped (graph already clean)\n"
+		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [APPLY] applying transform...\n"
 		"[11/21/2026-10:00:00] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [SUMMARY] matches=65 | time: 0.1s\r\n"
 		"noise line\n"
 		"[I] [stage=post_load_fusion, transform=fuse_add_rms_norm] [SUMMARY] disabled\n"
-		"[I] [stage=compile, transform=compile_model] [SUMMARY] skipped | time: 0.002s\n"
+		/* colours on, and a progress bar redrawn with '\r' before a log line */
+		"50%|###  | 1/2\r100%|#####| 2/2\r[I] [stage=compile, transform=compile_model] \x1b[32m[SUMMARY]\x1b[0m \x1b[2mskipped\x1b[0m | time: 0.002s\n"
+		/* the older forms: brackets and key=value, then without brackets */
 		"[stage=sharding, transform=detect_sharding] enabled=True, num_matches=3, is_clean=False, has_valid_shapes=True\n"
-		"[stage=sharding, transform=old_off] enabled=False, num_matches=0\n"
-		"[I] [stage=x, transform=broken] [SUMMARY] ???\n";
-	CHECK_EQ_U(fs_adlog_parse(&l, "ad.log", log, strlen(log), &d), 1);
-	CHECK(diag_has(&d, 7, 32, "without a readable summary"));
+		"[stage=sharding, transform=detect_sharding] elapsed time: total=0.1s, pre_cleanup=0.0s, apply=0.1s, post_cleanup=0.0s\n"
+		"[stage=sharding, transform=old_off] enabled=False, skipped=True, is_clean=False, has_valid_shapes=False\n"
+		"[I] stage=export, transform=oldest, num_matches=7, is_clean=False, has_valid_shapes=False\n"
+		"[I] stage=export, transform=oldest_off, skipped=True, is_clean=False, has_valid_shapes=False\n"
+		/* another rank: not the one that dumps */
+		"[RANK 1] [I] [stage=pattern_matcher, transform=match_rmsnorm_pattern] [SUMMARY] matches=64 | time: 0.1s\n"
+		/* summaries that cannot be read: warnings at their column */
+		"[I] [stage=x, transform=broken] [SUMMARY] ???\n"
+		"[I] [SUMMARY] matches=3\n"
+		"[I] stage=x, transform=huge, num_matches=99999999999999999999\n"
+		"[I] [stage=x, transform=cut] [APPLY] applying transform...\n";
+	CHECK_EQ_U(fs_adlog_parse(&l, "ad.log", log, strlen(log), &d), 4);
+	CHECK(diag_has(&d, 13, 43, "unreadable [SUMMARY]"));
+	CHECK(diag_has(&d, 14, 5, "without [stage=S, transform=T]"));
+	CHECK(diag_has(&d, 15, 42, "num_matches is not a count"));
+	CHECK(diag_has(&d, 16, 0, "the log ends inside transform cut"));
 	const struct fs_adlog_entry *e = fs_adlog_find(&l, "match_rmsnorm_pattern");
-	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 65 && e->line == 1);
-	CHECK(e && !strcmp(e->stage, "pattern_matcher"));
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 65 && e->line == 3 && e->rank == 0);
+	CHECK(e && !strcmp(e->stage, "pattern_matcher") && e->n_detail == 2);
 	e = fs_adlog_find(&l, "fuse_add_rms_norm");
-	CHECK(e && e->status == FS_AD_DISABLED);
+	CHECK(e && e->status == FS_AD_DISABLED && e->rank == -1);
 	e = fs_adlog_find(&l, "compile_model");
-	CHECK(e && e->status == FS_AD_SKIPPED);
+	CHECK(e && e->status == FS_AD_SKIPPED && e->line == 6);
 	e = fs_adlog_find(&l, "detect_sharding");
-	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 3);
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 3 && e->n_detail == 1);
 	e = fs_adlog_find(&l, "old_off");
 	CHECK(e && e->status == FS_AD_DISABLED);
-	CHECK(fs_adlog_find(&l, "nothing") == NULL);
+	e = fs_adlog_find(&l, "oldest");
+	CHECK(e && e->status == FS_AD_MATCHES && e->matches == 7 && !strcmp(e->stage, "export"));
+	e = fs_adlog_find(&l, "oldest_off");
+	CHECK(e && e->status == FS_AD_SKIPPED);
+	e = fs_adlog_find(&l, "cut");
+	CHECK(e && e->status == FS_AD_RAN && e->n_detail == 1 && e->line == 16);
+	CHECK(fs_adlog_find(&l, "broken") == NULL && fs_adlog_find(&l, "nothing") == NULL);
+	CHECK_EQ_U(l.n_other, 3); /* noise line and two progress-bar redraws */
+	CHECK_EQ_U(l.n_detail, 4);
 	fs_adlog_release(&l);
 	fs_diags_release(&d);
 }
@@ -384,6 +467,7 @@ static void t_adlog_parser(void)
 	X(t_cost_arithmetic)                   \
 	X(t_bindings)                          \
 	X(t_catalog_parser)                    \
+	X(t_catalog_autodeploy_keys)           \
 	X(t_adlog_parser)
 
 FS_TEST_MAIN()
