@@ -127,13 +127,27 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 	return out->n < 0 ? -1 : 0;
 }
 
-static const struct sem *sem_of(const struct fs_scan *s, const struct fs_node *x)
+static const struct sem *sem_by_key(const char *key)
 {
-	const char *key = fs_scan_str(s, s->ops[x->op].key);
 	for (size_t i = 0; i < sizeof(sems) / sizeof(sems[0]); i++)
 		if (!strcmp(sems[i].key, key))
 			return &sems[i];
 	return NULL;
+}
+
+/* max / min over a dim: a tuple (values, indices) */
+static int tuple_reduction(const struct fs_scan *s, const struct fs_node *x)
+{
+	const char *key = fs_scan_str(s, s->ops[x->op].key);
+	return x->kind == FS_NODE_CALL && x->n_out == 2 && (!strcmp(key, "max") || !strcmp(key, "min"));
+}
+
+/* a node's semantics: its op's row of the table; max / min over a dim (a
+ * tuple) the values' reduction, amax / amin, whose getitem 0 reads them */
+static const struct sem *sem_of(const struct fs_scan *s, const struct fs_node *x)
+{
+	const char *key = fs_scan_str(s, s->ops[x->op].key);
+	return tuple_reduction(s, x) ? sem_by_key(!strcmp(key, "max") ? "amax" : "amin") : sem_by_key(key);
 }
 
 static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
@@ -229,9 +243,13 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	const struct fs_node *x = &g->nodes[node];
 	memset(op, 0, sizeof(*op));
 	op->node = node;
-	if (x->kind != FS_NODE_CALL || x->n_out != 1)
+	if (x->kind != FS_NODE_CALL || (x->n_out != 1 && !tuple_reduction(p->s, x)))
 		return fail_at(p, node, "not a single-output op", buf, n);
 	op->sem = sem_of(p->s, x);
+	if (op->sem && !strcmp(op->sem->key, "getitem") &&
+	    (x->n_args != 2 || g->args[x->args].kind != FS_ARG_NODE || !tuple_reduction(p->s, &g->nodes[g->args[x->args].node]) ||
+	     g->args[x->args + 1].kind != FS_ARG_INT || g->args[x->args + 1].i != 0))
+		return fail_at(p, node, "an element of a tuple other than the values of a max or min over a dim", buf, n);
 	if (!op->sem)
 		return fail_at(p, node, "no semantics for this op (fuse/sem.def)", buf, n);
 	if (bound_type(p, &g->types[x->out], &op->out))

@@ -88,7 +88,7 @@ sys.exit(not any(x["name"] == "v1 t256 r1" and "failed" not in x for x in t))' "
 # row but the sink's column); at 16 tokens the GPU's float64 reference agrees with the CPU's (the
 # reference kernel is generated like the fused one: the CPU's is the independent check), at 2048 the
 # GPU's alone
-for c in "norm.sum-cast-add-b4620dd5 export_deepseek_v3_2l" "softmax_sinks-d9412207 export_gpt_oss_2l"; do
+for c in "reduction.sum-cast-add-b4620dd5 export_deepseek_v3_2l" "softmax_sinks export_gpt_oss_2l"; do
 	set -- $c
 	for t in 16 2048; do
 		check "$1 at $t" 0 "$exe" --apply "$1" --tokens $t --buckets $t --no-render --out "$tmp/$1.$t" "$tests/data/$2/001_export_export_to_gm.txt"

@@ -21,6 +21,15 @@ count() { # count NAME FILE TEXT N: TEXT on exactly N lines
 	local n; n=$(grep -cF -- "$3" "$2")
 	if [ "$n" -eq "$4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: $n x '$3' in $2, want $4"; fi
 }
+all_compiled() { # all_compiled NAME FILE: every kernel the report says it generated was compiled, with no error
+	local k
+	k=$(grep -o "kernels: [0-9]* generated ([^)]*), [0-9]* compiled" "$2")
+	if [ -n "$k" ] && [ "$(echo "$k" | awk '{print $2}')" = "$(echo "$k" | awk '{print $(NF-1)}')" ] && ! grep -q "; error:" "$2"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL $1: $k $(grep -o '; error: .*' "$2")"
+	fi
+}
 finish() {
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

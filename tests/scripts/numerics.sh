@@ -136,7 +136,7 @@ refused divmode "aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0)" \
 check "more elementwise ops" 0 "$exe" --apply elementwise.square-exp2-expm1-add-log2-tan-4afc9e8b --cpu-only --no-render --tokens 5 \
 	--out "$tmp/eo" "$d/ops/elementwise_ops.txt"
 contains "more elementwise ops: verdict" "$tmp/out" "verdict: pass"
-contains "more elementwise ops: every kernel compiled" "$tmp/out" "71 generated (fused under 21 tactics, 48 unfused, 2 float64 reference), 71 compiled"
+all_compiled "more elementwise ops: every kernel compiled" "$tmp/out"
 # repeat_interleave (Bamba's heads), stack (GPT-J's interleaved RoPE)
 check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
 	"$d/export_bamba_2l/001_export_export_to_gm.txt"
@@ -160,18 +160,18 @@ contains "contradictory shapes message" "$tmp/err" "bad.txt:5:1: error: numerics
 # a literal of -inf (gpt-oss's clamp(x, -inf, 7)) compiles: the float's bits, not "inf"
 check "clamp to -inf" 0 "$exe" --apply clamped_swiglu-fc878b9c --cpu-only --no-render --tokens 2 --out "$tmp/inf" \
 	"$tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
-contains "clamp to -inf: every kernel compiled" "$tmp/out" "43 generated (fused under 33 tactics, 8 unfused, 2 float64 reference), 43 compiled"
+all_compiled "clamp to -inf: every kernel compiled" "$tmp/out"
 # log1p (Bamba's decomposed softplus after its dt projection)
 check "log1p" 0 "$exe" --apply gemm_epilogue.add-cast-exp-log1p-gt-where-7fcfb601 --cpu-only --no-render --tokens 2 --out "$tmp/l1p" \
 	"$tests/data/export_bamba_2l/002_post_export_run_decompositions.txt"
 contains "log1p: verdict" "$tmp/out" "verdict: pass"
-contains "log1p: every kernel compiled" "$tmp/out" "23 generated (fused under 13 tactics, 8 unfused, 2 float64 reference), 23 compiled"
+all_compiled "log1p: every kernel compiled" "$tmp/out"
 # constant padding (a symbolic pad after the sequence: Bamba's chunks), tril and bitwise_not of booleans
 for id in elementwise.cast-mul-pad-953b68df elementwise.pad-tril-bitwise_not-masked_fill-1c58f95c; do
 	check "pad / tril: $id" 0 "$exe" --apply "$id" --cpu-only --no-render --tokens 3 --out "$tmp/pd_$id" "$d/export_bamba_2l/001_export_export_to_gm.txt"
 	contains "pad / tril: $id: verdict" "$tmp/out" "verdict: pass"
 done
-contains "pad / tril: every kernel compiled" "$tmp/out" "15 generated (fused under 9 tactics, 4 unfused, 2 float64 reference), 15 compiled"
+all_compiled "pad / tril: every kernel compiled" "$tmp/out"
 # softplus with the schema's defaults (beta 1, threshold 20: the dump leaves them out), Bamba's and Mamba2's
 for m in bamba mamba2; do
 	check "softplus ($m)" 0 "$exe" --apply gemm_epilogue.cast-add-softplus-clamp-1a9d262c --cpu-only --no-render --tokens 2 \
