@@ -299,6 +299,25 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 	return -1;
 }
 
+/* Whether the plan's last approval is one made before (a candidate named
+ * by its name and by its id): then it is dropped, applied once. */
+static int applied_before(struct fs_plan *pl, const char *given)
+{
+	struct fs_approval *a = &pl->v[pl->n - 1];
+	for (uint32_t i = 0; i + 1 < pl->n; i++)
+		if (!strcmp(pl->v[i].id, a->id)) {
+			fprintf(stderr, "fusescan fuse: '%s' is %s again: applied once\n", given, a->id);
+			for (uint32_t k = 0; k < a->n_owned; k++)
+				free(a->nodes[k]);
+			free(a->nodes);
+			free(a->sites);
+			memset(a, 0, sizeof(*a));
+			pl->n--;
+			return 1;
+		}
+	return 0;
+}
+
 int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
 		 const char *site, int with_gemm, struct fs_plan *pl)
 {
@@ -310,6 +329,8 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		struct fs_approval *a = &pl->v[pl->n++];
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
+		if (applied_before(pl, ids->v[i]))
+			continue;
 		/* views become index math in the fused kernel, which then reads what
 		 * they view: RoPE's site reads the projection's contiguous output
 		 * instead of its transpose and two strided slices of it */

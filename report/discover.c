@@ -155,9 +155,15 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 			analyse_file(d, (uint32_t)f, r, o);
 		evolve(d, r, o);
 	}
-	for (uint32_t f = 0; f < s->n_files; f++)
-		if (s->files[f].run == UINT32_MAX && s->files[f].n_modules)
+	for (uint32_t f = 0; f < s->n_files; f++) {
+		const struct fs_dumpfile *x = &s->files[f];
+		if (x->run != UINT32_MAX || !x->n_modules)
+			continue;
+		if (o->dump && !names_dump(x, o->dump))
+			fs_diag_add(&s->diags, FS_ERROR, x->path, 0, 0, NULL, 0, "--dump %s: this file is not that dump", o->dump);
+		else
 			analyse_file(d, f, UINT32_MAX, o);
+	}
 	if (!d->n_a) {
 		fs_discovery_free(d);
 		return NULL;

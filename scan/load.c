@@ -84,16 +84,21 @@ static const char *const stages[] = {
 #undef FS_X
 };
 
+enum { NUMBER_NONE = -1, NUMBER_TOO_LARGE = -2 };
+
+/* NNN of a dump's name, NUMBER_NONE when it has none, NUMBER_TOO_LARGE past
+ * 18 digits (an error: such a file would otherwise be skipped unsaid). */
 static int64_t name_number(const char *base, const char **rest)
 {
 	int64_t v = 0;
+	int over = 0;
 	const char *p = base;
-	while (*p >= '0' && *p <= '9' && v < INT64_MAX / 10)
-		v = v * 10 + (*p++ - '0');
+	for (; *p >= '0' && *p <= '9'; p++)
+		over |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v);
 	if (p == base || *p != '_')
-		return -1;
+		return NUMBER_NONE;
 	*rest = p + 1;
-	return v;
+	return over ? NUMBER_TOO_LARGE : v;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -107,6 +112,12 @@ static void name_stage(struct fs_scan *s, struct fs_dumpfile *f)
 {
 	const char *rest = f->base;
 	f->number = name_number(f->base, &rest);
+	if (f->number == NUMBER_TOO_LARGE) {
+		fs_diag_add(&s->diags, FS_ERROR, f->path, 0, 0, NULL, 0, "dump number %.*s is out of range (at most %lld)",
+			    (int)(rest - 1 - f->base), f->base, (long long)INT64_MAX);
+		f->n_errors++;
+		f->number = NUMBER_NONE;
+	}
 	size_t n = strlen(rest);
 	if (ends_with(rest, ".txt"))
 		n -= 4;
@@ -275,7 +286,7 @@ static char *join(const char *dir, const char *name)
 static int is_dump_name(const char *name)
 {
 	const char *rest;
-	return name_number(name, &rest) >= 0 && ends_with(name, ".txt");
+	return name_number(name, &rest) != NUMBER_NONE && ends_with(name, ".txt");
 }
 
 /* Lists a directory, sorted: dumps by NNN, everything else by name. */
@@ -316,6 +327,19 @@ static uint32_t new_run(struct fs_scan *s, const char *dir)
 
 static void scan_dir(struct fs_scan *s, const char *dir, int depth, uint32_t *n_dumps);
 
+/* Two dumps of a run with one number (a run numbers each transform once):
+ * neither is a point of its timeline, and --dump NNN could name either. */
+static void same_number(struct fs_scan *s, uint32_t a, uint32_t b)
+{
+	struct fs_dumpfile *x = &s->files[a], *y = &s->files[b];
+	if (x->number < 0 || x->number != y->number)
+		return;
+	fs_diag_add(&s->diags, FS_ERROR, y->path, 0, 0, NULL, 0, "dump number %03lld is also the number of %s", (long long)y->number,
+		    x->path);
+	x->n_errors += !x->n_errors;
+	y->n_errors++;
+}
+
 /* Dumps of this directory form one run; its subdirectories are runs of their own. */
 static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, uint32_t n,
 			 int depth, uint32_t *n_dumps)
@@ -332,6 +356,8 @@ static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, ui
 			scan_file(s, full, run);
 			s->runs[run].n_files += s->n_files - files;
 			*n_dumps += s->n_files - files;
+			if (s->n_files > files && s->runs[run].n_files > 1)
+				same_number(s, s->n_files - 2, s->n_files - 1);
 		} else if (ends_with(v[i].name, ".log")) {
 			if (run == UINT32_MAX)
 				run = new_run(s, dir);

@@ -69,6 +69,34 @@ case_ "fuse: a candidate name" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_
 	"$exe" --apply add_rmsnorm --cpu-only --no-render --out "$tmp/named" "$run"
 contains "fuse: a candidate name, applied" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes"
 
+# ---- graphs that are not graphs ----
+mkdir -p "$tmp/g/run"
+printf '%%x : 4 : torch.float32\n%%neg = aten.neg.default(%%neg : 4 : torch.float32) : 4 : torch.float32\noutput %%neg\n' >"$tmp/g/self.txt"
+case_ "scan: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" scan "$tmp/g/self.txt"
+case_ "discover: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" discover "$tmp/g/self.txt"
+case_ "match: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" match "$tmp/g/self.txt"
+sed 's/^output .*/output %nonexistent_xyz/' "$dump" >"$tmp/g/001_export_typo.txt"
+case_ "output naming nothing" 2 "$tmp/g/001_export_typo.txt:$(grep -n '^output' "$dump" | cut -d: -f1):8: error: output names 'nonexistent_xyz'" \
+	"$exe" discover "$tmp/g/001_export_typo.txt"
+sed 's/^output \(.\{5\}\).*/output \1/' "$dump" >"$tmp/g/001_export_cut.txt" # "%linear_14" cut to "%line"
+case_ "output line cut short" 2 "$tmp/g/001_export_cut.txt:$(grep -n '^output' "$dump" | cut -d: -f1):8: error: output names 'line'" \
+	"$exe" scan "$tmp/g/001_export_cut.txt"
+cp "$dump" "$tmp/g/run/001_export_export_to_gm.txt" && cp "$dump" "$tmp/g/run/001_export_again.txt"
+cp "$final" "$tmp/g/run/99999999999999999999_compile_compile_model.txt"
+case_ "a dump number out of range" 2 "$tmp/g/run/99999999999999999999_compile_compile_model.txt: error: dump number 99999999999999999999 is out of range" \
+	"$exe" scan "$tmp/g/run"
+contains "two dumps numbered 001, both named" "$tmp/err" "$tmp/g/run/001_export_export_to_gm.txt: error: dump number 001 is also the number of $tmp/g/run/001_export_again.txt"
+case_ "--dump of a number two dumps have" 2 "" "$exe" discover --dump 1 "$tmp/g/run"
+contains "--dump of a number two dumps have: refused" "$tmp/err" "--dump 1: no such parsed dump in this run"
+case_ "--dump with one file" 2 "$dump: error: --dump 999: this file is not that dump" "$exe" discover --dump 999 "$dump"
+case_ "--dump with one file, its number" 0 "" "$exe" discover --dump 1 "$dump"
+case_ "--apply with one file and another --dump" 2 "" "$exe" --apply add_rmsnorm --dump 2 --cpu-only --no-render --out "$tmp/g/a" "$dump"
+case_ "--apply a name and its id" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5 of this graph" \
+	"$exe" --apply add_rmsnorm --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$tmp/g/twice" "$run"
+contains "--apply a name and its id: said" "$tmp/err" "fusescan fuse: 'add_rmsnorm-407262a5' is add_rmsnorm-407262a5 again: applied once"
+contains "--apply a name and its id: counted once" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes, 0 sites skipped"
+count "--apply a name and its id: numerics once" "$tmp/out" "numerics (CPU, float64 reference" 1
+
 # ---- wrong kinds of file ----
 mkfifo "$tmp/fifo"
 case_ "scan: a FIFO" 2 "$tmp/fifo: error: cannot open: not a regular file" "$exe" scan "$tmp/fifo"

@@ -472,6 +472,33 @@ static void t_error_duplicate_and_use_before_def(void)
 	fs_scan_free(s);
 }
 
+/* a node named among its own arguments, an output line naming a value no line
+ * defines or reads (a typo, or the line cut in the middle of a name) */
+static void t_error_self_reference_and_output(void)
+{
+	struct fs_scan *s = parse("self.txt",
+		"%x : 4 : torch.float32\n"
+		"%neg = aten.neg.default(%neg : 4 : torch.float32) : 4 : torch.float32\n"
+		"%b = aten.cat.default([x, b], 0) : 8 : torch.float32\n"
+		"%c = aten.exp.default(%x : 4 : torch.float32) : 4 : torch.float32\n"
+		"output %view_\n");
+	CHECK(has_error(s, 2, 25, "'%neg' reads itself: a node cannot be its own argument"));
+	CHECK(has_error(s, 3, 27, "'%b' reads itself"));
+	CHECK(has_error(s, 5, 8, "output names 'view_', which no line of this module defines (the line cut short?)"));
+	CHECK_EQ_U(s->diags.n_errors, 3); /* no "missing output line" besides */
+	const struct fs_graph *g = graph0(s);
+	CHECK_EQ_U(g->n_calls, 1);
+	CHECK_EQ_U(g->n_externs, 0); /* the bad lines left no node behind */
+	CHECK_EQ_U(g->n_outputs, 0);
+	fs_scan_free(s);
+	s = parse("ok.txt", "%x : 4 : torch.float32\n"
+			    "%a = aten.mul.Tensor(%x : 4 : torch.float32, %w : 4 : torch.float32) : 4 : torch.float32\n"
+			    "output (%a, %w)\n");
+	CHECK_EQ_U(s->diags.n_errors, 0); /* a weight read before is no typo */
+	CHECK_EQ_U(graph0(s)->n_outputs, 2);
+	fs_scan_free(s);
+}
+
 static void t_error_brackets_and_garbage(void)
 {
 	struct fs_scan *s = parse("br.txt",
@@ -562,6 +589,7 @@ static void t_dtypes(void)
 	X(t_several_modules_and_dedupe)           \
 	X(t_dedupe_only_exact)                    \
 	X(t_error_duplicate_and_use_before_def)   \
+	X(t_error_self_reference_and_output)      \
 	X(t_error_brackets_and_garbage)           \
 	X(t_error_truncated_empty_binary)         \
 	X(t_error_limit)                          \
