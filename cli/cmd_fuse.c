@@ -276,9 +276,9 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 	uint32_t module = d->a[0].module;
 	const struct fs_dumpfile *f = &s->files[s->modules[module].file];
 	size_t len;
-	char *text = fs_read_file(f->path, &len);
+	char *text = fs_read_input(f->path, FS_IN_DUMP, &len);
 	if (!text)
-		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_strerror(errno)), -1;
+		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_input_error(errno, FS_IN_DUMP)), -1;
 	struct fs_rewrite *rw = fs_xcalloc(pl->n + 1, sizeof(*rw));
 	for (uint32_t i = 0; i < pl->n; i++)
 		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites};

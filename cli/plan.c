@@ -352,9 +352,9 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 int fs_plan_read_approvals(const char *path, struct fs_strlist *ids, char **text_out)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_APPROVALS, &len);
 	if (!text) {
-		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_strerror(errno));
+		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_input_error(errno, FS_IN_APPROVALS));
 		return -1;
 	}
 	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {

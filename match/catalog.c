@@ -222,9 +222,9 @@ uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *te
 uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags *d)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_CATALOG, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", fs_strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", fs_input_error(errno, FS_IN_CATALOG));
 		return 1;
 	}
 	uint32_t n = fs_catalog_parse(c, path, text, len, d);
@@ -380,12 +380,13 @@ static void index_dir(struct indexer *X, const char *dir, int depth)
 			index_dir(X, full, depth + 1);
 		else if (S_ISREG(st.st_mode) && indexed_ext(names[i])) {
 			size_t tl;
-			char *text = fs_read_file(full, &tl);
+			char *text = fs_read_input(full, FS_IN_SOURCE, &tl);
 			if (text) {
 				index_text(X, full, text, tl);
 				X->c->files_indexed++;
 				free(text);
-			}
+			} else /* a tree holds generated files (kernel binaries as C arrays): evidence, not input */
+				fs_diag_add(X->d, FS_WARNING, full, 0, 0, NULL, 0, "not indexed: %s", fs_input_error(errno, FS_IN_SOURCE));
 		}
 		free(full);
 		free(names[i]);

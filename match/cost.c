@@ -39,7 +39,7 @@ static int64_t node_bytes(const struct ctx *c, uint32_t i, int *known)
 			*known = 0;
 			continue;
 		}
-		total += b;
+		total = fs_sat_add(total, b);
 	}
 	return total;
 }
@@ -115,9 +115,9 @@ static void layout_cost(struct ctx *c, struct fs_region *r, int *known)
 		const struct fs_node *x = &g->nodes[i];
 		if (!fs_mine_is_kernel(c, i))
 			continue;
-		r->bytes_saved += node_bytes(c, i, known);
+		r->bytes_saved = fs_sat_add(r->bytes_saved, node_bytes(c, i, known));
 		if (x->n_args && g->args[x->args].kind == FS_ARG_NODE)
-			r->bytes_saved += node_bytes(c, fs_mine_source(c, g->args[x->args].node), known);
+			r->bytes_saved = fs_sat_add(r->bytes_saved, node_bytes(c, fs_mine_source(c, g->args[x->args].node), known));
 	}
 	r->launches_saved = r->n_kernels;
 }
@@ -138,7 +138,7 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
 			continue;
 		uint32_t readers = kernel_readers(c, r, i);
 		int64_t b = node_bytes(c, i, &known);
-		r->bytes_saved += is_output(r, i) ? b * readers : b * (1 + readers);
+		r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(b, is_output(r, i) ? readers : 1 + (int64_t)readers));
 	}
 	/* an external value read by several kernels (maybe through different
 	 * views of it) is read once by the fused kernel */
@@ -152,7 +152,7 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
 		srcs[ns++] = s;
 		uint32_t readers = kernel_readers(c, r, s);
 		if (readers >= 2)
-			r->bytes_saved += node_bytes(c, s, &known) * (readers - 1);
+			r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(node_bytes(c, s, &known), readers - 1));
 	}
 	free(srcs);
 	r->launches_saved = r->n_kernels ? r->n_kernels - 1 : 0;
@@ -192,27 +192,96 @@ uint32_t fs_bind_default(const struct fs_scan *s, const struct fs_graph *g, int6
 	return 0;
 }
 
-int fs_bind_parse(struct fs_scan *s, const char *text, struct fs_binding *out, uint32_t max,
-		  size_t *err_at)
+/* Whether sym names a symbolic dim of some shape of the scan. */
+static int is_dim_symbol(const struct fs_scan *s, uint32_t sym)
+{
+	for (uint32_t i = 0; sym != UINT32_MAX && i < s->types.n_exprs; i++)
+		if (s->types.exprs[i].op == FS_EX_SYM && s->types.exprs[i].sym == sym)
+			return 1;
+	return 0;
+}
+
+int fs_bind_parse(const struct fs_scan *s, const char *text, struct fs_binding *out, uint32_t max, char *why, size_t n_why)
 {
 	uint32_t n = 0;
-	const char *p = text;
-	while (*p) {
+	for (const char *p = text; *p;) {
 		const char *name = p;
 		while (*p && *p != '=' && *p != ',')
 			p++;
-		if (*p != '=' || p == name || n == max)
-			return *err_at = (size_t)(name - text), -1;
-		const char *v = ++p;
+		size_t len = (size_t)(p - name);
+		if (*p != '=' || !len)
+			return snprintf(why, n_why, "expected NAME=N at '%.40s'", name), -1;
 		int64_t val = 0;
-		while (*p >= '0' && *p <= '9' && val < INT64_MAX / 10)
-			val = val * 10 + (*p++ - '0');
+		int over = 0;
+		const char *v = ++p;
+		for (; *p >= '0' && *p <= '9'; p++)
+			over |= __builtin_mul_overflow(val, 10, &val) || __builtin_add_overflow(val, *p - '0', &val);
 		if (p == v || (*p && *p != ','))
-			return *err_at = (size_t)(p - text), -1;
-		out[n].sym = fs_strtab_intern(&s->strs, name, (size_t)(v - 1 - name));
+			return snprintf(why, n_why, "expected a number after '%.*s=' at '%.40s'", (int)len, name, v), -1;
+		if (over || val < 1 || val > FS_MAX_DIM)
+			return snprintf(why, n_why, "%.*s=%.*s: a size is an integer from 1 to %lld", (int)len, name, (int)(p - v), v,
+					(long long)FS_MAX_DIM), -1;
+		uint32_t sym = fs_strtab_find(&s->strs, name, len);
+		if (!is_dim_symbol(s, sym))
+			return snprintf(why, n_why, "no dump has a symbolic dim named '%.*s'", (int)len, name), -1;
+		for (uint32_t i = 0; i < n; i++)
+			if (out[i].sym == sym)
+				return snprintf(why, n_why, "'%.*s' is bound twice", (int)len, name), -1;
+		if (n == max)
+			return snprintf(why, n_why, "more than %u symbols bound", max), -1;
+		out[n].sym = sym;
 		out[n++].value = val;
 		if (*p == ',')
 			p++;
 	}
 	return (int)n;
+}
+
+static int bound(const struct fs_binding *b, uint32_t nb, uint32_t sym)
+{
+	for (uint32_t i = 0; i < nb; i++)
+		if (b[i].sym == sym)
+			return 1;
+	return 0;
+}
+
+/* Symbols of one dim's expression tree not in b, marked in seen and listed. */
+static void dim_unbound(const struct fs_types *t, int32_t root, const struct fs_binding *b, uint32_t nb, uint8_t *seen,
+			uint32_t *out, uint32_t max, uint32_t *n)
+{
+	int32_t stack[256]; /* a dim's tree holds at most 256 nodes (shape.c) */
+	uint32_t top = 0;
+	stack[top++] = root;
+	while (top) {
+		const struct fs_expr *x = &t->exprs[stack[--top]];
+		if (x->op == FS_EX_SYM && !seen[x->sym] && !bound(b, nb, x->sym)) {
+			seen[x->sym] = 1;
+			if (*n < max)
+				out[*n] = x->sym;
+			++*n;
+		}
+		for (int k = 0; k < 2 && top < 255; k++)
+			if ((k ? x->rhs : x->lhs) >= 0)
+				stack[top++] = k ? x->rhs : x->lhs;
+	}
+}
+
+uint32_t fs_unbound_syms(const struct fs_scan *s, const struct fs_graph *g, const struct fs_binding *b, uint32_t nb,
+			 uint32_t *out, uint32_t max)
+{
+	uint8_t *seen = fs_xcalloc(s->strs.n + 1, 1), *shape_seen = fs_xcalloc(s->types.n_shapes + 1, 1);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->n_types; i++) {
+		const struct fs_type *ty = &g->types[i];
+		if (shape_seen[ty->shape] || !fs_dtype_size((enum fs_dtype)ty->dtype))
+			continue;
+		shape_seen[ty->shape] = 1;
+		const struct fs_shape *sh = &s->types.shapes[ty->shape];
+		for (uint32_t d = 0; d < sh->rank; d++)
+			if (s->types.dims[sh->dims + d].expr >= 0)
+				dim_unbound(&s->types, s->types.dims[sh->dims + d].expr, b, nb, seen, out, max, &n);
+	}
+	free(shape_seen);
+	free(seen);
+	return n;
 }

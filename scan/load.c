@@ -221,18 +221,27 @@ static uint32_t scan_file(struct fs_scan *s, const char *path, uint32_t run)
 		s->files[fi].n_errors++;
 		return s->diags.n_errors - before;
 	}
-	size_t size = (size_t)st.st_size;
+	uint64_t size = (uint64_t)st.st_size;
+	enum fs_input bound = size > fs_input_bound(FS_IN_DUMP) ? FS_IN_DUMP
+			    : s->bytes_read + size > fs_input_bound(FS_IN_DUMPS) ? FS_IN_DUMPS : FS_IN_COUNT;
+	if (bound != FS_IN_COUNT) { /* refused before a byte is read (a sparse 20 GB file) */
+		close(fd);
+		fs_diag_add(&s->diags, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: it holds %.1f %s, %s",
+			    (double)size / (size >> 30 ? 1 << 30 : 1 << 20), size >> 30 ? "GiB" : "MiB", fs_input_error(FS_ETOOBIG, bound));
+		s->files[fi].n_errors++;
+		return s->diags.n_errors - before;
+	}
 	s->files[fi].size = size;
 	s->bytes_read += size;
 	struct fs_scan_priv *p = s->priv;
-	char *data = read_all(p, fd, size);
+	char *data = read_all(p, fd, (size_t)size);
 	close(fd);
 	if (!data) {
 		file_diag(s, path, "cannot read");
 		s->files[fi].n_errors++;
 		return s->diags.n_errors - before;
 	}
-	if (fs_parse_dump(s, fi, data, size)) {
+	if (fs_parse_dump(s, fi, data, (size_t)size)) {
 		keep_buffer(s, data); /* the spare now holds a dedupe original */
 		p->spare = NULL;
 		p->cap_spare = 0;

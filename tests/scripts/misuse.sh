@@ -97,6 +97,70 @@ contains "--apply a name and its id: said" "$tmp/err" "fusescan fuse: 'add_rmsno
 contains "--apply a name and its id: counted once" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes, 0 sites skipped"
 count "--apply a name and its id: numerics once" "$tmp/out" "numerics (CPU, float64 reference" 1
 
+# ---- numbers ----
+gate() { printf '%s\n' "$2" >"$tmp/$1"; }
+gate deep.txt "rmsnorm == $(printf '(%.0s' $(seq 100000))1$(printf ')%.0s' $(seq 100000))"
+case_ "expect: 100000 parentheses" 2 "$tmp/deep.txt:1:76: error: bad expression: parentheses nested deeper than 64" "$exe" match --expect "$tmp/deep.txt" "$run"
+gate mul.txt "rmsnorm == 9999999999*9999999999"
+case_ "expect: a product past 64 bits" 2 "$tmp/mul.txt:1:22: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/mul.txt" "$run"
+gate wrap.txt "rmsnorm >= 4294967296*4294967296+5"
+case_ "expect: a product that wrapped to 5" 2 "$tmp/wrap.txt:1:22: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/wrap.txt" "$run"
+gate big.txt "rmsnorm >= 99999999999999999999"
+case_ "expect: an integer past 64 bits" 2 "$tmp/big.txt:1:12: error: bad expression: integer out of range" "$exe" match --expect "$tmp/big.txt" "$run"
+gate sum.txt "rmsnorm >= 9223372036854775807+1"
+case_ "expect: a sum past 64 bits" 2 "$tmp/sum.txt:1:31: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/sum.txt" "$run"
+gate zero.txt "rmsnorm >= 5/(layers-layers)"
+case_ "expect: division by zero" 2 "$tmp/zero.txt:1:13: error: bad expression: division by zero" "$exe" match --expect "$tmp/zero.txt" "$run"
+for v in 1e20 -1e300 9223372036854775808 4294967296 -5 1.5 '"99"' null '[99]'; do
+	printf '{"results": [{"dump": "035_compile_compile_model.txt", "pattern": "rmsnorm", "matches": %s}]}\n' "$v" >"$tmp/base.json"
+	case_ "baseline: matches $v" 2 "$tmp/base.json: error: results[0].matches: expected a count (an integer from 0 to 4294967295), got '" \
+		"$exe" match --baseline "$tmp/base.json" "$run"
+done
+printf '{"results": [{"dump": 35, "pattern": "rmsnorm", "matches": 1}]}\n' >"$tmp/base.json"
+case_ "baseline: a dump that is no name" 2 "$tmp/base.json: error: results[0].dump: expected a string" "$exe" match --baseline "$tmp/base.json" "$run"
+case_ "discover: 2^31 tokens" 2 "fusescan discover: --tokens wants a positive integer up to 2147483647, got '2147483648'" \
+	"$exe" discover --tokens 2147483648 "$run"
+case_ "discover: the most tokens" 0 "" "$exe" discover --tokens 2147483647 "$run"
+if grep -q -- "-[0-9][0-9]* B\|saves -" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL discover: the most tokens: a negative saving"; else pass=$((pass + 1)); fi
+exp=$tests/data/export_tiny_llama_2l
+case_ "discover: --dims, an unknown symbol" 2 "fusescan discover: --dims: no dump has a symbolic dim named 'bogus' (in 'bogus=5')" \
+	"$exe" discover --dims bogus=5 "$exp"
+case_ "discover: --dims, a symbol twice" 2 "fusescan discover: --dims: 's70' is bound twice (in 's70=5,s70=6')" "$exe" discover --dims s70=5,s70=6 "$exp"
+case_ "discover: --dims, a size past 2^31" 2 "fusescan discover: --dims: s70=2147483648: a size is an integer from 1 to 2147483647" \
+	"$exe" discover --dims s70=2147483648 "$exp"
+case_ "discover: --dims, a size of 0" 2 "fusescan discover: --dims: s70=0: a size is an integer from 1 to 2147483647" "$exe" discover --dims s70=0 "$exp"
+case_ "discover: --dims leaving a symbol unbound" 0 "$exp/002_post_export_run_decompositions.txt: warning: s72 unbound: the sizes that need it are not costed" \
+	"$exe" discover --dims s70=8192 "$exp"
+contains "discover: --dims leaving a symbol unbound: the ranking says so" "$tmp/out" "sizes: s70=8192; s72 unbound: sizes that need it are not costed"
+deep=$(printf '(%.0s' $(seq 100000))s70$(printf ')%.0s' $(seq 100000))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$deep" "$deep" >"$tmp/deep_shape.txt"
+case_ "a shape nested 100000 deep" 0 "" "$exe" discover --tokens 64 "$tmp/deep_shape.txt"
+prod=s70$(printf '*s70%.0s' $(seq 100000))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$prod" "$prod" >"$tmp/prod_shape.txt"
+case_ "a shape of 100000 factors" 0 "" "$exe" discover --tokens 64 "$tmp/prod_shape.txt"
+prod=s70$(printf '*s70%.0s' $(seq 100))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$prod" "$prod" >"$tmp/prod_shape.txt"
+case_ "a shape of 100 factors, each 2^31 - 1" 0 "" "$exe" discover --dims s70=2147483647 "$tmp/prod_shape.txt"
+
+# ---- sizes: every file kind bounded, refused before it is read (sparse files: no disk used) ----
+mkdir -p "$tmp/huge/pats" "$tmp/huge/src"
+truncate -s 20G "$tmp/huge/001_export_big.txt" "$tmp/huge/side"
+truncate -s 17M "$tmp/huge/src/big.py"
+truncate -s 2M "$tmp/huge/pats/big.pat"
+huge=$tmp/huge/side
+case_ "a 20 GB dump" 2 "$tmp/huge/001_export_big.txt: error: cannot read: it holds 20.0 GiB, larger than 1 GiB, the most fusescan reads of a dump" \
+	"$exe" scan "$tmp/huge/001_export_big.txt"
+case_ "a 20 GB log" 2 "$huge: error: cannot read log: larger than 256 MiB, the most fusescan reads of a log" "$exe" match --log "$huge" "$run"
+case_ "a 20 GB diff log" 2 "$huge: error: cannot read log: larger than 256 MiB" "$exe" diff --log "$huge" "$run"
+case_ "a 20 GB expectations file" 2 "$huge: error: cannot read expectations: larger than 1 MiB" "$exe" match --expect "$huge" "$run"
+case_ "a 20 GB baseline" 2 "$huge: error: cannot read baseline: larger than 64 MiB" "$exe" match --baseline "$huge" "$run"
+case_ "a 20 GB catalog" 2 "$huge: error: cannot read kernel catalog: larger than 4 MiB" "$exe" discover --catalog "$huge" "$run"
+case_ "a 20 GB approvals file" 2 "fusescan: cannot read approvals $huge: larger than 1 MiB" "$exe" fuse --approvals "$huge" "$run"
+case_ "a 2 MB pattern file" 2 "$tmp/huge/pats/big.pat: error: cannot read: larger than 1 MiB" "$exe" match --patterns "$tmp/huge/pats" "$run"
+case_ "a 17 MB source file" 0 "$tmp/huge/src/big.py: warning: not indexed: larger than 16 MiB" "$exe" discover --kernels-from "$tmp/huge/src" "$run"
+case_ "a 20 GB tuning cache" 0 "" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
+[ "$(stat -c %s "$huge")" = 21474836480 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the 20 GB cache was replaced"; }
+
 # ---- wrong kinds of file ----
 mkfifo "$tmp/fifo"
 case_ "scan: a FIFO" 2 "$tmp/fifo: error: cannot open: not a regular file" "$exe" scan "$tmp/fifo"
