@@ -36,7 +36,11 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	o.tokens = tk, o.top = (uint32_t)tp;
 	if (fs_opts_no_input(cmd, opts, npos))
 		return FS_EXIT_INPUT;
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	struct fs_guard g = {0};
+	fs_guard_add(&g, "the --catalog file", o.catalog);
+	fs_guard_add(&g, "the --kernels-from directory", o.kernels_from);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, out_path);
+	fs_guard_release(&g);
 	if (!s)
 		return FS_EXIT_INPUT;
 	if (o.dims) {

@@ -55,6 +55,7 @@ void fs_scan_free(struct fs_scan *s)
 	free(p->kept);
 	free(p->spare);
 	free(p->seen);
+	free(p->seen_slots);
 	free(p);
 	free(s->ops);
 	free(s->op_of_target);
@@ -187,21 +188,44 @@ static char *read_all(struct fs_scan_priv *p, int fd, size_t size)
 	return buf;
 }
 
+const struct fs_read *fs_scan_reads(const struct fs_scan *s, uint32_t *n)
+{
+	*n = s->priv->n_seen;
+	return s->priv->seen;
+}
+
+static uint32_t seen_slot(const struct fs_scan_priv *p, uint64_t dev, uint64_t ino)
+{
+	uint64_t key[2] = {dev, ino};
+	uint32_t i = (uint32_t)fs_hash_bytes(key, sizeof(key), 0) & (p->n_seen_slots - 1);
+	while (p->seen_slots[i] && (p->seen[p->seen_slots[i] - 1].dev != dev || p->seen[p->seen_slots[i] - 1].ino != ino))
+		i = (i + 1) & (p->n_seen_slots - 1);
+	return i;
+}
+
 /* Whether the file or directory st was read before (then skipped, saying as
- * what); else it is recorded. Linear in the files read, not in graph size. */
+ * what); else it is recorded. */
 static int seen_before(struct fs_scan *s, const char *path, const struct stat *st)
 {
 	struct fs_scan_priv *p = s->priv;
-	for (uint32_t i = 0; i < p->n_seen; i++)
-		if (p->seen[i].dev == (uint64_t)st->st_dev && p->seen[i].ino == (uint64_t)st->st_ino) {
-			char why[600];
-			snprintf(why, sizeof(why), "already read as %s", fs_scan_str(s, p->seen[i].path));
-			skip(s, path, why);
-			return 1;
-		}
+	if ((p->n_seen + 1) * 2 > p->n_seen_slots) { /* rehash at half full */
+		free(p->seen_slots);
+		p->n_seen_slots = p->n_seen_slots ? 2 * p->n_seen_slots : 64;
+		p->seen_slots = fs_xcalloc(p->n_seen_slots, sizeof(uint32_t));
+		for (uint32_t i = 0; i < p->n_seen; i++)
+			p->seen_slots[seen_slot(p, p->seen[i].dev, p->seen[i].ino)] = i + 1;
+	}
+	uint32_t slot = seen_slot(p, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (p->seen_slots[slot]) {
+		char why[600];
+		snprintf(why, sizeof(why), "already read as %s", fs_scan_str(s, p->seen[p->seen_slots[slot] - 1].path));
+		skip(s, path, why);
+		return 1;
+	}
 	FS_GROW(p->seen, p->cap_seen, p->n_seen + 1);
-	p->seen[p->n_seen++] = (struct fs_seen){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
-						fs_strtab_intern(&s->strs, path, strlen(path))};
+	p->seen[p->n_seen++] = (struct fs_read){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
+						fs_strtab_intern(&s->strs, path, strlen(path)), (uint8_t)S_ISDIR(st->st_mode)};
+	p->seen_slots[slot] = p->n_seen;
 	return 0;
 }
 

@@ -221,7 +221,98 @@ case_ "stdout a full device" 2 "fusescan: $full: write failed: No space left on 
 case_ "render to a full device" 2 "$full: error: render to .dot, .svg or .png" "$exe" render -o "$full" "$dump"
 case_ "diff to a full device" 2 "fusescan: $full: write failed: No space left on device" "$exe" diff -o "$full" "$dump" "$final"
 [ -c "$null" ] && [ -c "$full" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a device was replaced"; }
-case_ "fuse --out a file" 2 "fusescan fuse: cannot create --out $dump: Not a directory" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$dump" "$run"
+case_ "fuse --out a file" 2 "fusescan fuse: cannot create --out $tmp/target.txt: Not a directory" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$tmp/target.txt" "$run"
+
+# ---- inputs are never written: outputs checked by device and inode before any write ----
+apply=("$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render)
+refused="fusescan fuse: refusing to write"
+case_ "--out the run" 2 "$refused --out $run: it is the dump directory $run" "${apply[@]}" --out "$run" "$run"
+case_ "--out inside the run" 2 "$refused --out $run/sub: it lies inside the dump directory $run" "${apply[@]}" --out "$run/sub" "$run"
+[ ! -e "$run/sub" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --out inside the run: a nested run planted"; }
+case_ "--out holding the run" 2 "$refused --out $tmp/in: it holds the dump directory $run" "${apply[@]}" --out "$tmp/in" "$run"
+case_ "--emit and --scaffold the run" 2 "$refused --emit $run: it is the dump directory $run" "${apply[@]}" --out "$tmp/o1" --emit "$run" --scaffold "$run" "$run"
+case_ "--scaffold the run" 2 "$refused --scaffold $run: it is the dump directory $run" "${apply[@]}" --out "$tmp/o1" --emit "$tmp/o1e" --scaffold "$run" "$run"
+[ ! -e "$tmp/o1" ] && [ ! -e "$tmp/o1e" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused --apply wrote its other outputs"; }
+case_ "--out a dump's own directory" 2 "$refused --out $run: it holds the dump $final" "${apply[@]}" --out "$run" "$final"
+ln -s "$run" "$tmp/run_link"
+case_ "--out a link to the run" 2 "$refused --out $tmp/run_link: it is the dump directory $run" "${apply[@]}" --out "$tmp/run_link" "$run"
+case_ "--out through a link, inside the run" 2 "$refused --out $tmp/run_link/sub: it lies inside the dump directory $run" \
+	"${apply[@]}" --out "$tmp/run_link/sub" "$run"
+rm "$tmp/run_link"
+side=$tmp/in/side && mkdir -p "$side"
+cp "$run/ad.log" "$side/ad.log" && printf 'rmsnorm >= 0\n' >"$side/expect.txt" && printf 'add_rmsnorm-407262a5\n' >"$side/approvals.txt"
+"$exe" match --format json -o "$side/base.json" "$run" && "$exe" discover -o /dev/null "$run" && cp "$tests/../kernels/catalog.txt" "$side/catalog.txt"
+before=$(sums)
+refused="refusing to write"
+case_ "match -o the --log" 2 "fusescan match: $refused -o $side/ad.log: it is the --log file $side/ad.log" \
+	"$exe" match --log "$side/ad.log" -o "$side/ad.log" "$run"
+case_ "match -o the run's log" 2 "fusescan match: $refused -o $run/ad.log: it is the run's log $run/ad.log" "$exe" match -o "$run/ad.log" "$run"
+case_ "match -o the --expect file" 2 "fusescan match: $refused -o $side/expect.txt: it is the --expect file" \
+	"$exe" match --expect "$side/expect.txt" -o "$side/expect.txt" "$run"
+case_ "match -o the --baseline" 2 "fusescan match: $refused -o $side/base.json: it is the --baseline" \
+	"$exe" match --baseline "$side/base.json" -o "$side/base.json" "$run"
+case_ "discover -o the --catalog" 2 "fusescan discover: $refused -o $side/catalog.txt: it is the --catalog file" \
+	"$exe" discover --catalog "$side/catalog.txt" -o "$side/catalog.txt" "$run"
+case_ "diff -o the --log" 2 "fusescan diff: $refused -o $side/ad.log: it is the --log file" "$exe" diff --log "$side/ad.log" -o "$side/ad.log" "$run"
+case_ "render -o inside the run" 2 "fusescan render: $refused -o $run/site.svg: it lies inside the dump directory $run" \
+	"$exe" render -o "$run/site.svg" "$run"
+case_ "discover -o inside --kernels-from" 2 "fusescan discover: $refused -o $tests/data/srctree/r.txt: it lies inside the --kernels-from directory" \
+	"$exe" discover --kernels-from "$tests/data/srctree" -o "$tests/data/srctree/r.txt" "$run"
+ln -s "$side/ad.log" "$tmp/log_link"
+case_ "-o a link to the --log" 2 "fusescan match: $refused -o $tmp/log_link: it is the --log file" "$exe" match --log "$side/ad.log" -o "$tmp/log_link" "$run"
+rm "$tmp/log_link"
+case_ "--cache the run's log" 2 "fusescan fuse: $refused --cache $run/ad.log: it is the run's log $run/ad.log" \
+	"${apply[@]}" --cache "$run/ad.log" --out "$tmp/o2" "$run"
+case_ "--cache the --approvals file" 2 "fusescan fuse: $refused --cache $side/approvals.txt: it is the --approvals file" \
+	"$exe" fuse --approvals "$side/approvals.txt" --cpu-only --no-render --cache "$side/approvals.txt" --out "$tmp/o2" "$run"
+case_ "tune --cache inside the run" 2 "fusescan tune: $refused --cache $run/tuning.json: it lies inside the dump directory" \
+	"$exe" tune --apply add_rmsnorm-407262a5 --cache "$run/tuning.json" "$run"
+case_ "--out holding the cache" 2 "fusescan fuse: $refused --out $side: it holds the tuning cache $side/base.json" \
+	"${apply[@]}" --cache "$side/base.json" --out "$side" "$run"
+
+# a failing command writes nothing: a new --out is not made, an old one keeps its files
+case_ "a failing --apply, a new --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o3" "$run"
+contains "a failing --apply: why" "$tmp/err" "more than their 4096 MiB (--cpu-memory)"
+[ ! -e "$tmp/o3" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a failing --apply made its --out"; }
+mkdir "$tmp/o4" && echo mine >"$tmp/o4/summary.txt"
+case_ "a failing --apply, an old --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o4" "$run"
+[ "$(ls "$tmp/o4")" = summary.txt ] && grep -qx mine "$tmp/o4/summary.txt" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a failing --apply changed its --out"; }
+
+# --scaffold never replaces a default.yaml it did not write
+mkdir "$tmp/s1" && echo "transforms: {}  # AutoDeploy's" >"$tmp/s1/default.yaml"
+case_ "--scaffold beside an AutoDeploy default.yaml" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/s1" "$run"
+contains "--scaffold beside a default.yaml: said" "$tmp/out" "scaffold: $tmp/s1/default.yaml is not one fusescan wrote: left as it is, the entries are in $tmp/s1/fusescan.default.yaml"
+grep -qx "transforms: {}  # AutoDeploy's" "$tmp/s1/default.yaml" && grep -q "enabled: false" "$tmp/s1/fusescan.default.yaml" &&
+	pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --scaffold replaced a default.yaml"; }
+case_ "--scaffold over its own default.yaml" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/o5s" "$run"
+case_ "--scaffold over its own default.yaml, again" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/o5s" "$run"
+contains "--scaffold over its own default.yaml: replaced" "$tmp/out" "fuse_<name>.md for 1 transform, and default.yaml"
+
+# two runs into one --out: a second one is refused while the first holds it; runs at once never mix
+mkdir "$tmp/o6"
+flock "$tmp/o6" sleep 5 &
+holder=$!
+sleep 0.5
+case_ "--out held by another fusescan" 2 "fusescan fuse: --out $tmp/o6 is being written by another fusescan; run again once it is done" \
+	"${apply[@]}" --out "$tmp/o6" "$run"
+wait "$holder"
+[ -z "$(ls "$tmp/o6")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused run wrote into the held --out"; }
+cos=elementwise.cos-mul-cast-10b0b18a
+"${apply[@]}" --out "$tmp/refa" "$run" >/dev/null 2>&1
+"$exe" --apply $cos --cpu-only --no-render --out "$tmp/refb" "$run" >/dev/null 2>&1
+setsum() { (cd "$1" && md5sum -- * | md5sum); }
+for trial in 1 2 3; do
+	rm -rf "$tmp/o7"
+	"${apply[@]}" --out "$tmp/o7" "$run" >/dev/null 2>"$tmp/err_a" &
+	a=$!
+	"$exe" --apply $cos --cpu-only --no-render --out "$tmp/o7" "$run" >/dev/null 2>"$tmp/err_b"
+	wait "$a"
+	now=$(setsum "$tmp/o7")
+	if [ "$now" = "$(setsum "$tmp/refa")" ] || [ "$now" = "$(setsum "$tmp/refb")" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL two runs into one --out, trial $trial: its files are neither run's"; fi
+done
+if [ "$(sums)" = "$before" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL an input changed"; fi
 left=$(find "$tmp" -name '*.tmp.*' | head -n 1)
 [ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL temporary file left behind: $left"; }
 
