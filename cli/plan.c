@@ -345,6 +345,12 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 				site ? " contains %" : "", site ? site : "", f->path);
 			return -1;
 		}
+		for (uint32_t k = 0; k < a->n_sites; k++)
+			if (a->sites[k].n_nodes > FS_MAX_SITE_NODES) {
+				fprintf(stderr, "fusescan fuse: '%s': a site of %u nodes, more than the %d one fused kernel is made of "
+						"(docs/limits.md)\n", ids->v[i], a->sites[k].n_nodes, FS_MAX_SITE_NODES);
+				return -1;
+			}
 	}
 	return 0;
 }

@@ -44,31 +44,36 @@ static int64_t node_bytes(const struct ctx *c, uint32_t i, int *known)
 	return total;
 }
 
-/* Distinct kernels of region r that read `src` (directly or through views). */
-static uint32_t kernel_readers(const struct ctx *c, const struct fs_region *r, uint32_t src)
+/* For each value the kernels of region r read (directly or through views):
+ * how many distinct kernels read it, in c->count (clear_readers zeroes it).
+ * c->pos marks, per value, the last kernel counted. */
+static void count_readers(struct ctx *c, const struct fs_region *r)
 {
 	const struct fs_graph *g = c->g;
-	uint32_t n = 0;
 	for (uint32_t k = 0; k < r->n_nodes; k++) {
 		uint32_t i = r->nodes[k];
 		if (!fs_mine_is_kernel(c, i))
 			continue;
 		const struct fs_node *x = &g->nodes[i];
-		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
-			if (g->args[a].kind == FS_ARG_NODE && fs_mine_source(c, g->args[a].node) == src) {
-				n++;
-				break;
-			}
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
+			uint32_t s = g->args[a].kind == FS_ARG_NODE ? fs_mine_source(c, g->args[a].node) : UINT32_MAX;
+			if (s != UINT32_MAX && c->pos[s] != i)
+				c->pos[s] = i, c->count[s]++;
+		}
 	}
-	return n;
 }
 
-static int is_output(const struct fs_region *r, uint32_t i)
+static void clear_readers(struct ctx *c, const struct fs_region *r)
 {
-	for (uint32_t k = 0; k < r->n_outputs; k++)
-		if (r->outputs[k] == i)
-			return 1;
-	return 0;
+	const struct fs_graph *g = c->g;
+	for (uint32_t k = 0; k < r->n_nodes; k++) {
+		const struct fs_node *x = &g->nodes[r->nodes[k]];
+		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
+			if (g->args[a].kind == FS_ARG_NODE) {
+				uint32_t s = fs_mine_source(c, g->args[a].node);
+				c->pos[s] = UINT32_MAX, c->count[s] = 0;
+			}
+	}
 }
 
 static int is_float(uint8_t dt)
@@ -132,29 +137,29 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
 		r->cost_known = (uint8_t)known;
 		return;
 	}
+	count_readers(c, r);
+	for (uint32_t k = 0; k < r->n_outputs; k++)
+		c->mark[r->outputs[k]] = 1;
 	for (uint32_t k = 0; k < r->n_nodes; k++) {
 		uint32_t i = r->nodes[k];
 		if (!fs_mine_is_kernel(c, i))
 			continue;
-		uint32_t readers = kernel_readers(c, r, i);
-		int64_t b = node_bytes(c, i, &known);
-		r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(b, is_output(r, i) ? readers : 1 + (int64_t)readers));
+		int64_t b = node_bytes(c, i, &known), readers = c->count[i];
+		r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(b, c->mark[i] ? readers : 1 + readers));
 	}
+	for (uint32_t k = 0; k < r->n_outputs; k++)
+		c->mark[r->outputs[k]] = 0;
 	/* an external value read by several kernels (maybe through different
 	 * views of it) is read once by the fused kernel */
-	uint32_t *srcs = fs_xmalloc((r->n_inputs + 1) * sizeof(uint32_t)), ns = 0;
 	for (uint32_t k = 0; k < r->n_inputs; k++) {
-		uint32_t s = fs_mine_source(c, r->inputs[k]), j = 0;
-		while (j < ns && srcs[j] != s)
-			j++;
-		if (j < ns)
-			continue;
-		srcs[ns++] = s;
-		uint32_t readers = kernel_readers(c, r, s);
-		if (readers >= 2)
-			r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(node_bytes(c, s, &known), readers - 1));
+		uint32_t s = fs_mine_source(c, r->inputs[k]);
+		if (c->count[s] >= 2 && !c->mark[s])
+			r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(node_bytes(c, s, &known), c->count[s] - 1));
+		c->mark[s] = 1; /* each source once */
 	}
-	free(srcs);
+	for (uint32_t k = 0; k < r->n_inputs; k++)
+		c->mark[fs_mine_source(c, r->inputs[k])] = 0;
+	clear_readers(c, r);
 	r->launches_saved = r->n_kernels ? r->n_kernels - 1 : 0;
 	r->cost_known = (uint8_t)known;
 }
