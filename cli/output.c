@@ -123,9 +123,10 @@ int fs_outdir_open(struct fs_outdir *o, const struct fs_command *cmd, const char
 		what = "cannot lock";
 		/* where the file system has no locks (ENOLCK, some network ones), runs are not kept apart */
 		if (flock(o->fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+			char real[PATH_MAX]; /* beside the directory a link names: a rename never crosses file systems */
 			what = "cannot write beside";
-			o->stage = fs_xmalloc(n + 16);
-			snprintf(o->stage, n + 16, "%s.tmp.XXXXXX", o->path);
+			o->stage = fs_xmalloc(PATH_MAX + 16);
+			snprintf(o->stage, PATH_MAX + 16, "%s.tmp.XXXXXX", realpath(o->path, real) ? real : o->path);
 			if (mkdtemp(o->stage))
 				return 0;
 		} else
