@@ -65,6 +65,9 @@ contains "fuse: no site contains the node, said" "$tmp/err" "no site contains %n
 case_ "fuse: ambiguous name" 2 "fusescan fuse: 'parallel_gemm' names 2 candidates of this graph; give one id: parallel_gemm-23fbb5d7 parallel_gemm-645a9908" \
 	"$exe" --apply parallel_gemm --out "$tmp/f" "$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt"
 case_ "tune: unknown id" 2 "fusescan fuse: 'nothing-1' is neither a candidate" "$exe" tune --apply nothing-1 "$run"
+case_ "tune: --emit" 2 "fusescan tune: tune writes nothing but the tuning cache: --emit is fuse's" \
+	"$exe" tune --apply add_rmsnorm-407262a5 --emit "$tmp/never" "$run"
+[ ! -e "$tmp/never" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune --emit wrote"; }
 case_ "render: unknown candidate" 2 "fusescan render: no candidate nothing in this graph" "$exe" render --candidate nothing -o "$tmp/r.svg" "$run"
 case_ "render: unknown node" 2 "fusescan render: no node nothing in this graph" "$exe" render --node nothing -o "$tmp/r.svg" "$run"
 case_ "match: unknown pattern" 2 "nothing: error: unknown pattern 'nothing'" "$exe" match --pattern nothing "$run"
@@ -99,6 +102,9 @@ contains "--dump of a number two dumps have: refused" "$tmp/err" "--dump 1: no s
 case_ "--dump with one file" 2 "$dump: error: --dump 999: this file is not that dump" "$exe" discover --dump 999 "$dump"
 case_ "--dump with one file, its number" 0 "" "$exe" discover --dump 1 "$dump"
 case_ "--apply with one file and another --dump" 2 "" "$exe" --apply add_rmsnorm --dump 2 --cpu-only --no-render --out "$tmp/g/a" "$dump"
+python3 "$tests/../scripts/make_large.py" --shape chain --nodes 300 --out "$tmp/g/chain.txt"
+case_ "--apply a site of 300 nodes" 2 "fusescan fuse: 'elementwise.mul-baae5dac': a site of 300 nodes, more than the 256 one fused kernel is made of" \
+	"$exe" --apply elementwise.mul-baae5dac --cpu-only --no-render --out "$tmp/g/long" "$tmp/g/chain.txt"
 case_ "--apply a name and its id" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5 of this graph" \
 	"$exe" --apply add_rmsnorm --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$tmp/g/twice" "$run"
 contains "--apply a name and its id: said" "$tmp/err" "fusescan fuse: 'add_rmsnorm-407262a5' is add_rmsnorm-407262a5 again: applied once"
