@@ -381,7 +381,8 @@ static int outs_close(struct outs *w, const struct fs_command *cmd, int ok)
 /* The cache and the directories checked against the inputs (the cache is
  * read and written by design, and must be no other input), then the
  * directories made, locked and staged: 0, or -1 after saying why. */
-static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const char *cache, const char *const dirs[N_OUTS])
+static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const char *cache,
+		     const char *const dirs[N_OUTS])
 {
 	if (cache[0] && fs_guard_file(g, cmd, "--cache", cache))
 		return -1;

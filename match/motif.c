@@ -425,7 +425,8 @@ static uint32_t small_part(struct ctx *c, uint32_t ri, uint32_t root, uint32_t m
 /* Carves a motif, or the small part of the region left around it when
  * that is named as a whole (a part of its own would be: the rest of a
  * region a longer chain was carved from). */
-static void carve(struct ctx *c, uint32_t ri, uint32_t m0, const uint32_t *motif, uint32_t mn, int32_t e, uint32_t cap, uint32_t *scratch)
+static void carve(struct ctx *c, uint32_t ri, uint32_t m0, const uint32_t *motif, uint32_t mn, int32_t e, uint32_t cap,
+		  uint32_t *scratch)
 {
 	uint32_t N = c->g->n_nodes, *part = scratch + N, np = c->m->n_regions > m0 ? small_part(c, ri, motif[0], m0, part, cap) : 0;
 	int32_t pe = np ? fs_mine_name(c, part, np, scratch + 2 * N, scratch + 4 * N) : -1;
