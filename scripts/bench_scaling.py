@@ -13,7 +13,7 @@ Copies of a model never make one long chain, so scan, discover and match
 also run on graphs of the shapes make_large.py --shape makes (a chain, a sum
 of many terms, a node of many operands, a balanced sum, values behind long
 view chains, a chain of catalog chains), of 1x, 4x, ... --shape-nodes nodes;
-and discover --kernels-from indexes a source tree of 1x, 4x, ... 5,000 lines
+and discover --kernels-from indexes a source tree of 1x, 4x, ... 1,000 lines
 of each registration form (custom_op, TORCH_LIBRARY's m.def, transforms).
 For each it prints the time, the peak resident memory (the child's
 ru_maxrss) and both as a ratio to the 1x figure. Linear cost shows as a
@@ -110,7 +110,7 @@ def main():
             print(f'shapes: {a.shapes}, {a.shape_nodes} nodes at 1x (make_large.py --shape)')
             for n in sizes:
                 graphs[('sources', n)] = os.path.join(tmp, f'src{n}')
-                source_tree(graphs[('sources', n)], 5000 * n)
+                source_tree(graphs[("sources", n)], 1000 * n)
             tiny = os.path.join(ROOT, 'tests', 'data', 'export_tiny_llama_2l', '001_export_export_to_gm.txt')
             steps.append(('discover --kernels-from [sources]', ['discover', tiny, '--kernels-from'], 'sources'))
         print(f'best of {a.repeat}; machine: {platform.machine()}, {os.cpu_count()} cores; '
