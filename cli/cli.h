@@ -48,6 +48,10 @@ void fs_opts_usage(const struct fs_command *cmd, const struct fs_option *opts, F
  * NULL). 0, or -1 after saying what it wants. */
 int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
 	       long long *out);
+/* A size in bytes, with an optional K, M, G or T (powers of 1024), in
+ * lo..hi into *out (left alone when text is NULL). 0, or -1 after saying
+ * what it wants. */
+int fs_opt_size(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi, long long *out);
 /* A comma-separated list of increasing integers in lo..hi, at most max of
  * them, into out[0..*n) (left alone when text is NULL). 0, or -1 after
  * saying what it wants. */
@@ -69,11 +73,46 @@ int fs_out_commit(struct fs_out *o);   /* 0 ok, -1 on error (message printed) */
 /* Commits when the writer succeeded, else discards the output (saying so when
  * the write itself failed); 0, or -1. */
 int fs_out_finish(struct fs_out *o, int failed);
+/* An output directory written whole (--out, --emit, --scaffold): its files
+ * go to a private directory beside it (DIR.tmp.XXXXXX, `stage`) and move in
+ * by fs_outdir_publish once the command has succeeded; fs_outdir_abort
+ * removes them, and the directory too when this command made it and it is
+ * still empty, so a failing command writes nothing. A lock on the directory,
+ * held from open to publish, refuses a second fusescan writing it meanwhile.
+ * Open and publish: 0, or -1 after saying why. */
+struct fs_outdir {
+	char *path;   /* the directory, as given (no trailing '/') */
+	char *stage;  /* where its files are written meanwhile */
+	int fd;       /* the directory, locked */
+	int made;     /* this command made it */
+};
+int fs_outdir_open(struct fs_outdir *o, const struct fs_command *cmd, const char *opt, const char *path);
+int fs_outdir_publish(struct fs_outdir *o, const struct fs_command *cmd);
+void fs_outdir_abort(struct fs_outdir *o);
+/* Whether path names the directory o writes (then its stage is shared). */
+int fs_outdir_same(const struct fs_outdir *o, const char *path);
+
 /* Flushes stdout: 0, or -1 after saying which file the write failed on. */
 int fs_stdout_check(void);
-/* Reads every input path into a new scan; NULL (after saying why) when
- * out_path names one of the inputs: reports never replace their inputs. */
-struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, const char *out_path);
+/* The inputs of a command by identity (guard.c): no output may be one of
+ * them, lie inside an input directory or, a directory, hold an input. Add
+ * every file and directory the command reads (what: "the --log file"; a
+ * path that does not exist is not read and not added); then check each
+ * output before anything is written: 0, or -1 after saying why. */
+struct fs_guard {
+	struct fs_guarded *v;
+	uint32_t n, cap;
+};
+void fs_guard_add(struct fs_guard *g, const char *what, const char *path);
+void fs_guard_add_scan(struct fs_guard *g, const struct fs_scan *s);
+int fs_guard_file(const struct fs_guard *g, const struct fs_command *cmd, const char *opt, const char *path);
+int fs_guard_dir(const struct fs_guard *g, const struct fs_command *cmd, const char *opt, const char *path);
+void fs_guard_release(struct fs_guard *g);
+
+/* Reads every input path into a new scan and checks -o against everything
+ * read: the guard's inputs (g, may be NULL) and the scan's. NULL after
+ * saying why when the output would write an input. */
+struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, struct fs_guard *g, const char *out_path);
 
 int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv);
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv);

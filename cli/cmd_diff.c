@@ -22,7 +22,11 @@ int fs_cmd_diff(const struct fs_command *cmd, int argc, char **argv)
 		fprintf(stderr, "fusescan %s: give two dumps, or one run directory\n", cmd->name);
 		return FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	struct fs_guard g = {0};
+	fs_guard_add(&g, "the --log file", log_path);
+	fs_guard_add(&g, "the --catalog file", catalog);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, out_path);
+	fs_guard_release(&g);
 	if (!s)
 		return FS_EXIT_INPUT;
 	struct fs_catalog cat;

@@ -33,21 +33,24 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	if (r)
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	long long tk = o.tokens, tp = 0;
-	if (fs_opt_int(cmd, "tokens", tokens, 1, 1LL << 40, &tk) || fs_opt_int(cmd, "top", top, 0, UINT32_MAX, &tp))
+	if (fs_opt_int(cmd, "tokens", tokens, 1, FS_MAX_DIM, &tk) || fs_opt_int(cmd, "top", top, 0, UINT32_MAX, &tp))
 		return FS_EXIT_INPUT;
 	o.tokens = tk, o.top = (uint32_t)tp, o.gelu = (uint8_t)gelu;
 	o.inline_calls = 1; /* reports only: a rewrite (fuse) needs one module's sites */
 	if (fs_opts_no_input(cmd, opts, npos))
 		return FS_EXIT_INPUT;
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	struct fs_guard g = {0};
+	fs_guard_add(&g, "the --catalog file", o.catalog);
+	fs_guard_add(&g, "the --kernels-from directory", o.kernels_from);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, out_path);
+	fs_guard_release(&g);
 	if (!s)
 		return FS_EXIT_INPUT;
 	if (o.dims) {
 		struct fs_binding b[16];
-		size_t at = 0;
-		if (fs_bind_parse(s, o.dims, b, 16, &at) < 0) {
-			fprintf(stderr, "fusescan %s: --dims: expected NAME=N[,NAME=N...] at offset %zu of '%s'\n",
-				cmd->name, at, o.dims);
+		char why[200];
+		if (fs_bind_parse(s, o.dims, b, 16, why, sizeof(why)) < 0) {
+			fprintf(stderr, "fusescan %s: --dims: %s (in '%s')\n", cmd->name, why, o.dims);
 			fs_scan_free(s);
 			return FS_EXIT_INPUT;
 		}

@@ -2,13 +2,15 @@
  * cmd_fuse.c: `fusescan fuse --apply ID PATH` (also `fusescan --apply ID
  * PATH`): applies approved rewrites to one graph. ID is a candidate id from
  * the discovery report or a pattern name; --approvals FILE lists several.
- * Writes, atomically, into --out DIR: the after-dump (same file name), its
- * unified diff, the summary line and before / after renders of the first
- * site; then the numerics check, the generated kernels and their tuning
- * (numerics.txt / .json, fused.cu; --emit DIR: the kernel for ahead-of-time
- * use). `fusescan tune --apply ID... PATH` re-times every tactic of each
- * candidate's kernel and updates the tuning cache, writing nothing else.
- * Exit 2 on bad input, an unknown id, or an after-graph that fails
+ * Writes into --out DIR: the after-dump (same file name), its unified diff,
+ * the summary line and before / after renders of the first site; then the
+ * numerics check, the generated kernels and their tuning (numerics.txt /
+ * .json, fused.cu; --emit DIR: the kernel for ahead-of-time use; --scaffold
+ * DIR: the transform). Each directory is written whole once the command has
+ * succeeded, under a lock (cli.h, fs_outdir), and none may hold or be an
+ * input (guard.c). `fusescan tune --apply ID... PATH` re-times every tactic
+ * of each candidate's kernel and updates the tuning cache, writing nothing
+ * else. Exit 2 on bad input, an unknown id, or an after-graph that fails
  * validation; 1 when a numerics verdict fails.
  */
 #include "plan.h"
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- outputs ----------------------------------------------------------------------------- */
 
@@ -144,7 +147,19 @@ struct runs {
 	FILE *mem;
 	cJSON *json;          /* one object per run */
 	char *fused;          /* the first run's fused kernel */
+	const char *emit_stage, *emit_dir; /* --emit writes into its stage: the messages name the directory */
 };
+
+/* text naming files under `stage` names them under `dir` instead */
+static void unstage(char *text, size_t n, const char *stage, const char *dir)
+{
+	char *at = stage ? strstr(text, stage) : NULL;
+	size_t k = stage ? strlen(stage) : 0, m = dir ? strlen(dir) : 0;
+	if (!at || strlen(text) - k + m >= n)
+		return;
+	memmove(at + m, at + k, strlen(at + k) + 1);
+	memcpy(at, dir, m);
+}
 
 static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *site, const struct fs_emit_sites *es,
 		    struct fs_numerics_opts *no, struct runs *out, struct fs_scaffold_variant *sv)
@@ -161,6 +176,7 @@ static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const 
 		free(r);
 		return -1;
 	}
+	unstage(r->emitted, sizeof(r->emitted), out->emit_stage, out->emit_dir);
 	char head[300];
 	snprintf(head, sizeof(head), "%s (site %%%s%s):\n", ap->name, last, es && es->n > 1 ? ", and the sites of its kernel" : "");
 	fputs(head, stdout);
@@ -258,9 +274,25 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, st
 	return v;
 }
 
-/* --scaffold DIR: the AutoDeploy transform of each approval (scaffold.h) */
+/* Whether DIR/default.yaml is there and fusescan did not write it (an
+ * AutoDeploy config, say): then it is never replaced. */
+static int foreign_yaml(const char *dir)
+{
+	char path[PATH_MAX], head[sizeof(FS_SCAFFOLD_YAML_HEAD)] = "";
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/default.yaml", dir);
+	int fd = fs_open_regular(path, &st);
+	if (fd < 0)
+		return errno != ENOENT;
+	ssize_t n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	return n < 0 || strncmp(head, FS_SCAFFOLD_YAML_HEAD, sizeof(head) - 1) != 0;
+}
+
+/* --scaffold DIR: the AutoDeploy transform of each approval (scaffold.h),
+ * written into its stage; shown: DIR */
 static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_scaffold *sc, const char *emit_dir, const char *dir,
-		    const struct fs_numerics_opts *no)
+		    const char *shown, const struct fs_numerics_opts *no)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_module *m = &s->modules[d->a[0].module];
@@ -279,32 +311,44 @@ static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_
 		sc[i].tokens = no->tokens;
 	}
 	if (fs_scaffold_write(s, m->graph, sc, pl->n, dir, why, sizeof(why))) {
+		unstage(why, sizeof(why), dir, shown);
 		fprintf(stderr, "fusescan: --scaffold: %s\n", why);
 		return -1;
 	}
-	printf("scaffold: %s/fuse_<name>.py, test_fuse_<name>.py, fuse_<name>.md for %u transform%s, and default.yaml\n", dir,
-	       pl->n, pl->n == 1 ? "" : "s");
+	const char *yaml = "default.yaml";
+	if (foreign_yaml(shown)) { /* the entries go beside it */
+		char a[PATH_MAX], b[PATH_MAX];
+		yaml = "fusescan.default.yaml";
+		snprintf(a, sizeof(a), "%s/default.yaml", dir);
+		snprintf(b, sizeof(b), "%s/%s", dir, yaml);
+		if (rename(a, b) != 0)
+			return fprintf(stderr, "fusescan: --scaffold: cannot write %s: %s\n", b, strerror(errno)), -1;
+		printf("scaffold: %s/default.yaml is not one fusescan wrote: left as it is, the entries are in %s/%s\n", shown, shown,
+		       yaml);
+	}
+	printf("scaffold: %s/fuse_<name>.py, test_fuse_<name>.py, fuse_<name>.md for %u transform%s, and %s\n", shown, pl->n,
+	       pl->n == 1 ? "" : "s", yaml);
 	return 0;
 }
 
-static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, uint32_t hops, int draw, struct fs_rewritten *r_out)
+/* The rewrite, its diff, summary and renders, written into dir (--out's
+ * stage); shown: --out */
+static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, const char *shown, uint32_t hops, int draw,
+		 struct fs_rewritten *r_out, char *wrote, size_t n_wrote)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
 	const struct fs_dumpfile *f = &s->files[s->modules[module].file];
 	size_t len;
-	char *text = fs_read_file(f->path, &len);
+	char *text = fs_read_input(f->path, FS_IN_DUMP, &len);
 	if (!text)
-		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_strerror(errno)), -1;
+		return fprintf(stderr, "fusescan fuse: cannot read %s: %s\n", f->path, fs_input_error(errno, FS_IN_DUMP)), -1;
 	struct fs_rewrite *rw = fs_xcalloc(pl->n + 1, sizeof(*rw));
 	for (uint32_t i = 0; i < pl->n; i++)
 		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites,
 					    pl->v[i].literals, pl->v[i].norm_first};
 	struct fs_rewritten r;
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
-	struct stat st;
-	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && (errno = ENOTDIR))))
-		rc = -1, fprintf(stderr, "fusescan fuse: cannot create --out %s: %s\n", dir, strerror(errno));
 	char summary[600];
 	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
 			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);
@@ -315,20 +359,75 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, ui
 	fputs(summary, stdout);
 	for (uint32_t i = 0; i < r.skipped; i++)
 		printf("  skipped %s\n", r.why[i]);
-	if (rc == 0)
-		printf("wrote %s/%s, %s.diff, summary.txt%s\n", dir, f->base, f->base,
-		       draw ? ", before.svg / .dot, after.svg / .dot" : "");
+	snprintf(wrote, n_wrote, "wrote %s/%s, %s.diff, summary.txt%s\n", shown, f->base, f->base,
+		 draw ? ", before.svg / .dot, after.svg / .dot" : "");
 	*r_out = r;
 	free(rw);
 	free(text);
 	return rc;
 }
 
+/* ---- the directories --apply writes ------------------------------------------------------ */
+
+enum { OUT_DIR, OUT_EMIT, OUT_SCAFFOLD, N_OUTS };
+static const char *const out_opts[N_OUTS] = {"--out", "--emit", "--scaffold"};
+
+/* --out, --emit and --scaffold, each staged (cli.h, fs_outdir); two naming
+ * one directory share its stage */
+struct outs {
+	struct fs_outdir dir[N_OUTS];
+	const struct fs_outdir *of[N_OUTS]; /* the one each writes through, or NULL */
+};
+
+static const char *outs_stage(const struct outs *w, int i)
+{
+	return w->of[i] ? w->of[i]->stage : NULL;
+}
+
+/* Publishes every directory (ok) or aborts it: 0, or -1 after saying why. */
+static int outs_close(struct outs *w, const struct fs_command *cmd, int ok)
+{
+	int rc = 0;
+	for (int i = 0; i < N_OUTS; i++)
+		if (w->dir[i].path && ok)
+			rc |= fs_outdir_publish(&w->dir[i], cmd);
+		else if (w->dir[i].path)
+			fs_outdir_abort(&w->dir[i]);
+	return rc;
+}
+
+/* The cache and the directories checked against the inputs (the cache is
+ * read and written by design, and must be no other input), then the
+ * directories made, locked and staged: 0, or -1 after saying why. */
+static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const char *cache,
+		     const char *const dirs[N_OUTS])
+{
+	if (cache[0] && fs_guard_file(g, cmd, "--cache", cache))
+		return -1;
+	fs_guard_add(g, "the tuning cache", cache);
+	for (int i = 0; i < N_OUTS; i++)
+		if (dirs[i] && fs_guard_dir(g, cmd, out_opts[i], dirs[i]))
+			return -1;
+	for (int i = 0; i < N_OUTS; i++) {
+		for (int k = 0; k < i && dirs[i] && !w->of[i]; k++)
+			if (w->of[k] && fs_outdir_same(w->of[k], dirs[i]))
+				w->of[i] = w->of[k];
+		if (!dirs[i] || w->of[i])
+			continue;
+		if (fs_outdir_open(&w->dir[i], cmd, out_opts[i], dirs[i])) {
+			outs_close(w, cmd, 0);
+			return -1;
+		}
+		w->of[i] = &w->dir[i];
+	}
+	return 0;
+}
+
 static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
 	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
-	const char *scaffold_dir = NULL;
+	const char *scaffold_dir = NULL, *cpu_memory_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
 	int gelu = FS_GELU_UNSTATED;
@@ -359,16 +458,19 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)", &scaffold_dir, NULL},
 		{"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL},
 		{"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL},
+		{"cpu-memory", 0, FS_OPT_STRING, "SIZE", "memory of the CPU numerics executions, e.g. 512M, 16G (default 4G)", &cpu_memory_s,
+		 NULL},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
-	long long hops = 2, tokens = 16, seed = 0, reps = 50;
+	long long hops = 2, tokens = 16, seed = 0, reps = 50, cpu_memory = FS_CPU_BYTES;
 	int64_t buckets[FS_MAX_BUCKETS];
 	uint32_t n_buckets = 0;
 	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &tokens) ||
 		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &reps) ||
-		   fs_opt_int_list(cmd, "buckets", buckets_s, 1, 1 << 20, buckets, FS_MAX_BUCKETS, &n_buckets)))
+		   fs_opt_int_list(cmd, "buckets", buckets_s, 1, 1 << 20, buckets, FS_MAX_BUCKETS, &n_buckets) ||
+		   fs_opt_size(cmd, "cpu-memory", cpu_memory_s, 1 << 20, (long long)1 << 44, &cpu_memory)))
 		r = -1;
 	struct fs_tune_cache cache;
 	fs_tune_open(&cache, cache_path);
@@ -381,16 +483,19 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .plant_drop_cast = plant == 2,
 				      .gpu = !cpu_only,
 				      .compile_all = compile_all,
-				      .max_elems = (int64_t)1 << 30,
+				      .max_bytes = cpu_memory,
 				      .reps = (uint32_t)reps,
 				      .cache = &cache,
 				      .retune = tune,
 				      .emit_dir = emit_dir,
 				      .buckets = buckets,
 				      .n_buckets = n_buckets};
-	if (!r && scaffold_dir && (!emit_dir || tune)) {
-		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)%s\n", cmd->name,
-			tune ? "; tune writes nothing" : "");
+	if (!r && tune && (emit_dir || scaffold_dir)) {
+		fprintf(stderr, "fusescan %s: tune writes nothing but the tuning cache: --%s is fuse's\n", cmd->name,
+			emit_dir ? "emit" : "scaffold");
+		r = -1;
+	} else if (!r && scaffold_dir && !emit_dir) {
+		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)\n", cmd->name);
 		r = -1;
 	}
 	if (r || (approvals && fs_plan_read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
@@ -401,21 +506,31 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		fs_tune_close(&cache);
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, NULL);
+	const char *dirs[N_OUTS] = {tune ? NULL : out_dir, emit_dir, scaffold_dir};
+	struct fs_guard g = {0};
+	struct outs w = {0};
+	fs_guard_add(&g, "the --approvals file", approvals);
+	fs_guard_add(&g, "the --patterns directory", pdir);
+	fs_guard_add(&g, "the --catalog file", o.catalog);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, NULL);
+	int refused = outs_open(&w, cmd, &g, cache.path, dirs);
+	fs_guard_release(&g);
+	no.emit_dir = outs_stage(&w, OUT_EMIT);
 	struct fs_patlib lib;
 	fs_patlib_init(&lib);
 	if (pdir)
 		fs_patlib_load_dir(&lib, pdir, &s->diags);
 	else
 		fs_patlib_load_builtin(&lib, &s->diags);
-	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);
+	struct fs_discovery *d = refused || s->diags.n_errors ? NULL : fs_discover(s, &o);
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
+	char wrote[600] = "";
 	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 && gelu_said(d, &pl, gelu) &&
-	    (tune || apply(d, &pl, out_dir, (uint32_t)hops, !no_render, &rr) == 0)) {
+	    (tune || apply(d, &pl, outs_stage(&w, OUT_DIR), out_dir, (uint32_t)hops, !no_render, &rr, wrote, sizeof(wrote)) == 0)) {
 		int v = 0;
-		struct runs out = {.json = cJSON_CreateArray()};
+		struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no.emit_dir, .emit_dir = emit_dir};
 		out.mem = open_memstream(&out.text, &out.len);
 		struct fs_site *applied = fs_xmalloc((rr.applied + 1) * sizeof(*applied)); /* by approval */
 		struct fs_scaffold *sc = fs_xcalloc(pl.n + 1, sizeof(*sc));
@@ -430,11 +545,12 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 			sc[i].fused = n, sc[i].skipped = pl.v[i].n_sites - n;
 			at += n;
 		}
-		if (!out.mem || (!tune && write_runs(out_dir, &out)))
+		if (!out.mem || (!tune && write_runs(outs_stage(&w, OUT_DIR), &out)))
 			v = -1;
 		if (out.mem)
 			fclose(out.mem);
-		if (v >= 0 && scaffold_dir && scaffold(d, &pl, sc, emit_dir, scaffold_dir, &no))
+		if (v >= 0 && scaffold_dir &&
+		    scaffold(d, &pl, sc, emit_dir, outs_stage(&w, OUT_SCAFFOLD), scaffold_dir, &no))
 			v = -1;
 		for (uint32_t i = 0; i < pl.n; i++)
 			free(sc[i].v);
@@ -444,13 +560,18 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		cJSON_Delete(out.json);
 		free(applied);
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
-		if (fs_tune_save(&cache) == 0 && (cache.hits || cache.misses))
+		/* a failed command writes nothing, the cache included */
+		if (rc != FS_EXIT_INPUT && fs_tune_save(&cache) == 0 && (cache.hits || cache.misses))
 			fs_tune_print_stats(&cache, stdout);
 		else if (cache.hits || cache.misses)
 			fs_tune_print_stats(&cache, stderr);
 		else if (tune && v >= 0)
 			fprintf(stderr, "fusescan tune: nothing tuned: the kernels did not run on a GPU (see the GPU line above)\n");
 	}
+	if (outs_close(&w, cmd, rc != FS_EXIT_INPUT))
+		rc = FS_EXIT_INPUT;
+	else if (rc != FS_EXIT_INPUT)
+		fputs(wrote, stdout);
 	fs_tune_close(&cache);
 	fs_diags_print(&s->diags, stderr);
 	fs_rewritten_release(&rr);

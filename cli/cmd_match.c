@@ -55,7 +55,13 @@ int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv)
 		free(names.v);
 		return FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	struct fs_guard g = {0};
+	fs_guard_add(&g, "the --patterns directory", dir);
+	fs_guard_add(&g, "the --expect file", expect);
+	fs_guard_add(&g, "the --baseline", baseline);
+	fs_guard_add(&g, "the --log file", log);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, out_path);
+	fs_guard_release(&g);
 	if (!s) {
 		free(names.v);
 		return FS_EXIT_INPUT;

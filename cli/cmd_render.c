@@ -74,7 +74,7 @@ int fs_cmd_render(const struct fs_command *cmd, int argc, char **argv)
 		fprintf(stderr, "fusescan %s: give one dump or run, -o FILE, and at most one of --node / --candidate\n", cmd->name);
 		return FS_EXIT_INPUT;
 	}
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, NULL, out);
 	if (!s)
 		return FS_EXIT_INPUT;
 	struct fs_discovery *d = s->diags.n_errors ? NULL : fs_discover(s, &o);

@@ -26,7 +26,7 @@ int fs_cmd_scan(const struct fs_command *cmd, int argc, char **argv)
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	if (fs_opts_no_input(cmd, opts, npos))
 		return FS_EXIT_INPUT;
-	struct fs_scan *s = fs_cli_read(cmd, argv, npos, out_path);
+	struct fs_scan *s = fs_cli_read(cmd, argv, npos, NULL, out_path);
 	if (!s)
 		return FS_EXIT_INPUT;
 	struct fs_scan_report rep;

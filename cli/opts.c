@@ -145,6 +145,25 @@ int fs_opt_int(const struct fs_command *cmd, const char *name, const char *text,
 	return -1;
 }
 
+int fs_opt_size(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi, long long *out)
+{
+	static const char units[] = "KMGT";
+	if (!text)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	const char *u = *end ? strchr(units, *end) : NULL;
+	int shift = u ? 10 * (int)(u - units + 1) : 0;
+	if (*text >= '0' && *text <= '9' && !errno && (!*end || (u && !end[1])) && v <= (hi >> shift) && (v << shift) >= lo) {
+		*out = v << shift;
+		return 0;
+	}
+	fprintf(stderr, "fusescan %s: --%s wants a size from %lldM to %lldT (bytes, or with K, M, G, T), got '%s'\n", cmd->name,
+		name, lo >> 20, hi >> 40, text);
+	return -1;
+}
+
 int fs_opt_int_list(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
 		    int64_t *out, uint32_t max, uint32_t *n)
 {

@@ -2,15 +2,18 @@
  * output.c: inputs in, reports out. Reports are written to a temporary file
  * in the destination's directory and renamed over it only once complete, so
  * a reader never sees a half-written report and a failure leaves no debris;
- * a report never replaces one of the inputs.
+ * a report never replaces one of the inputs (guard.c). Output directories are
+ * written whole, under a lock.
  */
-#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,25 +91,107 @@ int fs_out_finish(struct fs_out *o, int failed)
 	return -1;
 }
 
-static int is_input(const struct fs_scan *s, const char *path)
-{
-	struct stat so, si;
-	if (!path || !strcmp(path, "-") || stat(path, &so) != 0)
-		return 0;
-	for (uint32_t i = 0; i < s->n_files; i++)
-		if (stat(s->files[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-			return 1;
-	return 0;
-}
-
-struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, const char *out_path)
+struct fs_scan *fs_cli_read(const struct fs_command *cmd, char **paths, int n, struct fs_guard *g, const char *out_path)
 {
 	struct fs_scan *s = fs_scan_new();
 	for (int i = 0; i < n; i++)
 		fs_scan_path(s, paths[i]);
-	if (!is_input(s, out_path))
+	struct fs_guard own = {0};
+	g = g ? g : &own;
+	fs_guard_add_scan(g, s);
+	int refused = fs_guard_file(g, cmd, "-o", out_path);
+	fs_guard_release(&own);
+	if (!refused)
 		return s;
-	fprintf(stderr, "fusescan %s: refusing to write the report over input %s\n", cmd->name, out_path);
 	fs_scan_free(s);
 	return NULL;
+}
+
+/* ---- output directories ---------------------------------------------------------------- */
+
+int fs_outdir_open(struct fs_outdir *o, const struct fs_command *cmd, const char *opt, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	o->path = fs_xstrndup(path, n);
+	o->fd = -1;
+	o->made = mkdir(o->path, 0777) == 0;
+	const char *what = "cannot create";
+	if ((o->made || errno == EEXIST) && (o->fd = open(o->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		what = "cannot lock";
+		/* where the file system has no locks (ENOLCK, some network ones), runs are not kept apart */
+		if (flock(o->fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+			char real[PATH_MAX]; /* beside the directory a link names: a rename never crosses file systems */
+			what = "cannot write beside";
+			o->stage = fs_xmalloc(PATH_MAX + 16);
+			snprintf(o->stage, PATH_MAX + 16, "%s.tmp.XXXXXX", realpath(o->path, real) ? real : o->path);
+			if (mkdtemp(o->stage))
+				return 0;
+		} else
+			errno = 0;
+	}
+	if (errno)
+		fprintf(stderr, "fusescan %s: %s %s %s: %s\n", cmd->name, what, opt, o->path, strerror(errno == EEXIST ? ENOTDIR : errno));
+	else
+		fprintf(stderr, "fusescan %s: %s %s is being written by another fusescan; run again once it is done\n", cmd->name, opt,
+			o->path);
+	free(o->stage);
+	o->stage = NULL;
+	fs_outdir_abort(o);
+	return -1;
+}
+
+/* Each staged file moved into the directory: a file, a link or nothing may
+ * be replaced there, never a directory or a special file (a device node). */
+int fs_outdir_publish(struct fs_outdir *o, const struct fs_command *cmd)
+{
+	DIR *d = opendir(o->stage);
+	int rc = d ? 0 : -1;
+	struct dirent *de;
+	while (d && rc == 0 && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(o->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			fprintf(stderr, "fusescan %s: %s/%s is not a regular file: not replaced\n", cmd->name, o->path, de->d_name);
+			rc = -1;
+		} else if (renameat(dirfd(d), de->d_name, o->fd, de->d_name) != 0) {
+			fprintf(stderr, "fusescan %s: cannot write %s/%s: %s\n", cmd->name, o->path, de->d_name, strerror(errno));
+			rc = -1;
+		}
+	}
+	if (d)
+		closedir(d);
+	o->made = 0; /* what moved in stays */
+	fs_outdir_abort(o);
+	return rc;
+}
+
+void fs_outdir_abort(struct fs_outdir *o)
+{
+	DIR *d = o->stage ? opendir(o->stage) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	if (o->stage)
+		rmdir(o->stage);
+	if (o->made)
+		rmdir(o->path); /* only if still empty */
+	if (o->fd >= 0)
+		close(o->fd); /* and the lock with it */
+	free(o->stage);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+int fs_outdir_same(const struct fs_outdir *o, const char *path)
+{
+	struct stat a, b;
+	return o->path && stat(o->path, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

@@ -330,6 +330,25 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 	return -1;
 }
 
+/* Whether the plan's last approval is one made before (a candidate named
+ * by its name and by its id): then it is dropped, applied once. */
+static int applied_before(struct fs_plan *pl, const char *given)
+{
+	struct fs_approval *a = &pl->v[pl->n - 1];
+	for (uint32_t i = 0; i + 1 < pl->n; i++)
+		if (!strcmp(pl->v[i].id, a->id)) {
+			fprintf(stderr, "fusescan fuse: '%s' is %s again: applied once\n", given, a->id);
+			for (uint32_t k = 0; k < a->n_owned; k++)
+				free(a->nodes[k]);
+			free(a->nodes);
+			free(a->sites);
+			memset(a, 0, sizeof(*a));
+			pl->n--;
+			return 1;
+		}
+	return 0;
+}
+
 int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, const struct fs_strlist *ids,
 		 const char *site, int with_gemm, struct fs_plan *pl)
 {
@@ -341,6 +360,8 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		struct fs_approval *a = &pl->v[pl->n++];
 		if (resolve(d, lib, ids->v[i], a) < 0)
 			return -1;
+		if (applied_before(pl, ids->v[i]))
+			continue;
 		/* views become index math in the fused kernel, which then reads what
 		 * they view: RoPE's site reads the projection's contiguous output
 		 * instead of its transpose and two strided slices of it */
@@ -355,6 +376,12 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 				site ? " contains %" : "", site ? site : "", f->path);
 			return -1;
 		}
+		for (uint32_t k = 0; k < a->n_sites; k++)
+			if (a->sites[k].n_nodes > FS_MAX_SITE_NODES) {
+				fprintf(stderr, "fusescan fuse: '%s': a site of %u nodes, more than the %d one fused kernel is made of "
+						"(docs/limits.md)\n", ids->v[i], a->sites[k].n_nodes, FS_MAX_SITE_NODES);
+				return -1;
+			}
 	}
 	return 0;
 }
@@ -362,9 +389,9 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 int fs_plan_read_approvals(const char *path, struct fs_strlist *ids, char **text_out)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_APPROVALS, &len);
 	if (!text) {
-		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_strerror(errno));
+		fprintf(stderr, "fusescan: cannot read approvals %s: %s\n", path, fs_input_error(errno, FS_IN_APPROVALS));
 		return -1;
 	}
 	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {

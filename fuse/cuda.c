@@ -232,7 +232,7 @@ uint32_t fs_cuda_compile_all(struct fs_cuda *c, struct fs_compile *jobs, uint32_
 			continue;
 		}
 		path[i] = cache_path(c, j->source, key);
-		j->cubin = path[i] ? fs_read_file(path[i], &j->len) : NULL;
+		j->cubin = path[i] ? fs_read_input(path[i], FS_IN_CUBIN, &j->len) : NULL;
 		if (j->cubin && !j->len) { /* an empty file is no CUBIN */
 			free(j->cubin);
 			j->cubin = NULL;

@@ -25,7 +25,7 @@
 #define fs_tanh tanh
 #define fs_quot(a, b) ((a) / (b))
 #define fs_rsqrt(a) (1 / sqrt(a))
-enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' default budget (a few seconds) */
+enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will check larger ones (a few seconds) */
 #define FS_SEM(id, key, kind, nt, expr)                     \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
@@ -1302,6 +1302,28 @@ static void emit(const struct prog *p, const struct fs_bucket_set *set, const st
 	}
 }
 
+/* What the CPU executions allocate, in bytes (run_mode, exec_gemm): every
+ * input, each execution's op outputs, and the largest matrix product's
+ * gathered operand; *elems: the values' elements. */
+static int64_t cpu_bytes(const struct prog *p, const struct fs_numerics_opts *o, int64_t *elems)
+{
+	int64_t in = 0, ops = 0, scratch = 0;
+	for (uint32_t v = 0; v < p->n_in; v++)
+		in = fs_sat_add(in, p->in[v].n);
+	for (uint32_t i = 0; i < p->n_ops; i++) {
+		const struct op *op = &p->ops[i];
+		ops = fs_sat_add(ops, op->elided ? 0 : op->out.n);
+		if (op->sem->kind == GEMM && !op->ints[0]) {
+			const struct ten *a = fs_prog_value(p, op->src[0]);
+			int64_t k = a->rank ? a->shape[a->rank - 1] : 1, nn = op->out.rank ? op->out.shape[op->out.rank - 1] : 1;
+			scratch = fs_sat_mul(k, nn) > scratch ? fs_sat_mul(k, nn) : scratch;
+		}
+	}
+	*elems = fs_sat_add(in, ops);
+	int64_t modes = o->triage ? 4 : 3; /* reference, unfused, fused, and emulated with --triage */
+	return fs_sat_mul((int64_t)sizeof(double), fs_sat_add(fs_sat_add(in, fs_sat_mul(modes, ops)), scratch));
+}
+
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,
 		    const struct fs_numerics_opts *o, struct fs_numerics *r, struct fs_diags *d)
 {
@@ -1312,9 +1334,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		release(&p, vals);
 		return -1;
 	}
-	int64_t elems = 0, budget = o->max_elems > 0 ? o->max_elems : FS_CPU_ELEMS;
-	for (uint32_t v = 0; v < p.n_in + p.n_ops; v++)
-		elems += v < p.n_in ? p.in[v].n : p.ops[v - p.n_in].elided ? 0 : p.ops[v - p.n_in].out.n;
+	int64_t elems = 0, bytes = cpu_bytes(&p, o, &elems), budget = o->max_bytes > 0 ? o->max_bytes : FS_CPU_BYTES;
 	r->out_dtype = FS_DT_F64;
 	for (uint32_t i = 0; i < p.n_ops; i++)
 		if (p.is_output[i]) {
@@ -1348,16 +1368,19 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 			const struct ten *a = fs_prog_value(&p, p.ops[i].src[0]);
 			macs += p.ops[i].out.n * (a->rank ? a->shape[a->rank - 1] : 1);
 		}
-	/* a larger budget (the CLI's, for machines without a GPU) is spent only
-	 * where no GPU will run: its float64 reference checks such sizes in a
-	 * fraction of the CPU's minutes */
-	int gpu_checks = elems > FS_CPU_ELEMS && budget > FS_CPU_ELEMS && o->gpu && !o->generate_only && fs_gpu_present();
-	budget = gpu_checks ? FS_CPU_ELEMS : budget;
-	r->cpu_ran = elems <= budget && macs <= mac_budget;
-	if (elems > budget)
+	/* past a few seconds' worth of values the CPU runs only where no GPU
+	 * will: its float64 reference checks such sizes in a fraction of the
+	 * CPU's minutes */
+	int gpu_checks = elems > FS_CPU_ELEMS && o->gpu && !o->generate_only && fs_gpu_present();
+	r->cpu_ran = !gpu_checks && bytes <= budget && macs <= mac_budget;
+	if (gpu_checks)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
-			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld%s", (long long)elems,
-			 (long long)budget, gpu_checks ? " where a GPU checks them" : "");
+			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld where a GPU checks them",
+			 (long long)elems, (long long)FS_CPU_ELEMS);
+	else if (bytes > budget)
+		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
+			 "the region holds %lld elements at these sizes, %lld MiB in the CPU executions, more than their %lld MiB "
+			 "(--cpu-memory)", (long long)elems, (long long)(bytes >> 20), (long long)(budget >> 20));
 	else if (!r->cpu_ran)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region's matrix products take %lld multiply-adds at these sizes, more than the CPU executions' %lld",
@@ -1419,8 +1442,8 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	release(&p, vals);
 	if (!r->cpu_ran && !r->gpu_ran) {
 		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
-			    "numerics: %s, and the GPU did not run (%s): lower --tokens", r->cpu_skipped,
-			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error);
+			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
+			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, strstr(r->cpu_skipped, "--cpu-memory") ? " or raise --cpu-memory" : "");
 		fs_numerics_release(r);
 		return -1;
 	}

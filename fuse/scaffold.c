@@ -546,7 +546,7 @@ int fs_scaffold_write(const struct fs_scan *s, const struct fs_graph *g, const s
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
 		return fail(why, why_n, "cannot create %s: %s", dir, strerror(errno));
 	struct fs_text yaml = {0};
-	fs_text_put(&yaml, "# fusescan --scaffold: entries for tensorrt_llm/_torch/auto_deploy/config/default.yaml\n"
+	fs_text_put(&yaml, FS_SCAFFOLD_YAML_HEAD "entries for tensorrt_llm/_torch/auto_deploy/config/default.yaml\n"
 			   "transforms:\n");
 	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {

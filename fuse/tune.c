@@ -46,24 +46,32 @@ static cJSON *parse_cache(const char *path, const char *text, size_t len, char *
 	} else if (!cJSON_IsString(cJSON_GetObjectItem(root, "format")) ||
 		   strcmp(cJSON_GetObjectItem(root, "format")->valuestring, FORMAT) ||
 		   !cJSON_IsArray(cJSON_GetObjectItem(root, "entries"))) {
-		snprintf(why, n, "%s:1:1: not a fusescan tuning cache (format %s expected); ignored", path, FORMAT);
+		snprintf(why, n, "%s:1:1: not a fusescan tuning cache (format %s expected); ignored (it is rewritten at the next save)",
+			 path, FORMAT);
 		cJSON_Delete(root);
 		root = NULL;
 	}
 	return root;
 }
 
-/* the file parsed, or NULL with why (a missing file is an empty cache, no why) */
-static cJSON *read_cache(const char *path, char *why, size_t n)
+/* The file parsed, or NULL with why (a missing file is an empty cache, no
+ * why). *foreign: the file is there but no cache, not even a damaged one
+ * (unreadable, too large, or without the format's name): never replaced, as
+ * --cache naming some other file must not destroy it. */
+static cJSON *read_cache(const char *path, char *why, size_t n, int *foreign)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_CACHE, &len);
+	*foreign = !text && errno != ENOENT;
 	if (!text) {
-		if (errno != ENOENT)
-			snprintf(why, n, "tuning cache %s: %s; ignored", path, fs_strerror(errno));
+		if (*foreign)
+			snprintf(why, n, "tuning cache %s: %s; ignored, and not replaced", path, fs_input_error(errno, FS_IN_CACHE));
 		return NULL;
 	}
 	cJSON *root = parse_cache(path, text, len, why, n);
+	*foreign = !root && !strstr(text, FORMAT);
+	if (*foreign)
+		snprintf(why, n, "%s:1:1: not a fusescan tuning cache (format %s expected); ignored, and not replaced", path, FORMAT);
 	free(text);
 	return root;
 }
@@ -141,7 +149,8 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path)
 	if (!path && fs_cache_dir(dir, sizeof(dir)) == 0)
 		snprintf(def, sizeof(def), "%s/tuning.json", dir);
 	path = path ? path : def;
-	init(c, path, path[0] ? read_cache(path, c->warning, sizeof(c->warning)) : NULL);
+	int foreign;
+	init(c, path, path[0] ? read_cache(path, c->warning, sizeof(c->warning), &foreign) : NULL);
 }
 
 /* a tactic must be one the generator can be asked for */
@@ -245,7 +254,12 @@ int fs_tune_save(struct fs_tune_cache *c)
 		return -1;
 	}
 	char why[1200] = "";
-	cJSON *now = read_cache(c->path, why, sizeof(why)); /* merged with what others wrote since */
+	int foreign;
+	cJSON *now = read_cache(c->path, why, sizeof(why), &foreign); /* merged with what others wrote since */
+	if (foreign) {
+		snprintf(c->warning, sizeof(c->warning), "%s", why);
+		return -1;
+	}
 	if (!now)
 		now = empty_cache();
 	const cJSON *e;

@@ -366,9 +366,9 @@ uint32_t fs_adlog_parse(struct fs_adlog *l, const char *path, const char *text, 
 uint32_t fs_adlog_load(struct fs_adlog *l, const char *path, struct fs_diags *d)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_LOG, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read log: %s", fs_strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read log: %s", fs_input_error(errno, FS_IN_LOG));
 		return 1;
 	}
 	uint32_t n = fs_adlog_parse(l, path, text, len, d);

@@ -377,7 +377,7 @@ static struct fs_region *add_shared_read(struct ctx *c, const uint32_t *nodes, u
 	struct fs_region *r = &c->m->regions[ri];
 	r->sig = sig;
 	r->kind = kind;
-	r->bytes_saved = b < 0 ? 0 : b * (k - 1);
+	r->bytes_saved = b < 0 ? 0 : fs_sat_mul(b, k - 1);
 	r->cost_known = b >= 0;
 	r->launches_saved = k - 1;
 	return r;
@@ -661,12 +661,12 @@ static void make_candidate(struct ctx *c, const struct keyed *v, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_region *r = &m->regions[v[i].region];
 		k->instances[i] = v[i].region;
-		k->bytes_total += r->bytes_saved;
+		k->bytes_total = fs_sat_add(k->bytes_total, r->bytes_saved);
 		k->launches_total += r->launches_saved;
 		k->risks |= r->risks;
 		k->cost_known &= r->cost_known;
 	}
-	k->bytes_per_instance = k->bytes_total / n;
+	k->bytes_per_instance = k->bytes_total == INT64_MAX ? INT64_MAX : k->bytes_total / n; /* saturated stays so */
 	k->launches_per_instance = r0->launches_saved;
 	name_candidate(c, k, r0);
 	snprintf(k->id, sizeof(k->id), "%s-%08x", k->name, (uint32_t)(k->sig >> 32));

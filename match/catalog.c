@@ -276,9 +276,9 @@ uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *te
 uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags *d)
 {
 	size_t len;
-	char *text = fs_read_file(path, &len);
+	char *text = fs_read_input(path, FS_IN_CATALOG, &len);
 	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", fs_strerror(errno));
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read kernel catalog: %s", fs_input_error(errno, FS_IN_CATALOG));
 		return 1;
 	}
 	uint32_t n = fs_catalog_parse(c, path, text, len, d);
@@ -342,12 +342,39 @@ void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t li
 	e->detail = detail ? fs_xstrndup(detail, strlen(detail)) : NULL;
 }
 
-static uint32_t line_of(const char *text, size_t off)
+/* Line numbers of increasing offsets, each newline counted once. */
+struct lines {
+	const char *text;
+	size_t at;
+	uint32_t line; /* of offset at */
+};
+
+static uint32_t line_at(struct lines *L, size_t off)
 {
-	uint32_t line = 1;
-	for (const char *p = text; (p = memchr(p, '\n', off - (size_t)(p - text))); p++)
-		line++;
-	return line;
+	if (off < L->at) /* the next pattern starts over */
+		L->at = 0, L->line = 1;
+	for (const char *p = L->text + L->at; (p = memchr(p, '\n', off - (size_t)(p - L->text))); p++)
+		L->line++;
+	L->at = off;
+	return L->line;
+}
+
+/* The TORCH_LIBRARY blocks of a file: where each one's opening ends, and
+ * its namespace (group 1). */
+struct libs {
+	PCRE2_SIZE *end, *ns;
+	uint32_t n, cap;
+};
+
+static void find_libs(struct indexer *X, const char *text, size_t len, struct libs *L)
+{
+	for (PCRE2_SIZE at = 0; at <= len && pcre2_match(X->rx[RX_LIBRARY], (PCRE2_SPTR)text, len, at, 0, X->md, NULL) > 0;) {
+		const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(X->md);
+		FS_GROW(L->end, L->cap, L->n + 1);
+		L->ns = fs_xrealloc(L->ns, L->cap * 2 * sizeof(PCRE2_SIZE));
+		L->end[L->n] = ov[1], L->ns[2 * L->n] = ov[2], L->ns[2 * L->n++ + 1] = ov[3];
+		at = ov[1] > at ? ov[1] : at + 1;
+	}
 }
 
 static void group(const char *text, const PCRE2_SIZE *ov, int g, char *buf, size_t n)
@@ -356,37 +383,39 @@ static void group(const char *text, const PCRE2_SIZE *ov, int g, char *buf, size
 	snprintf(buf, n, "%.*s", (int)len, text + ov[2 * g]);
 }
 
-/* Each registration in one file; m.def takes the nearest TORCH_LIBRARY above it. */
+/* Each registration in one file; m.def takes the nearest TORCH_LIBRARY above
+ * it. Every pattern scans the file once (matches come in file order). */
 static void index_text(struct indexer *X, const char *path, const char *text, size_t len)
 {
-	char ns[128] = "", a[128], b[128], sym[300];
+	char a[128], b[128], sym[300];
+	struct lines ln = {text, 0, 1};
+	struct libs libs = {0};
+	uint32_t lib = 0; /* libraries opened before the current m.def */
+	find_libs(X, text, len, &libs);
 	for (int r = 0; r < RX_COUNT; r++) {
 		PCRE2_SIZE at = 0;
-		while (at <= len && pcre2_match(X->rx[r], (PCRE2_SPTR)text, len, at, 0, X->md, NULL) > 0) {
+		while (r != RX_LIBRARY && at <= len && pcre2_match(X->rx[r], (PCRE2_SPTR)text, len, at, 0, X->md, NULL) > 0) {
 			const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(X->md);
 			at = ov[1] > at ? ov[1] : at + 1;
 			group(text, ov, 1, a, sizeof(a));
-			if (r == RX_LIBRARY)
-				continue;
 			if (r == RX_CUSTOM_OP || r == RX_DEFINE) {
 				group(text, ov, 2, b, sizeof(b));
 				snprintf(sym, sizeof(sym), "%s::%s", a, b);
 			} else if (r == RX_MDEF) {
-				ns[0] = '\0';
-				PCRE2_SIZE lat = 0;
-				pcre2_match_data *md = pcre2_match_data_create_from_pattern(X->rx[RX_LIBRARY], NULL);
-				while (md && pcre2_match(X->rx[RX_LIBRARY], (PCRE2_SPTR)text, ov[0], lat, 0, md, NULL) > 0) {
-					const PCRE2_SIZE *lv = pcre2_get_ovector_pointer(md);
-					group(text, lv, 1, ns, sizeof(ns));
-					lat = lv[1];
-				}
-				pcre2_match_data_free(md);
-				snprintf(sym, sizeof(sym), "%s::%s", ns[0] ? ns : "?", a);
+				while (lib < libs.n && libs.end[lib] <= ov[0])
+					lib++;
+				if (lib)
+					snprintf(sym, sizeof(sym), "%.*s::%s", (int)(libs.ns[2 * lib - 1] - libs.ns[2 * lib - 2]),
+						 text + libs.ns[2 * lib - 2], a);
+				else
+					snprintf(sym, sizeof(sym), "?::%s", a);
 			} else
 				snprintf(sym, sizeof(sym), "transform:%s", a);
-			fs_catalog_add_evidence(X->c, path, line_of(text, ov[0]), sym, NULL);
+			fs_catalog_add_evidence(X->c, path, line_at(&ln, ov[0]), sym, NULL);
 		}
 	}
+	free(libs.end);
+	free(libs.ns);
 }
 
 static int indexed_ext(const char *name)
@@ -435,14 +464,15 @@ static void index_dir(struct indexer *X, const char *dir, int depth)
 			index_dir(X, full, depth + 1);
 		else if (S_ISREG(st.st_mode) && (indexed_ext(names[i]) || !strcmp(names[i], "default.yaml"))) {
 			size_t tl;
-			char *text = fs_read_file(full, &tl);
+			char *text = fs_read_input(full, FS_IN_SOURCE, &tl);
 			if (text) {
 				if (indexed_ext(names[i]))
 					index_text(X, full, text, tl);
 				fs_srctree_index_text(X->c, full, text, tl); /* wrappers, default.yaml */
 				X->c->files_indexed++;
 				free(text);
-			}
+			} else /* a tree holds generated files (kernel binaries as C arrays): evidence, not input */
+				fs_diag_add(X->d, FS_WARNING, full, 0, 0, NULL, 0, "not indexed: %s", fs_input_error(errno, FS_IN_SOURCE));
 		}
 		free(full);
 		free(names[i]);

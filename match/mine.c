@@ -62,11 +62,15 @@ struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
 	fs_arena_init(&m->arena);
 	m->s = s;
 	m->g = g;
-	uint32_t n = g->n_nodes + 1;
-	struct ctx c = {m, s, g, o, fs_xcalloc(n, 1), fs_xcalloc(n, 1), fs_xmalloc(n * sizeof(uint32_t)),
-			fs_xcalloc(n, sizeof(uint64_t)), fs_xcalloc(n, sizeof(uint32_t)),
-			fs_xcalloc(n, sizeof(uint32_t)), fs_xcalloc(n, 1), NULL, 0};
+	uint32_t n = g->n_nodes + 1, keys = s->strs.n + 1;
+	struct ctx c = {.m = m, .s = s, .g = g, .o = o, .role = fs_xcalloc(n, 1), .contig = fs_xcalloc(n, 1),
+			.src = fs_xmalloc(n * sizeof(uint32_t)), .region_of = fs_xmalloc(n * sizeof(uint32_t)),
+			.merkle = fs_xcalloc(n, sizeof(uint64_t)), .uses = fs_xcalloc(n, sizeof(uint32_t)),
+			.visit = fs_xcalloc(n, sizeof(uint32_t)), .mark = fs_xcalloc(n, 1), .pos = fs_xmalloc(n * sizeof(uint32_t)),
+			.count = fs_xcalloc(n, sizeof(uint32_t)), .key_n = fs_xcalloc(keys, sizeof(uint32_t)),
+			.key_want = fs_xcalloc(keys, sizeof(uint32_t))};
 	memset(c.region_of, 0xff, n * sizeof(uint32_t));
+	memset(c.pos, 0xff, n * sizeof(uint32_t));
 	fs_mine_roles(&c);
 	fs_mine_confirm_init(&c);
 	fs_mine_regions(&c);
@@ -76,7 +80,12 @@ struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
 	fs_mine_confirm_release(&c);
 	free(c.role);
 	free(c.contig);
+	free(c.src);
 	free(c.region_of);
+	free(c.pos);
+	free(c.count);
+	free(c.key_n);
+	free(c.key_want);
 	free(c.merkle);
 	free(c.uses);
 	free(c.visit);

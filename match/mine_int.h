@@ -19,6 +19,9 @@ enum role {
 	ROLE_ANCHOR,  /* GEMM, attention, custom op, indexing, creation, ... */
 };
 
+/* Views feeding a region that a chain's `views` may name: the nearest few. */
+enum { FEED_HOPS = 8 };
+
 struct ctx {
 	struct fs_mine *m;
 	const struct fs_scan *s;
@@ -26,10 +29,14 @@ struct ctx {
 	const struct fs_mine_opts *o;
 	uint8_t *role;       /* per node */
 	uint8_t *contig;     /* per node: output laid out contiguously */
+	uint32_t *src;       /* per node: fs_mine_source */
 	uint32_t *region_of; /* per node: region index or UINT32_MAX */
 	uint64_t *merkle;    /* signature scratch, per node, kept zeroed */
 	uint32_t *uses, *visit;
 	uint8_t *mark;       /* per node scratch for trimming, kept zeroed */
+	uint32_t *pos;       /* per node scratch: its index in a node set, UINT32_MAX outside (kept so) */
+	uint32_t *count;     /* per node scratch, kept zeroed: producers in a set, readers, levels */
+	uint32_t *key_n, *key_want; /* per op key (an interned symbol) scratch, kept zeroed: ops in a set, in a chain */
 	struct fs_confirm *confirm; /* confirm.c: one per pattern naming a catalog entry */
 	uint32_t n_confirm;
 };
@@ -42,6 +49,31 @@ struct fs_confirm {
 
 void fs_mine_roles(struct ctx *c);
 void fs_mine_regions(struct ctx *c);
+/* regions.c: a region of these nodes (its index; the regions may move), and
+ * its views trimmed and its outputs, inputs and counts found */
+uint32_t fs_mine_new_region(struct ctx *c, const uint32_t *nodes, uint32_t n);
+void fs_mine_finish_region(struct ctx *c, uint32_t ri);
+/* Counted by chains: math, copies, and views that copy (a reshape of a
+ * strided value). Other views are only checked for presence. */
+int fs_mine_counted(const struct ctx *c, uint32_t node);
+/* Sorted keys of the counted ops of a node set (marked in c->pos), when keys
+ * is not NULL, and the keys of its other views and of the views feeding it
+ * (at most `max`). Returns the count of keys. */
+uint32_t fs_mine_keys(const struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *keys, uint32_t *views,
+		      uint32_t *n_views, uint32_t max);
+/* The catalog entry that names these nodes as a whole (their multiset of
+ * counted ops, confirmed), or -1. `keys`, `views`: scratch for the graph's
+ * nodes each. */
+int32_t fs_mine_name(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *keys, uint32_t *views);
+/* Entries that name vertical regions: multi-output and horizontal entries are
+ * for the passes that build those candidates. */
+int fs_mine_vertical_entry(const struct fs_catalog_entry *e);
+/* Catalog entry e may name these nodes: a library pattern for it covers
+ * them (where it has one), and a layout entry is no broadcast's copy. */
+int fs_mine_may_name(const struct ctx *c, int32_t e, const uint32_t *nodes, uint32_t n);
+/* motif.c: the catalog chains carved out of region ri; 1 if it was split.
+ * `scratch`: 5 x the graph's nodes. */
+int fs_mine_split_motifs(struct ctx *c, uint32_t ri, uint32_t *scratch);
 void fs_mine_region_cost(struct ctx *c, struct fs_region *r);
 int fs_mine_is_kernel(const struct ctx *c, uint32_t node);
 uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r);

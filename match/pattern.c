@@ -792,9 +792,9 @@ uint32_t fs_patlib_load_dir(struct fs_patlib *l, const char *dir, struct fs_diag
 		size_t len = strlen(dir) + strlen(names[i]) + 2, tl;
 		char *path = fs_xmalloc(len);
 		snprintf(path, len, "%s/%s", dir, names[i]);
-		char *text = fs_read_file(path, &tl);
+		char *text = fs_read_input(path, FS_IN_PATTERN, &tl);
 		if (!text) {
-			fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: %s", fs_strerror(errno));
+			fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: %s", fs_input_error(errno, FS_IN_PATTERN));
 			errors++;
 		} else
 			errors += fs_patlib_parse(l, path, text, tl, d);

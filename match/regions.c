@@ -8,14 +8,15 @@
  *    that one region and it is not a graph output. So an intermediate never
  *    has a consumer outside its region (side-effect-only users do not count),
  *    the region stays acyclic, and views between fused ops are absorbed.
- * 3. Motif split: where a catalog chain sits inside a larger region (RoPE
- *    followed by the attention's cast and scale in a decomposed graph), it is
- *    carved out and the rest re-split into connected parts, so counts do not
- *    depend on the export flavour. A chain is never carved out of a larger
- *    normalisation: when a reduction outside it is used on its own source
- *    (x - mean(x) of a hand-written LayerNorm) and feeds the chain's
- *    reduction, the region stays whole and is named whole.
- * 4. A canonical signature per region (see region_signature).
+ * 3. Motif split (motif.c): where a catalog chain sits inside a larger
+ *    region (RoPE followed by the attention's cast and scale in a decomposed
+ *    graph), it is carved out and the rest re-split into connected parts, so
+ *    counts do not depend on the export flavour. A chain is never carved out
+ *    of a larger normalisation: when a reduction outside it is used on its
+ *    own source (x - mean(x) of a hand-written LayerNorm) and feeds the
+ *    chain's reduction, the region stays whole and is named whole.
+ * 4. A canonical signature per region (fs_mine_signature).
+ * Every step is linear in the graph's nodes and edges, whatever its shape.
  */
 #include "mine_int.h"
 
@@ -112,9 +113,11 @@ static uint8_t view_contig(const struct ctx *c, uint32_t i)
 void fs_mine_roles(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
+	for (uint32_t i = 0; i < g->n_nodes; i++) { /* file order is topological: inputs are known first */
 		c->role[i] = role_of(c->s, &g->nodes[i]);
 		c->contig[i] = c->role[i] == ROLE_VIEW ? view_contig(c, i) : 1;
+		uint32_t in = fs_mine_first_input(g, &g->nodes[i]);
+		c->src[i] = c->role[i] == ROLE_VIEW && !fs_mine_is_kernel(c, i) && in != UINT32_MAX && in < i ? c->src[in] : i;
 	}
 }
 
@@ -137,18 +140,12 @@ int fs_mine_is_kernel(const struct ctx *c, uint32_t i)
 
 uint32_t fs_mine_source(const struct ctx *c, uint32_t node)
 {
-	while (c->role[node] == ROLE_VIEW && !fs_mine_is_kernel(c, node)) {
-		uint32_t in = fs_mine_first_input(c->g, &c->g->nodes[node]);
-		if (in == UINT32_MAX)
-			break;
-		node = in;
-	}
-	return node;
+	return c->src[node];
 }
 
 /* ---- region records ------------------------------------------------------------ */
 
-static uint32_t new_region(struct ctx *c, const uint32_t *nodes, uint32_t n)
+uint32_t fs_mine_new_region(struct ctx *c, const uint32_t *nodes, uint32_t n)
 {
 	struct fs_mine *m = c->m;
 	FS_GROW(m->regions, m->cap_regions, m->n_regions + 1);
@@ -186,17 +183,16 @@ static void finish_region(struct ctx *c, uint32_t ri)
 		r->n_kernels += (uint32_t)fs_mine_is_kernel(c, i);
 		r->n_math += c->role[i] == ROLE_MATH;
 		for (uint32_t a = n->args; a < n->args + n->n_args; a++) {
-			if (g->args[a].kind != FS_ARG_NODE || c->region_of[g->args[a].node] == ri)
+			uint32_t p = g->args[a].node;
+			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] == ri || c->mark[p])
 				continue;
-			uint32_t p = g->args[a].node, j = 0;
-			while (j < n_in && in[j] != p)
-				j++;
-			if (j == n_in) {
-				FS_GROW(in, cap_in, n_in + 1);
-				in[n_in++] = p;
-			}
+			c->mark[p] = 1; /* each input once */
+			FS_GROW(in, cap_in, n_in + 1);
+			in[n_in++] = p;
 		}
 	}
+	for (uint32_t k = 0; k < n_in; k++)
+		c->mark[in[k]] = 0;
 	r->outputs = out;
 	r->inputs = fs_arena_alloc(&c->m->arena, (n_in ? n_in : 1) * sizeof(uint32_t));
 	if (n_in) {
@@ -238,20 +234,29 @@ static void trim_region(struct ctx *c, uint32_t ri)
 			r->nodes[w++] = i;
 		else
 			c->region_of[i] = UINT32_MAX;
+		mark[i] = 0; /* dropped views' too */
 	}
-	for (uint32_t k = 0; k < r->n_nodes; k++)
-		mark[r->nodes[k]] = 0;
-	for (uint32_t k = w; k < r->n_nodes; k++)
-		mark[r->nodes[k]] = 0;
 	r->n_nodes = w;
 }
 
-/* ---- motif split ------------------------------------------------------------------- */
+void fs_mine_finish_region(struct ctx *c, uint32_t ri)
+{
+	trim_region(c, ri);
+	finish_region(c, ri);
+}
 
-/* Adds the key of every view on the chain that feeds `node` from outside. */
+/* ---- naming ------------------------------------------------------------------------ */
+
+int fs_mine_counted(const struct ctx *c, uint32_t i)
+{
+	return c->role[i] == ROLE_MATH || c->role[i] == ROLE_COPY || fs_mine_is_kernel(c, i);
+}
+
+/* Adds the key of every view on the chain that feeds `node` from outside
+ * (the nearest FEED_HOPS of them: a chain names the views next to it). */
 static void feeding_views(const struct ctx *c, uint32_t node, uint32_t *views, uint32_t *nv, uint32_t max)
 {
-	while (c->role[node] == ROLE_VIEW && !fs_mine_is_kernel(c, node) && *nv < max) {
+	for (uint32_t hop = 0; hop < FEED_HOPS && c->role[node] == ROLE_VIEW && !fs_mine_is_kernel(c, node) && *nv < max; hop++) {
 		views[(*nv)++] = c->s->ops[c->g->nodes[node].op].key;
 		uint32_t in = fs_mine_first_input(c->g, &c->g->nodes[node]);
 		if (in == UINT32_MAX)
@@ -260,324 +265,29 @@ static void feeding_views(const struct ctx *c, uint32_t node, uint32_t *views, u
 	}
 }
 
-static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
-}
-
-/* Counted by chains: math, copies, and views that copy (a reshape of a
- * strided value). Other views are only checked for presence. */
-static int counted(const struct ctx *c, uint32_t i)
-{
-	return c->role[i] == ROLE_MATH || c->role[i] == ROLE_COPY || fs_mine_is_kernel(c, i);
-}
-
-/* Sorted keys of the counted ops of a node set, and the keys of its other
- * views and of the views feeding it (at most `max`). */
-static uint32_t region_keys(const struct ctx *c, const uint32_t *nodes, uint32_t n,
-			    uint32_t *keys, uint32_t *views, uint32_t *n_views, uint32_t max)
+uint32_t fs_mine_keys(const struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *keys, uint32_t *views,
+		      uint32_t *n_views, uint32_t max)
 {
 	const struct fs_graph *g = c->g;
 	uint32_t k = 0;
 	*n_views = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[nodes[i]];
-		if (counted(c, nodes[i]))
-			keys[k++] = c->s->ops[x->op].key;
-		else if (*n_views < max)
+		if (fs_mine_counted(c, nodes[i])) {
+			if (keys)
+				keys[k++] = c->s->ops[x->op].key;
+		} else if (*n_views < max)
 			views[(*n_views)++] = c->s->ops[x->op].key;
 		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
-			if (g->args[a].kind == FS_ARG_NODE && !in_set(nodes, n, g->args[a].node))
+			if (g->args[a].kind == FS_ARG_NODE && c->pos[g->args[a].node] == UINT32_MAX)
 				feeding_views(c, g->args[a].node, views, n_views, max);
 	}
-	qsort(keys, k, sizeof(uint32_t), fs_cmp_u32);
+	if (keys)
+		qsort(keys, k, sizeof(uint32_t), fs_cmp_u32);
 	return k;
 }
 
-/* count of key in a sorted multiset */
-static uint32_t mcount(const uint32_t *v, uint32_t n, uint32_t key)
-{
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < n; i++)
-		k += v[i] == key;
-	return k;
-}
-
-static int has_producer_in(const struct ctx *c, uint32_t i, const uint32_t *set, uint32_t n)
-{
-	const struct fs_node *x = &c->g->nodes[i];
-	for (uint32_t a = x->args; a < x->args + x->n_args; a++)
-		if (c->g->args[a].kind == FS_ARG_NODE && in_set(set, n, c->g->args[a].node))
-			return 1;
-	return 0;
-}
-
-/* Drops a frontier node (no producer left in the set) whose key is in excess
- * of the chain; 0 if there is none. */
-static int peel(const struct ctx *c, const struct fs_chain *ch, uint32_t root, uint32_t *set, uint32_t *n,
-		const uint32_t *keys, uint32_t nk)
-{
-	for (uint32_t i = 0; i < *n; i++) {
-		uint32_t x = set[i];
-		if (x == root || has_producer_in(c, x, set, *n))
-			continue;
-		uint32_t key = c->s->ops[c->g->nodes[x].op].key;
-		if (counted(c, x) && mcount(keys, nk, key) <= mcount(ch->ops, ch->n_ops, key))
-			continue;
-		set[i] = set[--*n];
-		return 1;
-	}
-	return 0;
-}
-
-/* The end of node x's data arguments: a cast reads data from its first
- * argument only (type_as(x, other): other lends its dtype). */
-static uint32_t data_args_end(const struct ctx *c, const struct fs_node *x)
-{
-	const struct fs_graph *g = c->g;
-	return c->s->ops[x->op].cls == FS_OPC_CAST && x->n_args ? x->args + g->args[x->args].span
-								 : x->args + x->n_args;
-}
-
-static int by_dist(const void *a, const void *b)
-{
-	const uint32_t *x = a, *y = b; /* {dist, node} */
-	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1] ? -1 : x[1] < y[1]);
-}
-
-/* The chain as the ops nearest the root: the root's ancestors in region ri
- * ranked by their longest distance from it (an op that an interior op also
- * reads by a longer way, as the residual sum under a norm's statistics, is
- * further upstream), a counted op taken only while the chain has room for
- * its kind (views pass), then the views left at the input side dropped. For
- * regions whose input side holds ops of the chain's kinds (a state-space
- * scan's muls before a gated norm), where peeling from the input side never
- * gets past them. `rank` is scratch for 2 x the region's size. */
-static uint32_t grow_within(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root, uint32_t *set,
-			    uint32_t *rank)
-{
-	const struct fs_graph *g = c->g;
-	uint32_t n = 0, m = 0;
-	set[n++] = root;
-	for (uint32_t w = 0; w < n; w++) {
-		const struct fs_node *x = &g->nodes[set[w]];
-		for (uint32_t a = x->args; a < data_args_end(c, x); a++)
-			if (g->args[a].kind == FS_ARG_NODE && c->region_of[g->args[a].node] == ri && !in_set(set, n, g->args[a].node))
-				set[n++] = g->args[a].node;
-	}
-	qsort(set, n, sizeof(uint32_t), fs_cmp_u32); /* file order is topological: the root last */
-	for (uint32_t i = 0; i < n; i++)
-		rank[2 * i] = i + 1 == n ? 0 : UINT32_MAX, rank[2 * i + 1] = set[i];
-	for (uint32_t i = n; i-- > 0;) { /* longest distance from the root, users first */
-		const struct fs_node *x = &g->nodes[set[i]];
-		for (uint32_t a = x->args; rank[2 * i] != UINT32_MAX && a < data_args_end(c, x); a++)
-			for (uint32_t k = 0; g->args[a].kind == FS_ARG_NODE && k < i; k++)
-				if (set[k] == g->args[a].node && (rank[2 * k] == UINT32_MAX || rank[2 * k] < rank[2 * i] + 1))
-					rank[2 * k] = rank[2 * i] + 1;
-	}
-	qsort(rank, n, 2 * sizeof(uint32_t), by_dist);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t p = rank[2 * i + 1], have = 0;
-		if (counted(c, p)) {
-			uint32_t key = c->s->ops[g->nodes[p].op].key;
-			for (uint32_t k = 0; k < m; k++)
-				have += counted(c, set[k]) && c->s->ops[g->nodes[set[k]].op].key == key;
-			if (have >= mcount(ch->ops, ch->n_ops, key))
-				continue;
-		}
-		set[m++] = p;
-	}
-	for (int dropped = 1; dropped;) {
-		dropped = 0;
-		for (uint32_t i = 0; i < m; i++)
-			if (set[i] != root && !counted(c, set[i]) && !has_producer_in(c, set[i], set, m)) {
-				set[i--] = set[--m];
-				dropped = 1;
-			}
-	}
-	return m;
-}
-
-/* The chain ending at `root` inside region ri: the root's ancestors in the
- * region, peeled at the input side until the multiset matches (where that
- * gets stuck, grown again by grow_within). Returns the
- * size of the motif in set[] (0 if it is not exactly the chain, or an
- * intermediate would be read outside it). `keys`/`views` are scratch. */
-static uint32_t grow_motif(const struct ctx *c, uint32_t ri, const struct fs_chain *ch, uint32_t root,
-			   uint32_t *set, uint32_t *keys, uint32_t *views)
-{
-	const struct fs_graph *g = c->g;
-	uint32_t n = 0, nk, nv;
-	set[n++] = root;
-	for (uint32_t w = 0; w < n; w++) {
-		const struct fs_node *x = &g->nodes[set[w]];
-		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
-			uint32_t p = g->args[a].node;
-			if (g->args[a].kind == FS_ARG_NODE && c->region_of[p] == ri && !in_set(set, n, p))
-				set[n++] = p;
-		}
-	}
-	for (int within = 0;;) {
-		nk = region_keys(c, set, n, keys, views, &nv, g->n_nodes);
-		if (nk == ch->n_ops && !memcmp(keys, ch->ops, nk * sizeof(uint32_t)))
-			break;
-		if (peel(c, ch, root, set, &n, keys, nk))
-			continue;
-
-		if (within++)
-			return 0;
-		n = grow_within(c, ri, ch, root, set, keys);
-	}
-	for (uint32_t i = 0; i < ch->n_views; i++)
-		if (!in_set(views, nv, ch->views[i]))
-			return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct fs_node *x = &g->nodes[set[i]];
-		if (set[i] == root)
-			continue;
-		if (x->flags & FS_NODE_OUTPUT)
-			return 0;
-		for (uint32_t u = 0; u < x->n_users; u++) {
-			uint32_t user = g->users[x->users + u];
-			if (fs_mine_is_real_user(g, user) && !in_set(set, n, user))
-				return 0;
-		}
-	}
-	return n;
-}
-
-/* Splits the nodes left over by a motif into connected parts, each a region.
- * Ancestors of the motif and the other nodes never share a part: a part
- * holding both could feed the motif and read it, a cycle. */
-static void split_rest(struct ctx *c, const uint32_t *motif, uint32_t nm, const uint32_t *rest,
-		       uint32_t n, uint32_t *queue)
-{
-	const struct fs_graph *g = c->g;
-	const uint32_t LEFT = UINT32_MAX - 1, TAKEN = UINT32_MAX - 2;
-	uint8_t *up = c->mark; /* 1: an ancestor of the motif */
-	for (uint32_t i = 0; i < n; i++)
-		c->region_of[rest[i]] = LEFT;
-	uint32_t nq = 0;
-	for (uint32_t i = 0; i < nm; i++)
-		queue[nq++] = motif[i];
-	for (uint32_t q = 0; q < nq; q++) {
-		const struct fs_node *x = &g->nodes[queue[q]];
-		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
-			uint32_t p = g->args[a].node;
-			if (g->args[a].kind == FS_ARG_NODE && c->region_of[p] == LEFT && !up[p]) {
-				up[p] = 1;
-				queue[nq++] = p;
-			}
-		}
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (c->region_of[rest[i]] != LEFT)
-			continue;
-		uint32_t q = 0;
-		nq = 0;
-		queue[nq++] = rest[i];
-		c->region_of[rest[i]] = TAKEN;
-		while (q < nq) {
-			uint32_t xi = queue[q++];
-			const struct fs_node *x = &g->nodes[xi];
-			for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
-				uint32_t y = g->args[a].node;
-				if (g->args[a].kind == FS_ARG_NODE && c->region_of[y] == LEFT && up[y] == up[xi]) {
-					c->region_of[y] = TAKEN;
-					queue[nq++] = y;
-				}
-			}
-			for (uint32_t u = 0; u < x->n_users; u++) {
-				uint32_t y = g->users[x->users + u];
-				if (c->region_of[y] == LEFT && up[y] == up[xi]) {
-					c->region_of[y] = TAKEN;
-					queue[nq++] = y;
-				}
-			}
-		}
-		uint32_t ri = new_region(c, queue, nq);
-		trim_region(c, ri);
-		finish_region(c, ri);
-	}
-	for (uint32_t i = 0; i < n; i++)
-		up[rest[i]] = 0;
-}
-
-static int is_reduction(const struct ctx *c, uint32_t node)
-{
-	uint8_t cls = c->s->ops[c->g->nodes[node].op].cls;
-	return cls == FS_OPC_REDUCTION || cls == FS_OPC_NORM;
-}
-
-/* Walks back from the motif's reductions through the region's nodes:
- * whether it meets `target`. */
-static int walk_back(const struct ctx *c, uint32_t ri, const uint32_t *motif, uint32_t nm, uint32_t target,
-		     uint32_t *stack)
-{
-	const struct fs_graph *g = c->g;
-	uint8_t *seen = c->mark; /* zeroed again below */
-	uint32_t n = 0, n_seen = 0, found = 0;
-	for (uint32_t i = 0; i < nm; i++)
-		if (is_reduction(c, motif[i]))
-			stack[n++] = motif[i];
-	while (n && !found) {
-		const struct fs_node *x = &g->nodes[stack[--n]];
-		for (uint32_t a = x->args; a < x->args + x->n_args && !found; a++) {
-			uint32_t p = g->args[a].node;
-			if (g->args[a].kind != FS_ARG_NODE || c->region_of[p] != ri || seen[p])
-				continue;
-			seen[p] = 1;
-			stack[g->n_nodes + n_seen++] = p;
-			found = p == target;
-			stack[n++] = p;
-		}
-	}
-	for (uint32_t i = 0; i < n_seen; i++)
-		seen[stack[g->n_nodes + i]] = 0;
-	return (int)found;
-}
-
-/* Whether a user of reduction r, in region ri, also reads r's own input:
- * x - mean(x), x - max(x), x / sum(x), the statistic used on its source. */
-static int centres(const struct ctx *c, uint32_t ri, uint32_t r)
-{
-	const struct fs_graph *g = c->g;
-	const struct fs_node *x = &g->nodes[r];
-	if (!x->n_args || g->args[x->args].kind != FS_ARG_NODE)
-		return 0;
-	uint32_t in = g->args[x->args].node;
-	for (uint32_t u = 0; u < x->n_users; u++) {
-		uint32_t user = g->users[x->users + u];
-		const struct fs_node *y = &g->nodes[user];
-		for (uint32_t a = y->args; c->region_of[user] == ri && a < y->args + y->n_args; a++)
-			if (g->args[a].kind == FS_ARG_NODE && g->args[a].node == in)
-				return 1;
-	}
-	return 0;
-}
-
-/* Whether the motif is the tail of a larger normalisation: a reduction R
- * outside it, used on its own source (x - mean(x): centring), feeds the
- * motif's reduction (a hand-written LayerNorm around an RMSNorm-shaped tail,
- * a softmax after a max taken with attention sinks). Such a motif is not
- * carved out. Reductions that merely produce the motif's input (an MoE's
- * sum of experts, a state-space scan) do not count. */
-static int tail_of_norm(const struct ctx *c, uint32_t ri, const uint32_t *nodes, uint32_t n,
-			const uint32_t *motif, uint32_t nm, uint32_t *stack)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (is_reduction(c, nodes[i]) && !in_set(motif, nm, nodes[i]) && centres(c, ri, nodes[i]) &&
-		    walk_back(c, ri, motif, nm, nodes[i], stack))
-			return 1;
-	return 0;
-}
-
-/* Entries that name vertical regions: multi-output and horizontal entries are
- * for the passes that build those candidates. */
-static int vertical_entry(const struct fs_catalog_entry *e)
+int fs_mine_vertical_entry(const struct fs_catalog_entry *e)
 {
 	return e->kind != FS_KIND_MULTI_OUTPUT && e->kind != FS_KIND_HORIZONTAL_GEMM;
 }
@@ -600,73 +310,42 @@ static int materialises_broadcast(const struct ctx *c, const uint32_t *nodes, ui
 	return 0;
 }
 
-/* Catalog entry e may name these nodes: a library pattern for it covers
- * them (where it has one), and a layout entry is no broadcast's copy. */
-static int may_name(const struct ctx *c, int32_t e, const uint32_t *nodes, uint32_t n)
+int fs_mine_may_name(const struct ctx *c, int32_t e, const uint32_t *nodes, uint32_t n)
 {
 	return fs_mine_confirmed(c, e, nodes, n) &&
 	       (c->o->cat->e[e].kind != FS_KIND_LAYOUT || !materialises_broadcast(c, nodes, n));
 }
 
-/* Tries the catalog chains on region ri, longest first (Gemma's RMSNorm
- * holds the plain RMSNorm chain, soft-capped attention the plain softmax
- * one); returns 1 if it was split. */
-static int split_motif(struct ctx *c, uint32_t ri, uint32_t *scratch)
+int32_t fs_mine_name(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *keys, uint32_t *views)
 {
-	const struct fs_catalog *cat = c->o->cat;
-	uint32_t N = c->g->n_nodes, longest = 0;
-	/* keys and views: N each (grow_within takes both as its 2 N of scratch); rest: 2 N */
-	uint32_t *set = scratch, *keys = scratch + N, *views = scratch + 2 * N, *rest = scratch + 3 * N;
-	uint32_t n = c->m->regions[ri].n_nodes, *nodes = c->m->regions[ri].nodes;
-	for (uint32_t e = 0; cat && e < cat->n; e++)
-		for (uint32_t k = 0; k < cat->e[e].n_chains; k++)
-			if (cat->e[e].chains[k].n_ops > longest)
-				longest = cat->e[e].chains[k].n_ops;
-	for (uint32_t len = longest; len > 0; len--)
-	for (uint32_t e = 0; e < cat->n; e++)
-		for (uint32_t k = 0; vertical_entry(&cat->e[e]) && k < cat->e[e].n_chains; k++) {
-			const struct fs_chain *ch = &cat->e[e].chains[k];
-			for (uint32_t i = 0; ch->n_ops == len && i < n; i++) {
-				if (c->s->ops[c->g->nodes[nodes[i]].op].key != ch->root)
-					continue;
-				uint32_t mn = grow_motif(c, ri, ch, nodes[i], set, keys, views);
-				if (!mn || mn == n || tail_of_norm(c, ri, nodes, n, set, mn, rest) ||
-				    !may_name(c, (int32_t)e, set, mn))
-					continue;
-				uint32_t nr = 0;
-				for (uint32_t j = 0; j < n; j++)
-					if (!in_set(set, mn, nodes[j]))
-						rest[nr++] = nodes[j];
-				uint32_t mi = new_region(c, set, mn);
-				c->m->regions[ri].n_nodes = 0; /* dissolved */
-				split_rest(c, set, mn, rest, nr, keys);
-				trim_region(c, mi);
-				finish_region(c, mi);
-				c->m->regions[mi].entry = (int32_t)e;
-				return 1;
-			}
-		}
-	return 0;
-}
-
-static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint32_t *views)
-{
-	uint32_t nv, nk = region_keys(c, r->nodes, r->n_nodes, keys, views, &nv, c->g->n_nodes);
-	int32_t e = -1; /* the first entry of this multiset that the region confirms */
-	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
-		if (vertical_entry(&c->o->cat->e[e]) && may_name(c, e, r->nodes, r->n_nodes))
-			r->entry = e;
+	uint32_t nv, nk;
+	for (uint32_t i = 0; i < n; i++)
+		c->pos[nodes[i]] = i;
+	nk = fs_mine_keys(c, nodes, n, keys, views, &nv, c->g->n_nodes);
+	for (uint32_t i = 0; i < n; i++)
+		c->pos[nodes[i]] = UINT32_MAX;
+	int32_t e = -1; /* the first entry of this multiset that the nodes confirm */
+	while (c->o->cat && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
+		if (fs_mine_vertical_entry(&c->o->cat->e[e]) && fs_mine_may_name(c, e, nodes, n))
+			return e;
 	/* a residual add into a composite norm op (the final LayerNorm, whose sum
 	 * has no other reader) is that multi-output chain all the same: with the
 	 * norm one op, the add cannot be part of the norm (as in Gemma's 1 + w);
 	 * named as the multi-output regions are (candidates.c), by the chain */
 	int composite = 0;
-	for (uint32_t i = 0; i < r->n_nodes; i++)
-		composite |= c->s->ops[c->g->nodes[r->nodes[i]].op].cls == FS_OPC_NORM;
+	for (uint32_t i = 0; i < n; i++)
+		composite |= c->s->ops[c->g->nodes[nodes[i]].op].cls == FS_OPC_NORM;
 	e = -1;
-	while (composite && c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
+	while (composite && c->o->cat && (e = fs_catalog_match(c->o->cat, keys, nk, views, nv, (uint32_t)(e + 1))) >= 0)
 		if (c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT)
-			r->entry = e;
+			return e;
+	return -1;
+}
+
+static void name_region(struct ctx *c, struct fs_region *r, uint32_t *keys, uint32_t *views)
+{
+	if (r->entry < 0)
+		r->entry = fs_mine_name(c, r->nodes, r->n_nodes, keys, views);
 }
 
 /* ---- grouping -------------------------------------------------------------------------- */
@@ -707,23 +386,21 @@ void fs_mine_regions(struct ctx *c)
 		if (group[i] != UINT32_MAX)
 			order[fill[group[i]]++] = i;
 	for (uint32_t k = 0; k < n_groups; k++) {
-		uint32_t ri = new_region(c, order + count[k], count[k + 1] - count[k]);
-		trim_region(c, ri);
-		finish_region(c, ri);
+		fs_mine_finish_region(c, fs_mine_new_region(c, order + count[k], count[k + 1] - count[k]));
 	}
 	free(fill);
 	free(order);
 	free(count);
 	free(group);
 
-	uint32_t *scratch = fs_xmalloc((5 * n + 1) * sizeof(uint32_t)); /* split_motif: 3 n, then 2 n */
-	for (uint32_t ri = 0; ri < c->m->n_regions; ri++) { /* grows as regions split */
+	uint32_t *scratch = fs_xmalloc((5 * n + 1) * sizeof(uint32_t)); /* fs_mine_split_motifs' */
+	for (uint32_t ri = 0, grouped = c->m->n_regions; ri < grouped; ri++) { /* a split's regions are searched */
 		struct fs_region *r = &c->m->regions[ri];
 		if (r->n_nodes < 2 || r->n_kernels < 2)
 			continue;
 		name_region(c, r, scratch, scratch + n);
 		if (c->m->regions[ri].entry < 0)
-			split_motif(c, ri, scratch);
+			fs_mine_split_motifs(c, ri, scratch);
 	}
 	for (uint32_t ri = 0; ri < c->m->n_regions; ri++) {
 		struct fs_region *r = &c->m->regions[ri];
@@ -837,39 +514,75 @@ static void merkle_node(struct sigstate *S, uint32_t i)
 	S->merkle[i] = h64(h, S->uses[i]);
 }
 
-/* Canonical DFS from the outputs: numbers nodes and external inputs in an
- * order that depends only on structure, and streams the wiring. */
-static uint32_t visit(struct sigstate *S, uint32_t i)
+/* A node of the region being visited: its first two operands in the order
+ * they are visited (swapped for a commutative op), then its other node
+ * operands from `cursor`; at most 64 of them. */
+struct frame {
+	uint32_t node, cursor, taken, first[2], n_first;
+	uint64_t rec;
+};
+
+/* Outside the region a value is numbered when first met; a region node is
+ * opened as a frame (with rec its merkle hash) and numbered once its
+ * operands are. Returns 1 when it opened a frame, else sets *id. */
+static int open_node(struct sigstate *S, uint32_t i, struct frame *f, uint32_t *id)
 {
 	const struct ctx *c = S->c;
-	if (S->visit[i])
-		return S->visit[i] - 1;
-	if (c->region_of[i] != c->region_of[S->r->nodes[0]]) {
-		S->visit[i] = ++S->next_id;
-		return S->visit[i] - 1;
-	}
-	const struct fs_node *n = &c->g->nodes[i];
 	const struct fs_graph *g = c->g;
-	uint32_t child[64], nc = 0;
-	for (uint32_t a = n->args; a < n->args + n->n_args && nc < 64; a++)
-		if (g->args[a].kind == FS_ARG_NODE)
-			child[nc++] = g->args[a].node;
+	if (S->visit[i] || c->region_of[i] != c->region_of[S->r->nodes[0]]) {
+		if (!S->visit[i])
+			S->visit[i] = ++S->next_id;
+		*id = S->visit[i] - 1;
+		return 0;
+	}
+	const struct fs_node *n = &g->nodes[i];
+	*f = (struct frame){i, n->args, 0, {0, 0}, 0, S->merkle[i]};
 	/* commutative ops: two plain operands visited in hash order */
 	const struct fs_arg *a0 = n->n_top >= 2 ? &g->args[n->args] : NULL;
 	const struct fs_arg *a1 = a0 ? &g->args[n->args + a0->span] : NULL;
 	if (a0 && (c->s->ops[n->op].flags & FS_OPF_COMMUTATIVE) && a0->kind == FS_ARG_NODE &&
-	    a1->kind == FS_ARG_NODE && operand_hash(S, a0) > operand_hash(S, a1)) {
-		uint32_t t = child[0];
-		child[0] = child[1];
-		child[1] = t;
-	}
+	    a1->kind == FS_ARG_NODE && operand_hash(S, a0) > operand_hash(S, a1))
+		*f = (struct frame){i, n->args + 2, 0, {a1->node, a0->node}, 2, S->merkle[i]};
 	S->visit[i] = UINT32_MAX; /* in progress (graphs are acyclic) */
-	uint64_t rec = S->merkle[i];
-	for (uint32_t k = 0; k < nc; k++)
-		rec = h64(rec, visit(S, child[k]));
-	S->visit[i] = ++S->next_id;
-	S->stream = h64(S->stream, rec);
-	return S->visit[i] - 1;
+	return 1;
+}
+
+/* The frame's next operand to visit, or UINT32_MAX. */
+static uint32_t next_operand(const struct sigstate *S, struct frame *f)
+{
+	const struct fs_graph *g = S->c->g;
+	const struct fs_node *n = &g->nodes[f->node];
+	if (f->taken < f->n_first)
+		return f->first[f->taken++];
+	while (f->taken < 64 && f->cursor < n->args + n->n_args)
+		if (g->args[f->cursor++].kind == FS_ARG_NODE)
+			return f->taken++, g->args[f->cursor - 1].node;
+	return UINT32_MAX;
+}
+
+/* Canonical DFS from an output: numbers nodes and external inputs in an
+ * order that depends only on structure, and streams the wiring. Iterative
+ * (a chain of a region can be as long as the graph); `st`: a frame per
+ * region node. */
+static void visit(struct sigstate *S, uint32_t out, struct frame *st)
+{
+	uint32_t top = 0, id;
+	top += (uint32_t)open_node(S, out, &st[top], &id);
+	while (top) {
+		struct frame *f = &st[top - 1];
+		uint32_t y = next_operand(S, f);
+		if (y != UINT32_MAX) {
+			if (open_node(S, y, &st[top], &id))
+				top++;
+			else
+				f->rec = h64(f->rec, id);
+			continue;
+		}
+		S->visit[f->node] = ++S->next_id;
+		S->stream = h64(S->stream, f->rec);
+		if (--top)
+			st[top - 1].rec = h64(st[top - 1].rec, S->visit[f->node] - 1);
+	}
 }
 
 uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r)
@@ -891,8 +604,10 @@ uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r)
 			outs[j] = outs[j - 1], j--;
 		outs[j] = x;
 	}
+	struct frame *st = fs_xmalloc((r->n_nodes + 1) * sizeof(*st));
 	for (uint32_t k = 0; k < no; k++)
-		visit(&S, outs[k]);
+		visit(&S, outs[k], st);
+	free(st);
 	uint64_t sig = h64(S.stream, r->n_nodes);
 	/* leave the scratch clean for the next region */
 	for (uint32_t k = 0; k < r->n_nodes; k++) {

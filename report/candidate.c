@@ -21,7 +21,9 @@ void lines_add(struct lines *l, const char *fmt, ...)
 
 const char *human_bytes(int64_t b, char *buf, size_t n)
 {
-	if (b >= 1000000000)
+	if (b == INT64_MAX) /* the cost model's sums saturate there */
+		snprintf(buf, n, "more than 9.2 EB");
+	else if (b >= 1000000000)
 		snprintf(buf, n, "%.2f GB", (double)b / 1e9);
 	else if (b >= 1000000)
 		snprintf(buf, n, "%.1f MB", (double)b / 1e6);
@@ -30,6 +32,16 @@ const char *human_bytes(int64_t b, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%lld B", (long long)b);
 	return buf;
+}
+
+void unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < a->n_unbound && i < 8 && k < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", fs_scan_str(s, a->unbound[i]));
+	if (a->n_unbound > 8 && k < n)
+		snprintf(buf + k, n - k, " and %u more", a->n_unbound - 8);
 }
 
 void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n)
@@ -41,6 +53,12 @@ void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, cha
 				      fs_scan_str(d->scan, a->bind[i].sym), (long long)a->bind[i].value);
 	if (!a->n_bind)
 		snprintf(buf, n, "(none: symbolic sizes are not costed)");
+	else if (a->n_unbound && k < n) { /* what the ranking assumed */
+		char names[200];
+		unbound_text(d->scan, a, names, sizeof(names));
+		snprintf(buf + k, n - k, "; %s unbound: sizes that need %s are not costed, ranked by what is", names,
+			 a->n_unbound == 1 ? "it" : "them");
+	}
 }
 
 void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,

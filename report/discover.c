@@ -7,6 +7,7 @@
  */
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
+#include "report_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +50,8 @@ static uint32_t bind_dims(struct fs_scan *s, const struct fs_graph *g,
 			  const struct fs_discover_opts *o, struct fs_binding *b)
 {
 	if (o->dims) {
-		size_t at;
-		int n = fs_bind_parse(s, o->dims, b, 16, &at);
+		char why[200];
+		int n = fs_bind_parse(s, o->dims, b, 16, why, sizeof(why));
 		return n < 0 ? 0 : (uint32_t)n; /* the CLI validated the text */
 	}
 	return fs_bind_default(s, g, o->tokens, b, 16);
@@ -69,6 +70,14 @@ static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run, struc
 	a->n_inlined = n_inlined;
 	const struct fs_graph *g = inlined ? inlined : d->scan->modules[module].graph;
 	a->n_bind = bind_dims(d->scan, g, o, a->bind);
+	a->n_unbound = fs_unbound_syms(d->scan, g, a->bind, a->n_bind, a->unbound, 8);
+	if (a->n_unbound && a->n_bind) { /* without a binding nothing symbolic is costed, and the report says so */
+		char names[200];
+		unbound_text(d->scan, a, names, sizeof(names));
+		fs_diag_add(&d->scan->diags, FS_WARNING, d->scan->files[d->scan->modules[module].file].path, 0, 0, NULL, 0,
+			    "%s unbound: the sizes that need %s are not costed (bind %s with --dims)", names,
+			    a->n_unbound == 1 ? "it" : "them", a->n_unbound == 1 ? "it" : "them");
+	}
 	struct fs_mine_opts mo = {&d->cat, a->bind, a->n_bind};
 	a->mine = fs_mine_graph(d->scan, g, &mo);
 }
@@ -180,9 +189,15 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 			analyse_file(d, (uint32_t)f, r, o);
 		evolve(d, r, o);
 	}
-	for (uint32_t f = 0; f < s->n_files; f++)
-		if (s->files[f].run == UINT32_MAX && s->files[f].n_modules)
+	for (uint32_t f = 0; f < s->n_files; f++) {
+		const struct fs_dumpfile *x = &s->files[f];
+		if (x->run != UINT32_MAX || !x->n_modules)
+			continue;
+		if (o->dump && !names_dump(x, o->dump))
+			fs_diag_add(&s->diags, FS_ERROR, x->path, 0, 0, NULL, 0, "--dump %s: this file is not that dump", o->dump);
+		else
 			analyse_file(d, f, UINT32_MAX, o);
+	}
 	if (!d->n_a) {
 		fs_discovery_free(d);
 		return NULL;

@@ -100,6 +100,9 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 	for (uint32_t i = 0; i < a->n_bind; i++)
 		cJSON_AddNumberToObject(b, fs_scan_str(s, a->bind[i].sym), (double)a->bind[i].value);
 	cJSON_AddItemToObject(o, "binding", b);
+	cJSON *ub = cJSON_AddArrayToObject(o, "unbound"); /* the first 8 of the symbols the binding leaves unbound */
+	for (uint32_t i = 0; i < a->n_unbound && i < 8; i++)
+		cJSON_AddItemToArray(ub, cJSON_CreateString(fs_scan_str(s, a->unbound[i])));
 	uint32_t n = d->top && d->top < m->n_cands ? d->top : m->n_cands;
 	cJSON_AddNumberToObject(o, "candidates_total", m->n_cands);
 	for (uint32_t i = 0; i < n; i++)

@@ -34,7 +34,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_module *mod = &s->modules[a->module];
 	const struct fs_dumpfile *f = &s->files[mod->file];
 	const struct fs_mine *m = a->mine;
-	char bind[256], b[32];
+	char bind[512], b[32];
 	binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
 		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),

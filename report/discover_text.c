@@ -124,7 +124,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_scan *s = d->scan;
 	const struct fs_module *mod = &s->modules[a->module];
 	const struct fs_dumpfile *f = &s->files[mod->file];
-	char bind[256];
+	char bind[512];
 	binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "== %s  [%s/%s]  module %s, %u nodes", f->path, fs_scan_str(s, f->stage),
 		fs_scan_str(s, f->transform), fs_scan_str(s, mod->name), a->mine->g->n_calls);

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void gate(struct fs_match_run *r, int ok, const char *check, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -47,11 +48,22 @@ static uint32_t file_count(const struct fs_match_run *r, uint32_t file, uint32_t
 
 /* ---- --expect ------------------------------------------------------------------ */
 
+enum { EXPECT_MAX_DEPTH = 64 }; /* parentheses: the parser recurses once a level */
+
+/* An expression being evaluated: err (with err_at) set at the first error. */
 struct ex {
 	const char *p, *e;
 	int64_t layers;
-	int bad, uses_layers;
+	int depth, uses_layers;
+	const char *err, *err_at;
 };
+
+static int64_t ex_fail(struct ex *x, const char *at, const char *why)
+{
+	if (!x->err)
+		x->err = why, x->err_at = at;
+	return 0;
+}
 
 static void ex_ws(struct ex *x)
 {
@@ -65,12 +77,16 @@ static int64_t ex_sum(struct ex *x);
 static int64_t ex_factor(struct ex *x)
 {
 	ex_ws(x);
+	const char *at = x->p;
 	if (x->p < x->e && *x->p == '(') {
-		x->p++;
+		if (x->depth == EXPECT_MAX_DEPTH)
+			return ex_fail(x, at, "parentheses nested deeper than 64");
+		x->p++, x->depth++;
 		int64_t v = ex_sum(x);
+		x->depth--;
 		ex_ws(x);
 		if (x->p >= x->e || *x->p != ')')
-			return x->bad = 1, 0;
+			return ex_fail(x, x->p, "expected ')'");
 		x->p++;
 		return v;
 	}
@@ -80,12 +96,12 @@ static int64_t ex_factor(struct ex *x)
 		return x->layers;
 	}
 	int64_t v = 0;
-	const char *s = x->p;
-	while (x->p < x->e && *x->p >= '0' && *x->p <= '9' && v < INT64_MAX / 10)
-		v = v * 10 + (*x->p++ - '0');
-	if (x->p == s)
-		x->bad = 1;
-	return v;
+	int over = 0;
+	for (; x->p < x->e && *x->p >= '0' && *x->p <= '9'; x->p++)
+		over |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *x->p - '0', &v);
+	if (x->p == at)
+		return ex_fail(x, at, "expected an integer, 'layers' or '('");
+	return over ? ex_fail(x, at, "integer out of range (at most 9223372036854775807)") : v;
 }
 
 /* term := factor (('*' | '/') factor)* */
@@ -94,11 +110,16 @@ static int64_t ex_term(struct ex *x)
 	int64_t v = ex_factor(x);
 	for (;;) {
 		ex_ws(x);
-		if (x->bad || x->p >= x->e || (*x->p != '*' && *x->p != '/'))
+		if (x->err || x->p >= x->e || (*x->p != '*' && *x->p != '/'))
 			return v;
+		const char *at = x->p;
 		char op = *x->p++;
 		int64_t w = ex_factor(x);
-		v = op == '*' ? v * w : (w ? v / w : (x->bad = 1, 0));
+		if (op == '/' && w == 0)
+			return ex_fail(x, at, "division by zero");
+		if (op == '*' ? __builtin_mul_overflow(v, w, &v) : (v == INT64_MIN && w == -1))
+			return ex_fail(x, at, "the value leaves the 64-bit range");
+		v = op == '*' ? v : v / w;
 	}
 }
 
@@ -108,11 +129,13 @@ static int64_t ex_sum(struct ex *x)
 	int64_t v = ex_term(x);
 	for (;;) {
 		ex_ws(x);
-		if (x->bad || x->p >= x->e || (*x->p != '+' && *x->p != '-'))
+		if (x->err || x->p >= x->e || (*x->p != '+' && *x->p != '-'))
 			return v;
+		const char *at = x->p;
 		char op = *x->p++;
 		int64_t w = ex_term(x);
-		v = op == '+' ? v + w : v - w;
+		if (op == '+' ? __builtin_add_overflow(v, w, &v) : __builtin_sub_overflow(v, w, &v))
+			return ex_fail(x, at, "the value leaves the 64-bit range");
 	}
 }
 
@@ -194,12 +217,14 @@ static int expect_line(struct fs_match_run *r, const char *path, uint32_t no, co
 			continue;
 		applied = 1;
 		const struct fs_mgraph *G = &r->graphs[r->graph_of_module[s->files[f].first_module]];
-		struct ex x = {p, e, G->layers, 0, 0};
+		struct ex x = {p, e, G->layers, 0, 0, NULL, NULL};
 		int64_t want = ex_sum(&x);
 		ex_ws(&x);
-		if (x.bad || x.p != e) {
-			fs_diag_add(d, FS_ERROR, path, no, (uint32_t)(x.p - line) + 1, line, (size_t)(e - line),
-				    "bad expression (integers, layers, + - * / and parentheses)");
+		if (!x.err && x.p != e)
+			ex_fail(&x, x.p, "unexpected text");
+		if (x.err) {
+			fs_diag_add(d, FS_ERROR, path, no, (uint32_t)(x.err_at - line) + 1, line, (size_t)(e - line),
+				    "bad expression: %s (integers, layers, + - * / and parentheses)", x.err);
 			return -1;
 		}
 		uint32_t got = file_count(r, f, (uint32_t)gi);
@@ -217,20 +242,13 @@ static int expect_line(struct fs_match_run *r, const char *path, uint32_t no, co
 	return 0;
 }
 
-int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d)
+int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d)
 {
-	size_t len;
-	char *text = fs_read_file(path, &len);
-	if (!text) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read expectations: %s", fs_strerror(errno));
-		return -1;
-	}
 	int rc = 0;
 	uint32_t no = 0;
-	for (char *p = text, *end = text + len; p < end && rc == 0;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+	for (const char *p = text, *end = text + len; p < end && rc == 0;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end, *q = p;
 		no++;
-		char *q = p;
 		p = nl ? nl + 1 : end;
 		while (e > q && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 			e--;
@@ -239,6 +257,18 @@ int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_dia
 		if (q < e && *q != '#')
 			rc = expect_line(r, path, no, q, e, d);
 	}
+	return rc;
+}
+
+int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d)
+{
+	size_t len;
+	char *text = fs_read_input(path, FS_IN_EXPECT, &len);
+	if (!text) {
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read expectations: %s", fs_input_error(errno, FS_IN_EXPECT));
+		return -1;
+	}
+	int rc = fs_match_gate_expect_text(r, path, text, len, d);
 	free(text);
 	return rc;
 }
@@ -260,6 +290,31 @@ static void base_add(struct base_row **v, uint32_t *n, uint32_t *cap, const char
 	(*v)[(*n)++].matches = matches;
 }
 
+/* One row of a saved report: its fields, each of the type it must have, and
+ * the count an integer from 0 to UINT32_MAX; else an error naming the row. */
+static int base_row_json(const char *path, int i, const cJSON *it, struct base_row **v, uint32_t *n, uint32_t *cap,
+			 struct fs_diags *d)
+{
+	const cJSON *du = cJSON_GetObjectItemCaseSensitive(it, "dump"), *mo = cJSON_GetObjectItemCaseSensitive(it, "module"),
+		    *pa = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *ma = cJSON_GetObjectItemCaseSensitive(it, "matches");
+	const char *bad = !cJSON_IsString(du) ? "dump: expected a string"
+			: !cJSON_IsString(pa) ? "pattern: expected a string"
+			: mo && !cJSON_IsString(mo) ? "module: expected a string"
+			: !cJSON_IsNumber(ma) || !(ma->valuedouble >= 0 && ma->valuedouble <= UINT32_MAX) ||
+				  ma->valuedouble != (double)(uint32_t)ma->valuedouble
+			? "matches: expected a count (an integer from 0 to 4294967295)"
+			: NULL;
+	if (bad) {
+		char *got = ma && strstr(bad, "matches") ? cJSON_PrintUnformatted(ma) : NULL;
+		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "results[%d].%s%s%.40s%s", i, bad, got ? ", got '" : "",
+			    got ? got : "", got ? "'" : "");
+		free(got);
+		return -1;
+	}
+	base_add(v, n, cap, du->valuestring, mo ? mo->valuestring : "(root)", pa->valuestring, (uint32_t)ma->valuedouble);
+	return 0;
+}
+
 static int base_from_json(const char *path, const char *text, size_t len, struct base_row **v, uint32_t *n,
 			  uint32_t *cap, struct fs_diags *d)
 {
@@ -272,17 +327,12 @@ static int base_from_json(const char *path, const char *text, size_t len, struct
 		cJSON_Delete(root);
 		return -1;
 	}
-	cJSON *it;
+	int rc = 0, i = 0;
+	const cJSON *it;
 	cJSON_ArrayForEach(it, res)
-	{
-		cJSON *du = cJSON_GetObjectItemCaseSensitive(it, "dump"), *mo = cJSON_GetObjectItemCaseSensitive(it, "module"),
-		      *pa = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *ma = cJSON_GetObjectItemCaseSensitive(it, "matches");
-		if (cJSON_IsString(du) && cJSON_IsString(pa) && cJSON_IsNumber(ma))
-			base_add(v, n, cap, du->valuestring, cJSON_IsString(mo) ? mo->valuestring : "(root)", pa->valuestring,
-				 ma->valuedouble < 0 ? 0 : (uint32_t)ma->valuedouble);
-	}
+	rc |= base_row_json(path, i++, it, v, n, cap, d);
 	cJSON_Delete(root);
-	return 0;
+	return rc;
 }
 
 static int base_from_dumps(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
@@ -311,7 +361,8 @@ static int base_from_dumps(struct fs_match_run *r, const char *path, const struc
 	return rc;
 }
 
-static int32_t current(const struct fs_match_run *r, const char *dump, const char *module, uint32_t gi)
+/* The run's count of group gi in that dump's module, or -1 if it has none. */
+static int64_t current(const struct fs_match_run *r, const char *dump, const char *module, uint32_t gi)
 {
 	const struct fs_scan *s = r->s;
 	for (uint32_t f = 0; f < s->n_files; f++) {
@@ -319,25 +370,15 @@ static int32_t current(const struct fs_match_run *r, const char *dump, const cha
 			continue;
 		for (uint32_t mi = s->files[f].first_module; mi < s->files[f].first_module + s->files[f].n_modules; mi++)
 			if (!strcmp(fs_scan_str(s, s->modules[mi].name), module))
-				return (int32_t)fs_match_count(r, mi, gi);
+				return fs_match_count(r, mi, gi);
 	}
 	return -1;
 }
 
-int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
-			   struct fs_diags *d)
+/* A gate per pattern: no count of the baseline's rows dropped. */
+static void baseline_gates(struct fs_match_run *r, const char *path, const struct base_row *v, uint32_t n)
 {
-	struct base_row *v = NULL;
-	uint32_t n = 0, cap = 0;
-	size_t len = 0;
-	char *text = fs_read_file(path, &len);
-	const char *t = text;
-	while (t && t < text + len && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r'))
-		t++;
-	int rc = text && t < text + len && *t == '{' ? base_from_json(path, text, len, &v, &n, &cap, d)
-						      : base_from_dumps(r, path, lib, &v, &n, &cap, d);
-	free(text);
-	for (uint32_t gi = 0; rc == 0 && gi < r->n_groups; gi++) {
+	for (uint32_t gi = 0; gi < r->n_groups; gi++) {
 		char check[300], msg[500] = "";
 		size_t k = 0;
 		uint32_t drops = 0, compared = 0;
@@ -345,14 +386,14 @@ int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struc
 		for (uint32_t i = 0; i < n; i++) {
 			if (strcmp(v[i].pattern, r->groups[gi].name))
 				continue;
-			int32_t now = current(r, v[i].dump, v[i].module, gi);
+			int64_t now = current(r, v[i].dump, v[i].module, gi);
 			compared++;
-			if (now >= 0 && (uint32_t)now >= v[i].matches)
+			if (now >= v[i].matches)
 				continue;
 			drops++;
 			if (k < sizeof(msg) - 80)
-				k += (size_t)snprintf(msg + k, sizeof(msg) - k, "%s%s: %u -> %s%d", drops > 1 ? "; " : "",
-						      v[i].dump, v[i].matches, now < 0 ? "missing " : "", now < 0 ? 0 : now);
+				k += (size_t)snprintf(msg + k, sizeof(msg) - k, "%s%s: %u -> %s%lld", drops > 1 ? "; " : "",
+						      v[i].dump, v[i].matches, now < 0 ? "missing " : "", (long long)(now < 0 ? 0 : now));
 		}
 		if (!compared)
 			gate(r, 0, check, "the baseline has no counts for this pattern");
@@ -361,12 +402,56 @@ int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struc
 		else
 			gate(r, 1, check, "no drop in %u dump%s", compared, compared == 1 ? "" : "s");
 	}
+}
+
+static void base_release(struct base_row *v, uint32_t n)
+{
 	for (uint32_t i = 0; i < n; i++) {
 		free(v[i].dump);
 		free(v[i].module);
 		free(v[i].pattern);
 	}
 	free(v);
+}
+
+int fs_match_gate_baseline_json(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d)
+{
+	struct base_row *v = NULL;
+	uint32_t n = 0, cap = 0;
+	int rc = base_from_json(path, text, len, &v, &n, &cap, d);
+	if (rc == 0)
+		baseline_gates(r, path, v, n);
+	base_release(v, n);
+	return rc;
+}
+
+int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
+			   struct fs_diags *d)
+{
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) { /* a saved report, or one dump */
+		if (!(text = fs_read_input(path, FS_IN_BASELINE, &len))) {
+			fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "cannot read baseline: %s", fs_input_error(errno, FS_IN_BASELINE));
+			return -1;
+		}
+		const char *t = text;
+		while (t < text + len && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r'))
+			t++;
+		if (t < text + len && *t == '{') {
+			int rc = fs_match_gate_baseline_json(r, path, text, len, d);
+			free(text);
+			return rc;
+		}
+		free(text);
+	}
+	struct base_row *v = NULL;
+	uint32_t n = 0, cap = 0;
+	int rc = base_from_dumps(r, path, lib, &v, &n, &cap, d);
+	if (rc == 0)
+		baseline_gates(r, path, v, n);
+	base_release(v, n);
 	return rc;
 }
 

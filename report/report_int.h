@@ -47,6 +47,9 @@ void evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uin
 /* Human-readable byte count: "1.5 GB", "302.0 MB", "4.1 kB", "12 B". */
 const char *human_bytes(int64_t b, char *buf, size_t n);
 /* "s72=1 s70=8192" */
+/* The bindings the cost model used, and the symbols it left unbound. */
 void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n);
+/* The symbols left unbound, comma-separated. */
+void unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n);
 
 #endif

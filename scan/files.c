@@ -23,7 +23,27 @@
 
 const char *fs_strerror(int err)
 {
-	return err == FS_ENOTREG ? "not a regular file" : strerror(err);
+	return err == FS_ENOTREG ? "not a regular file" : err == FS_ETOOBIG ? "larger than fusescan reads" : strerror(err);
+}
+
+static const struct {
+	uint64_t bound;
+	const char *too_big;
+} inputs[] = {
+#define FS_X(e, bound, words, what) {bound, "larger than " words ", the most fusescan reads of " what " (docs/limits.md)"},
+	FS_INPUTS(FS_X)
+#undef FS_X
+};
+_Static_assert(sizeof(inputs) / sizeof(inputs[0]) == FS_IN_COUNT, "one bound per input kind");
+
+uint64_t fs_input_bound(enum fs_input k)
+{
+	return inputs[k].bound;
+}
+
+const char *fs_input_error(int err, enum fs_input k)
+{
+	return err == FS_ETOOBIG ? inputs[k].too_big : fs_strerror(err);
 }
 
 /* 0 for a regular file, else the error that refuses it */
@@ -55,8 +75,6 @@ int fs_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
-enum { PIPE_MAX = 256 << 20 }; /* what a pipe may hold: an option's file, not a stream */
-
 /* A regular file, or a pipe (`--expect <(...)`, `/dev/stdin`) read to its end. */
 static int open_input(const char *path, struct stat *st)
 {
@@ -68,19 +86,25 @@ static int open_input(const char *path, struct stat *st)
 	return fd;
 }
 
-char *fs_read_file(const char *path, size_t *len)
+char *fs_read_input(const char *path, enum fs_input k, size_t *len)
 {
 	struct stat st;
 	int fd = open_input(path, &st);
 	if (fd < 0)
 		return NULL;
+	size_t max = (size_t)inputs[k].bound;
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		errno = FS_ETOOBIG;
+		return NULL;
+	}
 	size_t cap = (size_t)st.st_size + 4096, n = 0;
 	char *buf = fs_xmalloc(cap + 1);
 	for (;;) {
 		ssize_t got = read(fd, buf + n, cap - n);
 		if (got < 0 && errno == EINTR)
 			continue;
-		int err = got < 0 ? errno : S_ISFIFO(st.st_mode) && n > PIPE_MAX ? EFBIG : 0;
+		int err = got < 0 ? errno : n + (size_t)(got > 0 ? got : 0) > max ? FS_ETOOBIG : 0;
 		if (got <= 0 || err) {
 			close(fd);
 			if (err) {
@@ -91,7 +115,7 @@ char *fs_read_file(const char *path, size_t *len)
 			break;
 		}
 		if ((n += (size_t)got) == cap) /* a pipe, or a file that grew while being read */
-			buf = fs_xrealloc(buf, (cap *= 2) + 1);
+			buf = fs_xrealloc(buf, (cap = cap * 2 < max + 1 ? cap * 2 : max + 1) + 1);
 	}
 	buf[n] = '\0';
 	*len = n;

@@ -55,6 +55,7 @@ void fs_scan_free(struct fs_scan *s)
 	free(p->kept);
 	free(p->spare);
 	free(p->seen);
+	free(p->seen_slots);
 	free(p);
 	free(s->ops);
 	free(s->op_of_target);
@@ -84,16 +85,21 @@ static const char *const stages[] = {
 #undef FS_X
 };
 
+enum { NUMBER_NONE = -1, NUMBER_TOO_LARGE = -2 };
+
+/* NNN of a dump's name, NUMBER_NONE when it has none, NUMBER_TOO_LARGE past
+ * 18 digits (an error: such a file would otherwise be skipped unsaid). */
 static int64_t name_number(const char *base, const char **rest)
 {
 	int64_t v = 0;
+	int over = 0;
 	const char *p = base;
-	while (*p >= '0' && *p <= '9' && v < INT64_MAX / 10)
-		v = v * 10 + (*p++ - '0');
+	for (; *p >= '0' && *p <= '9'; p++)
+		over |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v);
 	if (p == base || *p != '_')
-		return -1;
+		return NUMBER_NONE;
 	*rest = p + 1;
-	return v;
+	return over ? NUMBER_TOO_LARGE : v;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -107,6 +113,12 @@ static void name_stage(struct fs_scan *s, struct fs_dumpfile *f)
 {
 	const char *rest = f->base;
 	f->number = name_number(f->base, &rest);
+	if (f->number == NUMBER_TOO_LARGE) {
+		fs_diag_add(&s->diags, FS_ERROR, f->path, 0, 0, NULL, 0, "dump number %.*s is out of range (at most %lld)",
+			    (int)(rest - 1 - f->base), f->base, (long long)INT64_MAX);
+		f->n_errors++;
+		f->number = NUMBER_NONE;
+	}
 	size_t n = strlen(rest);
 	if (ends_with(rest, ".txt"))
 		n -= 4;
@@ -176,21 +188,44 @@ static char *read_all(struct fs_scan_priv *p, int fd, size_t size)
 	return buf;
 }
 
+const struct fs_read *fs_scan_reads(const struct fs_scan *s, uint32_t *n)
+{
+	*n = s->priv->n_seen;
+	return s->priv->seen;
+}
+
+static uint32_t seen_slot(const struct fs_scan_priv *p, uint64_t dev, uint64_t ino)
+{
+	uint64_t key[2] = {dev, ino};
+	uint32_t i = (uint32_t)fs_hash_bytes(key, sizeof(key), 0) & (p->n_seen_slots - 1);
+	while (p->seen_slots[i] && (p->seen[p->seen_slots[i] - 1].dev != dev || p->seen[p->seen_slots[i] - 1].ino != ino))
+		i = (i + 1) & (p->n_seen_slots - 1);
+	return i;
+}
+
 /* Whether the file or directory st was read before (then skipped, saying as
- * what); else it is recorded. Linear in the files read, not in graph size. */
+ * what); else it is recorded. */
 static int seen_before(struct fs_scan *s, const char *path, const struct stat *st)
 {
 	struct fs_scan_priv *p = s->priv;
-	for (uint32_t i = 0; i < p->n_seen; i++)
-		if (p->seen[i].dev == (uint64_t)st->st_dev && p->seen[i].ino == (uint64_t)st->st_ino) {
-			char why[600];
-			snprintf(why, sizeof(why), "already read as %s", fs_scan_str(s, p->seen[i].path));
-			skip(s, path, why);
-			return 1;
-		}
+	if ((p->n_seen + 1) * 2 > p->n_seen_slots) { /* rehash at half full */
+		free(p->seen_slots);
+		p->n_seen_slots = p->n_seen_slots ? 2 * p->n_seen_slots : 64;
+		p->seen_slots = fs_xcalloc(p->n_seen_slots, sizeof(uint32_t));
+		for (uint32_t i = 0; i < p->n_seen; i++)
+			p->seen_slots[seen_slot(p, p->seen[i].dev, p->seen[i].ino)] = i + 1;
+	}
+	uint32_t slot = seen_slot(p, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+	if (p->seen_slots[slot]) {
+		char why[600];
+		snprintf(why, sizeof(why), "already read as %s", fs_scan_str(s, p->seen[p->seen_slots[slot] - 1].path));
+		skip(s, path, why);
+		return 1;
+	}
 	FS_GROW(p->seen, p->cap_seen, p->n_seen + 1);
-	p->seen[p->n_seen++] = (struct fs_seen){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
-						fs_strtab_intern(&s->strs, path, strlen(path))};
+	p->seen[p->n_seen++] = (struct fs_read){(uint64_t)st->st_dev, (uint64_t)st->st_ino,
+						fs_strtab_intern(&s->strs, path, strlen(path)), (uint8_t)S_ISDIR(st->st_mode)};
+	p->seen_slots[slot] = p->n_seen;
 	return 0;
 }
 
@@ -210,18 +245,27 @@ static uint32_t scan_file(struct fs_scan *s, const char *path, uint32_t run)
 		s->files[fi].n_errors++;
 		return s->diags.n_errors - before;
 	}
-	size_t size = (size_t)st.st_size;
+	uint64_t size = (uint64_t)st.st_size;
+	enum fs_input bound = size > fs_input_bound(FS_IN_DUMP) ? FS_IN_DUMP
+			    : s->bytes_read + size > fs_input_bound(FS_IN_DUMPS) ? FS_IN_DUMPS : FS_IN_COUNT;
+	if (bound != FS_IN_COUNT) { /* refused before a byte is read (a sparse 20 GB file) */
+		close(fd);
+		fs_diag_add(&s->diags, FS_ERROR, path, 0, 0, NULL, 0, "cannot read: it holds %.1f %s, %s",
+			    (double)size / (size >> 30 ? 1 << 30 : 1 << 20), size >> 30 ? "GiB" : "MiB", fs_input_error(FS_ETOOBIG, bound));
+		s->files[fi].n_errors++;
+		return s->diags.n_errors - before;
+	}
 	s->files[fi].size = size;
 	s->bytes_read += size;
 	struct fs_scan_priv *p = s->priv;
-	char *data = read_all(p, fd, size);
+	char *data = read_all(p, fd, (size_t)size);
 	close(fd);
 	if (!data) {
 		file_diag(s, path, "cannot read");
 		s->files[fi].n_errors++;
 		return s->diags.n_errors - before;
 	}
-	if (fs_parse_dump(s, fi, data, size)) {
+	if (fs_parse_dump(s, fi, data, (size_t)size)) {
 		keep_buffer(s, data); /* the spare now holds a dedupe original */
 		p->spare = NULL;
 		p->cap_spare = 0;
@@ -275,7 +319,7 @@ static char *join(const char *dir, const char *name)
 static int is_dump_name(const char *name)
 {
 	const char *rest;
-	return name_number(name, &rest) >= 0 && ends_with(name, ".txt");
+	return name_number(name, &rest) != NUMBER_NONE && ends_with(name, ".txt");
 }
 
 /* Lists a directory, sorted: dumps by NNN, everything else by name. */
@@ -316,6 +360,19 @@ static uint32_t new_run(struct fs_scan *s, const char *dir)
 
 static void scan_dir(struct fs_scan *s, const char *dir, int depth, uint32_t *n_dumps);
 
+/* Two dumps of a run with one number (a run numbers each transform once):
+ * neither is a point of its timeline, and --dump NNN could name either. */
+static void same_number(struct fs_scan *s, uint32_t a, uint32_t b)
+{
+	struct fs_dumpfile *x = &s->files[a], *y = &s->files[b];
+	if (x->number < 0 || x->number != y->number)
+		return;
+	fs_diag_add(&s->diags, FS_ERROR, y->path, 0, 0, NULL, 0, "dump number %03lld is also the number of %s", (long long)y->number,
+		    x->path);
+	x->n_errors += !x->n_errors;
+	y->n_errors++;
+}
+
 /* Dumps of this directory form one run; its subdirectories are runs of their own. */
 static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, uint32_t n,
 			 int depth, uint32_t *n_dumps)
@@ -332,6 +389,8 @@ static void scan_entries(struct fs_scan *s, const char *dir, struct entry *v, ui
 			scan_file(s, full, run);
 			s->runs[run].n_files += s->n_files - files;
 			*n_dumps += s->n_files - files;
+			if (s->n_files > files && s->runs[run].n_files > 1)
+				same_number(s, s->n_files - 2, s->n_files - 1);
 		} else if (ends_with(v[i].name, ".log")) {
 			if (run == UINT32_MAX)
 				run = new_run(s, dir);

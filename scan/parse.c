@@ -423,6 +423,31 @@ static int parse_elems(struct parser *P, const char *p, const char *e, int in_li
 
 /* ---- lines ---------------------------------------------------------------------------- */
 
+/* Where a reference to node `name` first occurs in [p, e) (its '%', if it
+ * has one), or p: the column of an error about it. */
+static const char *ref_at(const char *p, const char *e, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *q = p; n && q + n <= e; q++)
+		if (!memcmp(q, name, n) && (q == p || !is_name_char(q[-1])) && (q + n == e || !is_name_char(q[n])))
+			return q > p && q[-1] == '%' ? q - 1 : q;
+	return p;
+}
+
+/* Drops what a bad line added: its node, the externs its references made
+ * (a later line naming them makes them afresh), its arguments and types. */
+static void drop_line(struct parser *P, uint32_t mark_nodes, uint32_t mark_args, uint32_t mark_types)
+{
+	struct fs_graph *g = P->g;
+	for (uint32_t i = mark_nodes; i < g->n_nodes; i++) {
+		binding(P, g->nodes[i].name)->gen = 0;
+		g->n_externs -= g->nodes[i].kind == FS_NODE_EXTERN;
+	}
+	g->n_nodes = mark_nodes;
+	g->n_args = mark_args;
+	g->n_types = mark_types;
+}
+
 /* placeholder := '%' NAME ' : ' type ; node := '%' NAME ' = ' TARGET '(' args ')' [' : ' type] */
 static void parse_node_line(struct parser *P)
 {
@@ -468,6 +493,11 @@ static void parse_node_line(struct parser *P)
 	int n_top = parse_elems(P, paren + 1, close, 0);
 	if (n_top < 0)
 		goto fail;
+	if (binding(P, sym)->gen == ((struct fs_scan_priv *)P->s->priv)->gen) { /* an argument named the node itself */
+		perr(P, ref_at(paren, close, fs_scan_str(P->s, sym)), "'%%%s' reads itself: a node cannot be its own argument",
+		     fs_scan_str(P->s, sym));
+		goto fail;
+	}
 	uint32_t id = new_node(P, sym, FS_NODE_CALL);
 	struct fs_node *n = &P->g->nodes[id];
 	n->op = fs_ops_intern(P->s, t, (size_t)(paren - t));
@@ -486,13 +516,8 @@ static void parse_node_line(struct parser *P)
 	P->g->nodes[id].n_out = k;
 	P->g->n_calls++;
 	return;
-fail: /* drop what the bad line added; externs it created stay harmless */
-	P->g->n_args = mark_args;
-	P->g->n_types = mark_types;
-	if (P->g->n_nodes > mark_nodes && P->g->nodes[P->g->n_nodes - 1].name == sym) {
-		binding(P, sym)->gen = 0;
-		P->g->n_nodes--;
-	}
+fail:
+	drop_line(P, mark_nodes, mark_args, mark_types);
 }
 
 /* output := 'output' elems */
@@ -502,11 +527,20 @@ static void parse_output_line(struct parser *P)
 	if (p < e && *p != ' ')
 		return perr(P, P->ln.p, "unexpected line; expected a node, 'output ...' or a '# ' header");
 	struct fs_graph *g = P->g;
-	uint32_t mark = g->n_args;
+	uint32_t mark = g->n_args, mark_nodes = g->n_nodes, mark_types = g->n_types;
+	g->output_line = P->ln.no;
+	P->closed = 1; /* a bad output line is said once, not again as a missing one */
 	if (parse_elems(P, p, e, 1) < 0) {
-		g->n_args = mark;
+		drop_line(P, mark_nodes, mark, mark_types);
 		return;
 	}
+	for (uint32_t i = mark; i < g->n_args; i++) /* a name no line has defined or read: a typo, or the line cut short */
+		if (g->args[i].kind == FS_ARG_NODE && g->args[i].node >= mark_nodes) {
+			const char *name = fs_scan_str(P->s, g->args[i].text);
+			perr(P, ref_at(p, e, name), "output names '%s', which no line of this module defines (the line cut short?)", name);
+			drop_line(P, mark_nodes, mark, mark_types);
+			return;
+		}
 	for (uint32_t i = mark; i < g->n_args; i++) {
 		if (g->args[i].kind != FS_ARG_NODE)
 			continue;
@@ -515,8 +549,6 @@ static void parse_output_line(struct parser *P)
 		g->nodes[g->args[i].node].flags |= FS_NODE_OUTPUT;
 	}
 	g->n_args = mark;
-	g->output_line = P->ln.no;
-	P->closed = 1;
 }
 
 /* ---- modules and dedupe --------------------------------------------------------------- */

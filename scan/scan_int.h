@@ -36,15 +36,11 @@ struct fs_scan_priv {
 	uint32_t n_kept, cap_kept;
 	char *spare;                    /* read buffer reused across files */
 	size_t cap_spare;
-	struct fs_seen *seen;           /* files and directories read, by identity */
+	struct fs_read *seen;           /* files and directories read, by identity: reached again through a
+					   link, or named twice, one is not read again */
 	uint32_t n_seen, cap_seen;
-};
-
-/* A file or directory already read: reached again through a link, or named
- * twice, it is not read again. */
-struct fs_seen {
-	uint64_t dev, ino;
-	uint32_t path;                  /* sym of the path it was first read as */
+	uint32_t *seen_slots;           /* open addressing over seen: index + 1, 0 = empty; a power of two */
+	uint32_t n_seen_slots;
 };
 
 void fs_ops_init(struct fs_scan *s);

@@ -5,7 +5,9 @@
  * symbols, integers, + - * // and parentheses, and sympy's Mod, Max and Min
  * of two (padded sizes: "s70 + Mod(64 - Mod(s70, 64), 64)"), evaluated by
  * fs_dim_eval once symbols are bound (the cost model's job). Dims this
- * grammar cannot read keep their text and are marked opaque.
+ * grammar cannot read keep their text and are marked opaque, and so do dims
+ * nested deeper than EXPR_MAX_DEPTH or of more than EXPR_MAX_NODES terms: the
+ * parser and the evaluator recurse, and their stacks stay bounded.
  */
 #include "scan_int.h"
 
@@ -14,10 +16,16 @@
 
 /* ---- expression parser: one function per rule ----------------------------- */
 
+/* Parentheses, function arguments and unary minus nest at most this deep;
+ * a dim's tree holds at most this many nodes (so no evaluation recurses
+ * deeper). Printed sympy dims hold a handful. */
+enum { EXPR_MAX_DEPTH = 64, EXPR_MAX_NODES = 256 };
+
 struct ep {
 	struct fs_scan *s;
 	const char *p, *end;
 	int bad;
+	uint32_t depth, first; /* first: the dim's first node in the pool */
 };
 
 static void ep_ws(struct ep *e)
@@ -29,6 +37,8 @@ static void ep_ws(struct ep *e)
 static int32_t ep_node(struct ep *e, uint8_t op, int32_t lhs, int32_t rhs)
 {
 	struct fs_types *t = &e->s->types;
+	if (t->n_exprs - e->first >= EXPR_MAX_NODES)
+		return e->bad = 1, -1;
 	FS_GROW(t->exprs, t->cap_exprs, t->n_exprs + 1);
 	struct fs_expr *x = &t->exprs[t->n_exprs];
 	memset(x, 0, sizeof(*x));
@@ -40,6 +50,17 @@ static int32_t ep_node(struct ep *e, uint8_t op, int32_t lhs, int32_t rhs)
 
 static int32_t ep_expr(struct ep *e);
 
+/* expr, one level deeper */
+static int32_t ep_nested(struct ep *e)
+{
+	if (e->depth == EXPR_MAX_DEPTH)
+		return e->bad = 1, -1;
+	e->depth++;
+	int32_t x = ep_expr(e);
+	e->depth--;
+	return x;
+}
+
 /* atom := INT | SYMBOL | ('Mod' | 'Max' | 'Min') '(' expr ',' expr ')' | '(' expr ')' */
 static int32_t ep_atom(struct ep *e)
 {
@@ -49,7 +70,7 @@ static int32_t ep_atom(struct ep *e)
 	const char *q = e->p;
 	if (*q == '(') {
 		e->p++;
-		int32_t x = ep_expr(e);
+		int32_t x = ep_nested(e);
 		ep_ws(e);
 		if (e->p >= e->end || *e->p != ')')
 			return e->bad = 1, -1;
@@ -65,7 +86,8 @@ static int32_t ep_atom(struct ep *e)
 			e->p++;
 		}
 		int32_t x = ep_node(e, FS_EX_INT, -1, -1);
-		e->s->types.exprs[x].value = v;
+		if (x >= 0)
+			e->s->types.exprs[x].value = v;
 		return x;
 	}
 	if (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')) {
@@ -78,12 +100,12 @@ static int32_t ep_atom(struct ep *e)
 											       : FS_EX_SYM;
 		if (fn != FS_EX_SYM && e->p < e->end && *e->p == '(') {
 			e->p++;
-			int32_t a = ep_expr(e);
+			int32_t a = ep_nested(e);
 			ep_ws(e);
 			if (e->bad || e->p >= e->end || *e->p != ',')
 				return e->bad = 1, -1;
 			e->p++;
-			int32_t b = ep_expr(e);
+			int32_t b = ep_nested(e);
 			ep_ws(e);
 			if (e->bad || e->p >= e->end || *e->p != ')')
 				return e->bad = 1, -1;
@@ -91,7 +113,8 @@ static int32_t ep_atom(struct ep *e)
 			return ep_node(e, fn, a, b);
 		}
 		int32_t x = ep_node(e, FS_EX_SYM, -1, -1);
-		e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
+		if (x >= 0)
+			e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
 		return x;
 	}
 	return e->bad = 1, -1;
@@ -102,8 +125,11 @@ static int32_t ep_unary(struct ep *e)
 {
 	ep_ws(e);
 	if (e->p < e->end && *e->p == '-') {
-		e->p++;
+		if (e->depth == EXPR_MAX_DEPTH)
+			return e->bad = 1, -1;
+		e->p++, e->depth++;
 		int32_t x = ep_unary(e);
+		e->depth--;
 		return e->bad ? -1 : ep_node(e, FS_EX_NEG, x, -1);
 	}
 	return ep_atom(e);
@@ -226,7 +252,7 @@ static void parse_dim(struct fs_scan *s, const char *p, size_t n, struct fs_dim 
 		n--;
 	d->text = fs_strtab_intern(&s->strs, p, n);
 	uint32_t mark = s->types.n_exprs;
-	struct ep e = {s, p, p + n, 0};
+	struct ep e = {s, p, p + n, 0, 0, mark};
 	int32_t root = ep_expr(&e);
 	if (e.bad || e.p != e.end || root < 0) {
 		s->types.n_exprs = mark; /* drop the partial tree */

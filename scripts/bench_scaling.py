@@ -9,6 +9,12 @@ so 64x is about 560,000 nodes) and times, on each, best of REPEAT:
   - fusescan match --pattern P, for every pattern of the library alone;
   - fusescan --apply PATTERN --cpu-only --no-render (rewrite every site, the
     CPU numerics of the first; NVRTC's compiles are cached after a warm-up).
+Copies of a model never make one long chain, so scan, discover and match
+also run on graphs of the shapes make_large.py --shape makes (a chain, a sum
+of many terms, a node of many operands, a balanced sum, values behind long
+view chains, a chain of catalog chains), of 1x, 4x, ... --shape-nodes nodes;
+and discover --kernels-from indexes a source tree of 1x, 4x, ... 1,000 lines
+of each registration form (custom_op, TORCH_LIBRARY's m.def, transforms).
 For each it prints the time, the peak resident memory (the child's
 ru_maxrss) and both as a ratio to the 1x figure. Linear cost shows as a
 ratio near the size ratio; a quadratic step as a ratio far above it. A row
@@ -16,6 +22,8 @@ whose ratio exceeds 1.5 x the size ratio is flagged and the exit status is 1.
 
 usage: scripts/bench_scaling.py [--fusescan build/fusescan] [--dump FILE]
                                 [--base-copies 21] [--sizes 1,4,16,64] [--repeat 3]
+                                [--shapes chain,sum,fanin,tree,views,motifs] [--shape-nodes 2000]
+                                [--no-model]
 """
 import argparse, json, os, platform, subprocess, sys, tempfile, time
 
@@ -52,6 +60,18 @@ def nodes_of(exe, path):
     return json.loads(out.stdout)['graphs'][0]['nodes']
 
 
+def source_tree(path, lines):
+    """A tree of registrations: `lines` of each form fusescan indexes."""
+    os.makedirs(path)
+    with open(os.path.join(path, 'ops.py'), 'w') as f:
+        f.writelines(f'@torch.library.custom_op("ns::op{i}", mutates_args=())\n' for i in range(lines))
+        f.writelines(f'@TransformRegistry.register("t{i}")\n' for i in range(lines))
+    with open(os.path.join(path, 'ops.cpp'), 'w') as f:
+        f.write('TORCH_LIBRARY(ns, m) {\n')
+        f.writelines(f'  m.def("op{i}(Tensor x) -> Tensor");\n' for i in range(lines))
+        f.write('}\n')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--fusescan', default=os.path.join(ROOT, 'build', 'fusescan'))
@@ -60,20 +80,39 @@ def main():
     ap.add_argument('--sizes', default='1,4,16,64')
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--apply', default='rmsnorm', help='pattern applied by the --apply row')
+    ap.add_argument('--shapes', default='chain,sum,fanin,tree,views,motifs', help='make_large.py shapes ("" for none)')
+    ap.add_argument('--shape-nodes', type=int, default=2000, help='nodes of a shape at 1x')
+    ap.add_argument('--no-model', action='store_true', help='the shapes only, no copies of the dump')
     a = ap.parse_args()
     exe, sizes = a.fusescan, [int(x) for x in a.sizes.split(',')]
+    make = [sys.executable, os.path.join(ROOT, 'scripts', 'make_large.py')]
     with tempfile.TemporaryDirectory() as tmp:
-        graphs = {}
-        for n in sizes:
-            graphs[n] = os.path.join(tmp, f'x{n}.txt')
-            subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'make_large.py'), '--copies',
-                            str(n * a.base_copies), '--out', graphs[n], a.dump], check=True)
-        steps = [('scan', ['scan']), ('discover', ['discover']), ('match (all patterns)', ['match'])]
-        steps += [(f'match --pattern {p}', ['match', '--pattern', p]) for p in patterns(exe)]
-        steps.append((f'--apply {a.apply} --cpu-only', ['--apply', a.apply, '--cpu-only', '--no-render',
-                                                         '--out', os.path.join(tmp, 'apply')]))
-        print(f'base: {a.base_copies} copies of {os.path.relpath(a.dump, ROOT)}; sizes '
-              + ', '.join(f'{n}x = {nodes_of(exe, graphs[n])} nodes' for n in sizes))
+        graphs, steps = {}, []  # graphs[(input, n)]; steps: (name, args, input)
+        if not a.no_model:
+            for n in sizes:
+                graphs[('model', n)] = os.path.join(tmp, f'x{n}.txt')
+                subprocess.run(make + ['--copies', str(n * a.base_copies), '--out', graphs[('model', n)], a.dump],
+                               check=True)
+            steps = [('scan', ['scan']), ('discover', ['discover']), ('match (all patterns)', ['match'])]
+            steps += [(f'match --pattern {p}', ['match', '--pattern', p]) for p in patterns(exe)]
+            steps.append((f'--apply {a.apply} --cpu-only', ['--apply', a.apply, '--cpu-only', '--no-render',
+                                                             '--out', os.path.join(tmp, 'apply')]))
+            steps = [(name, args, 'model') for name, args in steps]
+            print(f'base: {a.base_copies} copies of {os.path.relpath(a.dump, ROOT)}; sizes '
+                  + ', '.join(f'{n}x = {nodes_of(exe, graphs[("model", n)])} nodes' for n in sizes))
+        for shape in filter(None, a.shapes.split(',')):
+            for n in sizes:
+                graphs[(shape, n)] = os.path.join(tmp, f'{shape}{n}.txt')
+                subprocess.run(make + ['--shape', shape, '--nodes', str(n * a.shape_nodes), '--out',
+                                       graphs[(shape, n)]], check=True)
+            steps += [(f'{cmd} [{shape}]', [cmd], shape) for cmd in ('scan', 'discover', 'match')]
+        if a.shapes:
+            print(f'shapes: {a.shapes}, {a.shape_nodes} nodes at 1x (make_large.py --shape)')
+            for n in sizes:
+                graphs[('sources', n)] = os.path.join(tmp, f'src{n}')
+                source_tree(graphs[("sources", n)], 1000 * n)
+            tiny = os.path.join(ROOT, 'tests', 'data', 'export_tiny_llama_2l', '001_export_export_to_gm.txt')
+            steps.append(('discover --kernels-from [sources]', ['discover', tiny, '--kernels-from'], 'sources'))
         print(f'best of {a.repeat}; machine: {platform.machine()}, {os.cpu_count()} cores; '
               f'{time.strftime("%Y-%m-%d")}')
         head = f'{"step":36s}' + ''.join(f'{str(n) + "x s":>9s}' for n in sizes) + \
@@ -82,9 +121,9 @@ def main():
             ''.join(f'{"m" + str(n) + "/m1":>8s}' for n in sizes[1:])
         print(head)
         flagged = []
-        for name, args in steps:
-            run([exe] + args + [graphs[sizes[0]]])  # warm-up (page cache, NVRTC cache)
-            res = {n: best([exe] + args + [graphs[n]], a.repeat) for n in sizes}
+        for name, args, graph in steps:
+            run([exe] + args + [graphs[(graph, sizes[0])]])  # warm-up (page cache, NVRTC cache)
+            res = {n: best([exe] + args + [graphs[(graph, n)]], a.repeat) for n in sizes}
             t1, m1 = res[sizes[0]]
             tr = [res[n][0] / t1 for n in sizes[1:]]
             mr = [res[n][1] / m1 for n in sizes[1:]]

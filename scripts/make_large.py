@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Large graphs for tests and benchmarks, made from any dump without
-committing megabytes: N renamed copies of a dump's first module in one module.
+committing megabytes: N renamed copies of a dump's first module in one module
+(--copies), or a graph of one shape and about N nodes (--shape, below).
 
 Every value of copy k (k > 0) is renamed NAME -> NAME__ck: the names defined
 by node lines and placeholders, the references to them (`%NAME`, and the bare
@@ -12,7 +13,21 @@ and shapes are left as they are.
   scripts/make_large.py --copies 16 --out big.txt \
       tests/data/export_mixtral_2l/002_post_export_run_decompositions.txt
 
+Shapes, the ones copies of a model never make (every pass must stay near
+linear in them too):
+  chain   a_i = a_{i-1} * x: one value n ops deep, x read n times
+  sum     n products t_i = x * y summed by a chain of adds (s_i = s_{i-1} + t_i)
+  fanin   n values into one cat: a node with n operands
+  tree    n values summed pairwise: a balanced sum, log2 n levels
+  views   a chain of n views, each read by an op: n values behind ever longer
+          view chains, all of them outputs
+  motifs  a chain of n / 2 SiLU-and-muls (a_i = a_{i-1} * sigmoid(a_{i-1})):
+          one region holding n / 2 catalog chains to carve out
+
+  scripts/make_large.py --shape chain --nodes 4000 --out chain.txt
+
 usage: make_large.py --copies N --out FILE DUMP
+       make_large.py --shape KIND --nodes N --out FILE
 """
 import argparse
 import re
@@ -73,14 +88,85 @@ def rename_line(line, names, suffix):
     return line[: paren + 1] + rename_brackets(line[paren + 1:], names, suffix)
 
 
+T = " : 4x4096 : torch.float32"
+
+
+def ref(name):
+    return "%" + name + T
+
+
+def shape_nodes(kind, n):
+    """(node lines, output names) of a graph of that shape and about n nodes."""
+    lines = ["%x" + T, "%y" + T]
+    op = lambda out, target, *args: lines.append(f"%{out} = {target}({', '.join(args)}){T}")
+    if kind == "chain":
+        prev = "x"
+        for i in range(n):
+            op(f"a{i}", "aten.mul.Tensor", ref(prev), ref("x"))
+            prev = f"a{i}"
+        return lines, [prev]
+    if kind == "sum":
+        prev = None
+        for i in range(n // 2):
+            op(f"t{i}", "aten.mul.Tensor", ref("x"), ref("y"))
+            if prev:
+                op(f"s{i}", "aten.add.Tensor", ref(prev), ref(f"t{i}"))
+            prev = f"s{i}" if prev else f"t{i}"
+        return lines, [prev]
+    if kind == "fanin":
+        for i in range(n):
+            op(f"t{i}", "aten.exp.default", ref("x"))
+        lines.append(f"%c = aten.cat.default([{', '.join(f't{i}' for i in range(n))}], -1) : 4x{4096 * n} : torch.float32")
+        return lines, ["c"]
+    if kind == "tree":
+        level = []
+        for i in range(n // 2):
+            op(f"t{i}", "aten.exp.default", ref("x"))
+            level.append(f"t{i}")
+        k = 0
+        while len(level) > 1:
+            nxt = []
+            for j in range(0, len(level) - 1, 2):
+                op(f"p{k}", "aten.add.Tensor", ref(level[j]), ref(level[j + 1]))
+                nxt.append(f"p{k}")
+                k += 1
+            level = nxt + level[len(level) - len(level) % 2:]
+        return lines, level
+    if kind == "motifs":
+        prev = "x"
+        for i in range(n // 2):
+            op(f"s{i}", "aten.sigmoid.default", ref(prev))
+            op(f"a{i}", "aten.mul.Tensor", ref(prev), ref(f"s{i}"))
+            prev = f"a{i}"
+        return lines, [prev]
+    if kind == "views":
+        op("v0", "aten.exp.default", ref("x"))
+        outs = []
+        for i in range(1, n // 2):
+            op(f"v{i}", "aten.view.default", ref(f"v{i - 1}"), "[4, 4096]")
+            op(f"k{i}", "aten.neg.default", ref(f"v{i}"))
+            outs.append(f"k{i}")
+        return lines, outs
+    sys.exit(f"make_large.py: unknown shape '{kind}' (chain, sum, fanin, tree, views, motifs)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--copies", type=int, required=True)
+    ap.add_argument("--copies", type=int)
+    ap.add_argument("--shape")
+    ap.add_argument("--nodes", type=int)
     ap.add_argument("--out", required=True)
-    ap.add_argument("dump")
+    ap.add_argument("dump", nargs="?")
     a = ap.parse_args()
-    if a.copies < 1:
-        sys.exit("make_large.py: --copies wants a positive integer")
+    if a.shape:
+        if not a.nodes or a.nodes < 2 or a.copies or a.dump:
+            sys.exit("make_large.py: --shape wants --nodes N (N >= 2) and no --copies or DUMP")
+        lines, outs = shape_nodes(a.shape, a.nodes)
+        with open(a.out, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\noutput " + ", ".join("%" + o for o in outs) + "\n")
+        return
+    if not a.copies or a.copies < 1 or not a.dump:
+        sys.exit("make_large.py: --copies wants a positive integer, and a DUMP")
     with open(a.dump, encoding="utf-8", newline="") as f:
         lines = f.readlines()
     header, body = first_module(lines)

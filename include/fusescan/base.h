@@ -42,11 +42,39 @@ struct stat;
 /* Opens a regular file for reading: its fd (st filled), or -1 with errno set
  * (FS_ENOTREG, EISDIR, or open's). Never blocks. */
 int fs_open_regular(const char *path, struct stat *st);
-/* Reads a whole regular file, or a pipe to its end (256 MiB at most: EFBIG),
- * into a NUL-terminated malloc'd buffer; NULL with errno set on failure
- * (FS_ENOTREG for a device or socket). For small inputs (catalogs, logs,
- * expectations, sources). */
-char *fs_read_file(const char *path, size_t *len);
+
+/* Every kind of file fusescan reads, and the most bytes it reads of one
+ * (docs/limits.md): (enum tail, bound, the bound in words, what it is). */
+#define FS_INPUTS(X)                                                            \
+	X(DUMP, 1ull << 30, "1 GiB", "a dump")                                  \
+	X(DUMPS, 4ull << 30, "4 GiB", "the dumps of one command together")      \
+	X(LOG, 256ull << 20, "256 MiB", "a log")                                \
+	X(EXPECT, 1ull << 20, "1 MiB", "an expectations file")                  \
+	X(BASELINE, 64ull << 20, "64 MiB", "a baseline report")                 \
+	X(CATALOG, 4ull << 20, "4 MiB", "a kernel catalog")                     \
+	X(PATTERN, 1ull << 20, "1 MiB", "a pattern file")                       \
+	X(APPROVALS, 1ull << 20, "1 MiB", "an approvals file")                  \
+	X(SOURCE, 16ull << 20, "16 MiB", "a source file of --kernels-from")     \
+	X(CACHE, 64ull << 20, "64 MiB", "a tuning cache")                       \
+	X(CUBIN, 64ull << 20, "64 MiB", "a compiled kernel of the NVRTC cache")
+
+enum fs_input {
+#define FS_X(e, bound, words, what) FS_IN_##e,
+	FS_INPUTS(FS_X)
+#undef FS_X
+	FS_IN_COUNT
+};
+
+/* errno of an input larger than its kind's bound: refused before it is read. */
+#define FS_ETOOBIG 0x4e53
+uint64_t fs_input_bound(enum fs_input k);
+/* fs_strerror's words, or for FS_ETOOBIG what kind k may hold. */
+const char *fs_input_error(int err, enum fs_input k);
+/* Reads a whole regular file, or a pipe to its end, of at most kind k's
+ * bound (a regular file's size checked before anything is read), into a
+ * NUL-terminated malloc'd buffer; NULL with errno set on failure
+ * (FS_ETOOBIG, FS_ENOTREG for a device or socket, EISDIR, open's). */
+char *fs_read_input(const char *path, enum fs_input k, size_t *len);
 
 /* The file a path names, symbolic links followed (a dangling link names the
  * file it would create): malloc'd, or NULL with errno set (ELOOP, readlink's). */
@@ -71,6 +99,21 @@ int fs_atomic_commit(struct fs_atomic *a);
 void fs_atomic_abort(struct fs_atomic *a);
 /* The same for bytes in memory. */
 int fs_write_file_atomic(const char *path, const void *data, size_t len);
+
+/* Saturating arithmetic on byte counts (never negative): a sum or product
+ * past INT64_MAX stays there instead of wrapping (the cost model at absurd
+ * --tokens or --dims). */
+static inline int64_t fs_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static inline int64_t fs_sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 /* Grow *p (element size `size`) so that it holds at least `need` elements. */
 void fs_grow(void **p, size_t size, uint32_t *cap, size_t need);

@@ -43,6 +43,8 @@ struct fs_analysis {
 	uint32_t n_inlined;        /* call_module nodes inlined */
 	struct fs_binding bind[16];
 	uint32_t n_bind;
+	uint32_t unbound[8];       /* symbols of its shapes left unbound: sizes that need them are not costed */
+	uint32_t n_unbound;        /* all of them (the first 8 in unbound) */
 };
 
 /* Candidate counts across a run: rows are signatures, columns the run's files. */

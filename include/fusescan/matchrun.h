@@ -77,10 +77,14 @@ int32_t fs_match_group(const struct fs_match_run *r, const char *name);
 uint32_t fs_match_count(const struct fs_match_run *r, uint32_t module, uint32_t group);
 
 /* Gates: each adds results to r->gates; bad input (unreadable or malformed
- * files) goes to d and returns -1. */
+ * files, a number out of range) goes to d and returns -1. The _text and
+ * _json forms take the file's bytes (path names it in messages). */
 int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d);
+int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d);
+/* path: a saved `match --format json` report, a dump or a run directory */
 int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
 			   struct fs_diags *d);
+int fs_match_gate_baseline_json(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d);
 int fs_match_check_log(struct fs_match_run *r, const char *path, struct fs_diags *d);
 
 int fs_match_text(const struct fs_match_run *r, FILE *out);

@@ -14,9 +14,10 @@
  * never pass. `triage` reruns the fused execution with per-op rounding
  * emulated and says whether a failure is rounding or a bug.
  *
- * On the CPU while the values fit `max_elems`; on the GPU (when asked and
- * present) the same three as kernels, the reference one checking the others
- * on the device, so sizes beyond the CPU's budget are checked there alone.
+ * On the CPU while its values fit `max_bytes` (checked before any is
+ * allocated); on the GPU (when asked and present) the same three as kernels,
+ * the reference one checking the others on the device, so sizes beyond the
+ * CPU's budget are checked there alone.
  *
  *   struct fs_numerics_opts o = {.tokens = 16, .seed = 1};
  *   struct fs_numerics r;
@@ -44,6 +45,9 @@ struct fs_emit_sites {
 	uint32_t n;
 };
 
+/* The CPU executions' default memory budget (docs/limits.md). */
+#define FS_CPU_BYTES ((int64_t)4 << 30)
+
 struct fs_numerics_opts {
 	int64_t tokens;      /* sequence length bound for the run (batch 1) */
 	uint64_t seed;       /* random inputs */
@@ -51,8 +55,9 @@ struct fs_numerics_opts {
 	int triage;          /* also run with per-op rounding emulated */
 	double plant_eps;    /* debug: replace every eps-like add literal (< 1e-2) by this; 0 = off */
 	int plant_drop_cast; /* debug: skip the region's first widening cast */
-	int64_t max_elems;   /* the CPU executions: elements of all values together (0: 2^25; past 2^25 only where no
-			      * GPU will run: its float64 reference checks those); larger runs on the GPU only */
+	int64_t max_bytes;   /* the CPU executions' memory: the values of every execution and a matrix product's
+			      * scratch, in bytes (0: FS_CPU_BYTES); past 2^25 elements they run only where no GPU
+			      * will (its float64 reference checks those); larger runs on the GPU only */
 	int gpu;             /* run the generated kernels on the GPU when there is one */
 	int generate_only;   /* generate the kernels, do not compile them (fuzzing) */
 	int compile_all;     /* with no GPU to run them: compile every tactic a GPU would time, not one of each

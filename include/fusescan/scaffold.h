@@ -16,7 +16,9 @@
  *   DIR/fuse_<name>.sites.json  every site fusescan found for it in the dump
  *                            (node names, file order): what the search
  *                            functions must match on the dump's graph
- * and DIR/default.yaml: every transform's entry (its stage, enabled: false).
+ * and DIR/default.yaml: every transform's entry (its stage, enabled: false),
+ * opening with FS_SCAFFOLD_YAML_HEAD (so a default.yaml fusescan did not
+ * write is told apart and never replaced: cli/cmd_fuse.c).
  *
  *   struct fs_scaffold sc = {.name = "rmsnorm", ...};
  *   if (fs_scaffold_write(scan, graph, &sc, 1, "out/scaffold", why, sizeof(why)))
@@ -27,6 +29,8 @@
 
 #include "fusescan/rewrite.h"
 #include "fusescan/scan.h"
+
+#define FS_SCAFFOLD_YAML_HEAD "# fusescan --scaffold: "
 
 #include <stddef.h>
 

@@ -94,6 +94,17 @@ struct fs_scan {
 	struct fs_scan_priv *priv; /* parser state: name bindings, dedupe index */
 };
 
+/* A file or directory the scan read, by identity (links followed). */
+struct fs_read {
+	uint64_t dev, ino;
+	uint32_t path;            /* interned: the path it was first read as */
+	uint8_t dir;
+};
+
+/* Every file and directory read (a run's log is named by its fs_run): what
+ * no command may write (cli/guard.c). */
+const struct fs_read *fs_scan_reads(const struct fs_scan *s, uint32_t *n);
+
 struct fs_scan *fs_scan_new(void);
 void fs_scan_free(struct fs_scan *s);
 

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t k = 0; m && k < m->n_cands && k < 4; k++) {
 			const struct fs_region *site = &m->regions[m->cands[k].instances[0]];
 			struct fs_numerics_opts no = {.tokens = 2, .triage = 1, .plant_drop_cast = (int)(k & 1),
-						      .max_elems = 1 << 14, .generate_only = 1};
+						      .max_bytes = 1 << 19, .generate_only = 1};
 			struct fs_numerics nr;
 			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0) {
 				if (sink)

@@ -35,7 +35,7 @@ check "unwritable output" 2 "$exe" scan -o "$tmp/no/such/dir/r.json" "$run"
 cp "$tests/bad/duplicate.txt" "$tmp/in.txt"
 sum=$(md5sum < "$tmp/in.txt")
 check "output over input" 2 "$exe" scan -o "$tmp/in.txt" "$tmp/in.txt"
-contains "output over input message" "$tmp/err" "refusing to write the report over input"
+contains "output over input message" "$tmp/err" "fusescan scan: refusing to write -o $tmp/in.txt: it is the dump $tmp/in.txt"
 [ "$(md5sum < "$tmp/in.txt")" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL input modified"; }
 
 # discovery options and their errors

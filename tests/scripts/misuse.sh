@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Misuse: every subcommand with each kind of bad argument (missing value,
 # unknown option or id, out-of-range number, option given twice, wrong file
-# kind) and every kind of output path (symbolic link, device, FIFO, missing
-# directory, read-only directory, full device). Each case asserts the exit
+# kind), graphs that are not graphs (a node reading itself, an output line
+# naming nothing or cut short, dump numbers out of range or twice), numbers
+# past their range (--expect arithmetic and nesting, --baseline counts,
+# --tokens, --dims, shapes nested or multiplied deep), files past their size
+# bound (sparse, so no disk is used), every kind of output path (symbolic
+# link, device, FIFO, missing directory, read-only directory, full device)
+# and every output against every kind of input (the same file, through a
+# link, inside an input directory, holding one), failing and concurrent
+# --apply runs, --scaffold beside a default.yaml. Each case asserts the exit
 # status and the first line of stderr, and that no input changed (checksums
-# of every input file before and after each case).
+# of every input file before and after each case). As root, devices are
+# private nodes of the same devices (real ones are never written).
 # usage: misuse.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -57,6 +65,9 @@ contains "fuse: no site contains the node, said" "$tmp/err" "no site contains %n
 case_ "fuse: ambiguous name" 2 "fusescan fuse: 'parallel_gemm' names 2 candidates of this graph; give one id: parallel_gemm-23fbb5d7 parallel_gemm-645a9908" \
 	"$exe" --apply parallel_gemm --out "$tmp/f" "$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt"
 case_ "tune: unknown id" 2 "fusescan fuse: 'nothing-1' is neither a candidate" "$exe" tune --apply nothing-1 "$run"
+case_ "tune: --emit" 2 "fusescan tune: tune writes nothing but the tuning cache: --emit is fuse's" \
+	"$exe" tune --apply add_rmsnorm-407262a5 --emit "$tmp/never" "$run"
+[ ! -e "$tmp/never" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune --emit wrote"; }
 case_ "render: unknown candidate" 2 "fusescan render: no candidate nothing in this graph" "$exe" render --candidate nothing -o "$tmp/r.svg" "$run"
 case_ "render: unknown node" 2 "fusescan render: no node nothing in this graph" "$exe" render --node nothing -o "$tmp/r.svg" "$run"
 case_ "match: unknown pattern" 2 "nothing: error: unknown pattern 'nothing'" "$exe" match --pattern nothing "$run"
@@ -68,6 +79,101 @@ case_ "diff: one file" 2 "fusescan diff: give two dump files, or one run directo
 case_ "fuse: a candidate name" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5 of this graph" \
 	"$exe" --apply add_rmsnorm --cpu-only --no-render --out "$tmp/named" "$run"
 contains "fuse: a candidate name, applied" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes"
+
+# ---- graphs that are not graphs ----
+mkdir -p "$tmp/g/run"
+printf '%%x : 4 : torch.float32\n%%neg = aten.neg.default(%%neg : 4 : torch.float32) : 4 : torch.float32\noutput %%neg\n' >"$tmp/g/self.txt"
+case_ "scan: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" scan "$tmp/g/self.txt"
+case_ "discover: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" discover "$tmp/g/self.txt"
+case_ "match: a node reading itself" 2 "$tmp/g/self.txt:2:25: error: '%neg' reads itself" "$exe" match "$tmp/g/self.txt"
+sed 's/^output .*/output %nonexistent_xyz/' "$dump" >"$tmp/g/001_export_typo.txt"
+case_ "output naming nothing" 2 "$tmp/g/001_export_typo.txt:$(grep -n '^output' "$dump" | cut -d: -f1):8: error: output names 'nonexistent_xyz'" \
+	"$exe" discover "$tmp/g/001_export_typo.txt"
+sed 's/^output \(.\{5\}\).*/output \1/' "$dump" >"$tmp/g/001_export_cut.txt" # "%linear_14" cut to "%line"
+case_ "output line cut short" 2 "$tmp/g/001_export_cut.txt:$(grep -n '^output' "$dump" | cut -d: -f1):8: error: output names 'line'" \
+	"$exe" scan "$tmp/g/001_export_cut.txt"
+cp "$dump" "$tmp/g/run/001_export_export_to_gm.txt" && cp "$dump" "$tmp/g/run/001_export_again.txt"
+cp "$final" "$tmp/g/run/99999999999999999999_compile_compile_model.txt"
+case_ "a dump number out of range" 2 "$tmp/g/run/99999999999999999999_compile_compile_model.txt: error: dump number 99999999999999999999 is out of range" \
+	"$exe" scan "$tmp/g/run"
+contains "two dumps numbered 001, both named" "$tmp/err" "$tmp/g/run/001_export_export_to_gm.txt: error: dump number 001 is also the number of $tmp/g/run/001_export_again.txt"
+case_ "--dump of a number two dumps have" 2 "" "$exe" discover --dump 1 "$tmp/g/run"
+contains "--dump of a number two dumps have: refused" "$tmp/err" "--dump 1: no such parsed dump in this run"
+case_ "--dump with one file" 2 "$dump: error: --dump 999: this file is not that dump" "$exe" discover --dump 999 "$dump"
+case_ "--dump with one file, its number" 0 "" "$exe" discover --dump 1 "$dump"
+case_ "--apply with one file and another --dump" 2 "" "$exe" --apply add_rmsnorm --dump 2 --cpu-only --no-render --out "$tmp/g/a" "$dump"
+python3 "$tests/../scripts/make_large.py" --shape chain --nodes 300 --out "$tmp/g/chain.txt"
+case_ "--apply a site of 300 nodes" 2 "fusescan fuse: 'elementwise.mul-baae5dac': a site of 300 nodes, more than the 256 one fused kernel is made of" \
+	"$exe" --apply elementwise.mul-baae5dac --cpu-only --no-render --out "$tmp/g/long" "$tmp/g/chain.txt"
+case_ "--apply a name and its id" 0 "fusescan fuse: 'add_rmsnorm' is candidate add_rmsnorm-407262a5 of this graph" \
+	"$exe" --apply add_rmsnorm --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$tmp/g/twice" "$run"
+contains "--apply a name and its id: said" "$tmp/err" "fusescan fuse: 'add_rmsnorm-407262a5' is add_rmsnorm-407262a5 again: applied once"
+contains "--apply a name and its id: counted once" "$tmp/out" "[SUMMARY] matches=4 | 4 fused nodes, 0 sites skipped"
+count "--apply a name and its id: numerics once" "$tmp/out" "numerics (CPU, float64 reference" 1
+
+# ---- numbers ----
+gate() { printf '%s\n' "$2" >"$tmp/$1"; }
+gate deep.txt "rmsnorm == $(printf '(%.0s' $(seq 100000))1$(printf ')%.0s' $(seq 100000))"
+case_ "expect: 100000 parentheses" 2 "$tmp/deep.txt:1:76: error: bad expression: parentheses nested deeper than 64" "$exe" match --expect "$tmp/deep.txt" "$run"
+gate mul.txt "rmsnorm == 9999999999*9999999999"
+case_ "expect: a product past 64 bits" 2 "$tmp/mul.txt:1:22: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/mul.txt" "$run"
+gate wrap.txt "rmsnorm >= 4294967296*4294967296+5"
+case_ "expect: a product that wrapped to 5" 2 "$tmp/wrap.txt:1:22: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/wrap.txt" "$run"
+gate big.txt "rmsnorm >= 99999999999999999999"
+case_ "expect: an integer past 64 bits" 2 "$tmp/big.txt:1:12: error: bad expression: integer out of range" "$exe" match --expect "$tmp/big.txt" "$run"
+gate sum.txt "rmsnorm >= 9223372036854775807+1"
+case_ "expect: a sum past 64 bits" 2 "$tmp/sum.txt:1:31: error: bad expression: the value leaves the 64-bit range" "$exe" match --expect "$tmp/sum.txt" "$run"
+gate zero.txt "rmsnorm >= 5/(layers-layers)"
+case_ "expect: division by zero" 2 "$tmp/zero.txt:1:13: error: bad expression: division by zero" "$exe" match --expect "$tmp/zero.txt" "$run"
+for v in 1e20 -1e300 9223372036854775808 4294967296 -5 1.5 '"99"' null '[99]'; do
+	printf '{"results": [{"dump": "035_compile_compile_model.txt", "pattern": "rmsnorm", "matches": %s}]}\n' "$v" >"$tmp/base.json"
+	case_ "baseline: matches $v" 2 "$tmp/base.json: error: results[0].matches: expected a count (an integer from 0 to 4294967295), got '" \
+		"$exe" match --baseline "$tmp/base.json" "$run"
+done
+printf '{"results": [{"dump": 35, "pattern": "rmsnorm", "matches": 1}]}\n' >"$tmp/base.json"
+case_ "baseline: a dump that is no name" 2 "$tmp/base.json: error: results[0].dump: expected a string" "$exe" match --baseline "$tmp/base.json" "$run"
+case_ "discover: 2^31 tokens" 2 "fusescan discover: --tokens wants a positive integer up to 2147483647, got '2147483648'" \
+	"$exe" discover --tokens 2147483648 "$run"
+case_ "discover: the most tokens" 0 "" "$exe" discover --tokens 2147483647 "$run"
+if grep -q -- "-[0-9][0-9]* B\|saves -" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL discover: the most tokens: a negative saving"; else pass=$((pass + 1)); fi
+exp=$tests/data/export_tiny_llama_2l
+case_ "discover: --dims, an unknown symbol" 2 "fusescan discover: --dims: no dump has a symbolic dim named 'bogus' (in 'bogus=5')" \
+	"$exe" discover --dims bogus=5 "$exp"
+case_ "discover: --dims, a symbol twice" 2 "fusescan discover: --dims: 's70' is bound twice (in 's70=5,s70=6')" "$exe" discover --dims s70=5,s70=6 "$exp"
+case_ "discover: --dims, a size past 2^31" 2 "fusescan discover: --dims: s70=2147483648: a size is an integer from 1 to 2147483647" \
+	"$exe" discover --dims s70=2147483648 "$exp"
+case_ "discover: --dims, a size of 0" 2 "fusescan discover: --dims: s70=0: a size is an integer from 1 to 2147483647" "$exe" discover --dims s70=0 "$exp"
+case_ "discover: --dims leaving a symbol unbound" 0 "$exp/002_post_export_run_decompositions.txt: warning: s72 unbound: the sizes that need it are not costed" \
+	"$exe" discover --dims s70=8192 "$exp"
+contains "discover: --dims leaving a symbol unbound: the ranking says so" "$tmp/out" "sizes: s70=8192; s72 unbound: sizes that need it are not costed"
+deep=$(printf '(%.0s' $(seq 100000))s70$(printf ')%.0s' $(seq 100000))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$deep" "$deep" >"$tmp/deep_shape.txt"
+case_ "a shape nested 100000 deep" 0 "" "$exe" discover --tokens 64 "$tmp/deep_shape.txt"
+prod=s70$(printf '*s70%.0s' $(seq 100000))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$prod" "$prod" >"$tmp/prod_shape.txt"
+case_ "a shape of 100000 factors" 0 "" "$exe" discover --tokens 64 "$tmp/prod_shape.txt"
+prod=s70$(printf '*s70%.0s' $(seq 100))
+printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$prod" "$prod" >"$tmp/prod_shape.txt"
+case_ "a shape of 100 factors, each 2^31 - 1" 0 "" "$exe" discover --dims s70=2147483647 "$tmp/prod_shape.txt"
+
+# ---- sizes: every file kind bounded, refused before it is read (sparse files: no disk used) ----
+mkdir -p "$tmp/huge/pats" "$tmp/huge/src"
+truncate -s 20G "$tmp/huge/001_export_big.txt" "$tmp/huge/side"
+truncate -s 17M "$tmp/huge/src/big.py"
+truncate -s 2M "$tmp/huge/pats/big.pat"
+huge=$tmp/huge/side
+case_ "a 20 GB dump" 2 "$tmp/huge/001_export_big.txt: error: cannot read: it holds 20.0 GiB, larger than 1 GiB, the most fusescan reads of a dump" \
+	"$exe" scan "$tmp/huge/001_export_big.txt"
+case_ "a 20 GB log" 2 "$huge: error: cannot read log: larger than 256 MiB, the most fusescan reads of a log" "$exe" match --log "$huge" "$run"
+case_ "a 20 GB diff log" 2 "$huge: error: cannot read log: larger than 256 MiB" "$exe" diff --log "$huge" "$run"
+case_ "a 20 GB expectations file" 2 "$huge: error: cannot read expectations: larger than 1 MiB" "$exe" match --expect "$huge" "$run"
+case_ "a 20 GB baseline" 2 "$huge: error: cannot read baseline: larger than 64 MiB" "$exe" match --baseline "$huge" "$run"
+case_ "a 20 GB catalog" 2 "$huge: error: cannot read kernel catalog: larger than 4 MiB" "$exe" discover --catalog "$huge" "$run"
+case_ "a 20 GB approvals file" 2 "fusescan: cannot read approvals $huge: larger than 1 MiB" "$exe" fuse --approvals "$huge" "$run"
+case_ "a 2 MB pattern file" 2 "$tmp/huge/pats/big.pat: error: cannot read: larger than 1 MiB" "$exe" match --patterns "$tmp/huge/pats" "$run"
+case_ "a 17 MB source file" 0 "$tmp/huge/src/big.py: warning: not indexed: larger than 16 MiB" "$exe" discover --kernels-from "$tmp/huge/src" "$run"
+case_ "a 20 GB tuning cache" 0 "" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
+[ "$(stat -c %s "$huge")" = 21474836480 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the 20 GB cache was replaced"; }
 
 # ---- wrong kinds of file ----
 mkfifo "$tmp/fifo"
@@ -129,7 +235,98 @@ case_ "stdout a full device" 2 "fusescan: $full: write failed: No space left on 
 case_ "render to a full device" 2 "$full: error: render to .dot, .svg or .png" "$exe" render -o "$full" "$dump"
 case_ "diff to a full device" 2 "fusescan: $full: write failed: No space left on device" "$exe" diff -o "$full" "$dump" "$final"
 [ -c "$null" ] && [ -c "$full" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a device was replaced"; }
-case_ "fuse --out a file" 2 "fusescan fuse: cannot create --out $dump: Not a directory" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$dump" "$run"
+case_ "fuse --out a file" 2 "fusescan fuse: cannot create --out $tmp/target.txt: Not a directory" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --out "$tmp/target.txt" "$run"
+
+# ---- inputs are never written: outputs checked by device and inode before any write ----
+apply=("$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render)
+refused="fusescan fuse: refusing to write"
+case_ "--out the run" 2 "$refused --out $run: it is the dump directory $run" "${apply[@]}" --out "$run" "$run"
+case_ "--out inside the run" 2 "$refused --out $run/sub: it lies inside the dump directory $run" "${apply[@]}" --out "$run/sub" "$run"
+[ ! -e "$run/sub" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --out inside the run: a nested run planted"; }
+case_ "--out holding the run" 2 "$refused --out $tmp/in: it holds the dump directory $run" "${apply[@]}" --out "$tmp/in" "$run"
+case_ "--emit and --scaffold the run" 2 "$refused --emit $run: it is the dump directory $run" "${apply[@]}" --out "$tmp/o1" --emit "$run" --scaffold "$run" "$run"
+case_ "--scaffold the run" 2 "$refused --scaffold $run: it is the dump directory $run" "${apply[@]}" --out "$tmp/o1" --emit "$tmp/o1e" --scaffold "$run" "$run"
+[ ! -e "$tmp/o1" ] && [ ! -e "$tmp/o1e" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused --apply wrote its other outputs"; }
+case_ "--out a dump's own directory" 2 "$refused --out $run: it holds the dump $final" "${apply[@]}" --out "$run" "$final"
+ln -s "$run" "$tmp/run_link"
+case_ "--out a link to the run" 2 "$refused --out $tmp/run_link: it is the dump directory $run" "${apply[@]}" --out "$tmp/run_link" "$run"
+case_ "--out through a link, inside the run" 2 "$refused --out $tmp/run_link/sub: it lies inside the dump directory $run" \
+	"${apply[@]}" --out "$tmp/run_link/sub" "$run"
+rm "$tmp/run_link"
+side=$tmp/in/side && mkdir -p "$side"
+cp "$run/ad.log" "$side/ad.log" && printf 'rmsnorm >= 0\n' >"$side/expect.txt" && printf 'add_rmsnorm-407262a5\n' >"$side/approvals.txt"
+"$exe" match --format json -o "$side/base.json" "$run" && cp "$tests/../kernels/catalog.txt" "$side/catalog.txt"
+before=$(sums)
+refused="refusing to write"
+case_ "match -o the --log" 2 "fusescan match: $refused -o $side/ad.log: it is the --log file $side/ad.log" \
+	"$exe" match --log "$side/ad.log" -o "$side/ad.log" "$run"
+case_ "match -o the run's log" 2 "fusescan match: $refused -o $run/ad.log: it is the run's log $run/ad.log" "$exe" match -o "$run/ad.log" "$run"
+case_ "match -o the --expect file" 2 "fusescan match: $refused -o $side/expect.txt: it is the --expect file" \
+	"$exe" match --expect "$side/expect.txt" -o "$side/expect.txt" "$run"
+case_ "match -o the --baseline" 2 "fusescan match: $refused -o $side/base.json: it is the --baseline" \
+	"$exe" match --baseline "$side/base.json" -o "$side/base.json" "$run"
+case_ "discover -o the --catalog" 2 "fusescan discover: $refused -o $side/catalog.txt: it is the --catalog file" \
+	"$exe" discover --catalog "$side/catalog.txt" -o "$side/catalog.txt" "$run"
+case_ "diff -o the --log" 2 "fusescan diff: $refused -o $side/ad.log: it is the --log file" "$exe" diff --log "$side/ad.log" -o "$side/ad.log" "$run"
+case_ "render -o inside the run" 2 "fusescan render: $refused -o $run/site.svg: it lies inside the dump directory $run" \
+	"$exe" render -o "$run/site.svg" "$run"
+case_ "discover -o inside --kernels-from" 2 "fusescan discover: $refused -o $tests/data/srctree/r.txt: it lies inside the --kernels-from directory" \
+	"$exe" discover --kernels-from "$tests/data/srctree" -o "$tests/data/srctree/r.txt" "$run"
+ln -s "$side/ad.log" "$tmp/log_link"
+case_ "-o a link to the --log" 2 "fusescan match: $refused -o $tmp/log_link: it is the --log file" "$exe" match --log "$side/ad.log" -o "$tmp/log_link" "$run"
+rm "$tmp/log_link"
+case_ "--cache the run's log" 2 "fusescan fuse: $refused --cache $run/ad.log: it is the run's log $run/ad.log" \
+	"${apply[@]}" --cache "$run/ad.log" --out "$tmp/o2" "$run"
+case_ "--cache the --approvals file" 2 "fusescan fuse: $refused --cache $side/approvals.txt: it is the --approvals file" \
+	"$exe" fuse --approvals "$side/approvals.txt" --cpu-only --no-render --cache "$side/approvals.txt" --out "$tmp/o2" "$run"
+case_ "tune --cache inside the run" 2 "fusescan tune: $refused --cache $run/tuning.json: it lies inside the dump directory" \
+	"$exe" tune --apply add_rmsnorm-407262a5 --cache "$run/tuning.json" "$run"
+case_ "--out holding the cache" 2 "fusescan fuse: $refused --out $side: it holds the tuning cache $side/base.json" \
+	"${apply[@]}" --cache "$side/base.json" --out "$side" "$run"
+
+# a failing command writes nothing: a new --out is not made, an old one keeps its files
+case_ "a failing --apply, a new --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o3" "$run"
+contains "a failing --apply: why" "$tmp/err" "more than their 4096 MiB (--cpu-memory)"
+[ ! -e "$tmp/o3" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a failing --apply made its --out"; }
+mkdir "$tmp/o4" && echo mine >"$tmp/o4/summary.txt"
+case_ "a failing --apply, an old --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o4" "$run"
+[ "$(ls "$tmp/o4")" = summary.txt ] && grep -qx mine "$tmp/o4/summary.txt" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a failing --apply changed its --out"; }
+
+# --scaffold never replaces a default.yaml it did not write
+mkdir "$tmp/s1" && echo "transforms: {}  # AutoDeploy's" >"$tmp/s1/default.yaml"
+case_ "--scaffold beside an AutoDeploy default.yaml" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/s1" "$run"
+contains "--scaffold beside a default.yaml: said" "$tmp/out" "scaffold: $tmp/s1/default.yaml is not one fusescan wrote: left as it is, the entries are in $tmp/s1/fusescan.default.yaml"
+grep -qx "transforms: {}  # AutoDeploy's" "$tmp/s1/default.yaml" && grep -q "enabled: false" "$tmp/s1/fusescan.default.yaml" &&
+	pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --scaffold replaced a default.yaml"; }
+case_ "--scaffold over its own default.yaml" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/o5s" "$run"
+case_ "--scaffold over its own default.yaml, again" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/o5s" "$run"
+contains "--scaffold over its own default.yaml: replaced" "$tmp/out" "fuse_<name>.md for 1 transform, and default.yaml"
+
+# two runs into one --out: a second one is refused while the first holds it; runs at once never mix
+mkdir "$tmp/o6"
+flock "$tmp/o6" sleep 5 &
+holder=$!
+sleep 0.5
+case_ "--out held by another fusescan" 2 "fusescan fuse: --out $tmp/o6 is being written by another fusescan; run again once it is done" \
+	"${apply[@]}" --out "$tmp/o6" "$run"
+wait "$holder"
+[ -z "$(ls "$tmp/o6")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused run wrote into the held --out"; }
+cos=elementwise.cos-mul-cast-10b0b18a
+"${apply[@]}" --out "$tmp/refa" "$run" >/dev/null 2>&1
+"$exe" --apply $cos --cpu-only --no-render --out "$tmp/refb" "$run" >/dev/null 2>&1
+setsum() { (cd "$1" && md5sum -- * | md5sum); }
+for trial in 1 2 3; do
+	rm -rf "$tmp/o7"
+	"${apply[@]}" --out "$tmp/o7" "$run" >/dev/null 2>"$tmp/err_a" &
+	a=$!
+	"$exe" --apply $cos --cpu-only --no-render --out "$tmp/o7" "$run" >/dev/null 2>"$tmp/err_b"
+	wait "$a"
+	now=$(setsum "$tmp/o7")
+	if [ "$now" = "$(setsum "$tmp/refa")" ] || [ "$now" = "$(setsum "$tmp/refb")" ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL two runs into one --out, trial $trial: its files are neither run's"; fi
+done
+if [ "$(sums)" = "$before" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL an input changed"; fi
 left=$(find "$tmp" -name '*.tmp.*' | head -n 1)
 [ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL temporary file left behind: $left"; }
 

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		size_t len;
-		char *text = fs_read_file(df->path, &len);
+		char *text = fs_read_input(df->path, FS_IN_DUMP, &len);
 		struct fs_rewritten r;
 		struct fs_diags d;
 		fs_diags_init(&d);

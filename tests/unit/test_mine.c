@@ -35,8 +35,8 @@ static void mine(struct fix *f, const char *text, const char *dims)
 	fs_catalog_init(&f->cat, f->s);
 	CHECK_EQ_U(fs_catalog_parse(&f->cat, "cat.txt", CATALOG, strlen(CATALOG), &f->d), 0);
 	struct fs_binding b[8];
-	size_t at;
-	int nb = dims ? fs_bind_parse(f->s, dims, b, 8, &at) : 0;
+	char why[200];
+	int nb = dims ? fs_bind_parse(f->s, dims, b, 8, why, sizeof(why)) : 0;
 	struct fs_mine_opts o = {&f->cat, b, nb > 0 ? (uint32_t)nb : 0};
 	f->m = fs_mine_graph(f->s, f->s->modules[0].graph, &o);
 }
@@ -286,12 +286,21 @@ static void t_bindings(void)
 	CHECK_EQ_U(b[0].value, 1);
 	CHECK_STR(fs_scan_str(s, b[1].sym), "s70");
 	CHECK_EQ_U(b[1].value, 8192);
-	size_t at = 0;
-	CHECK(fs_bind_parse(s, "s72=2,s70=4096", b, 4, &at) == 2);
+	char why[200];
+	CHECK(fs_bind_parse(s, "s72=2,s70=4096", b, 4, why, sizeof(why)) == 2);
 	CHECK_EQ_U(b[1].value, 4096);
-	CHECK(fs_bind_parse(s, "s72=2,s70", b, 4, &at) == -1);
-	CHECK_EQ_U(at, 6);
-	CHECK(fs_bind_parse(s, "s72=x", b, 4, &at) == -1);
+	CHECK(fs_bind_parse(s, "s72=2,s70", b, 4, why, sizeof(why)) == -1);
+	CHECK_STR(why, "expected NAME=N at 's70'");
+	CHECK(fs_bind_parse(s, "s72=x", b, 4, why, sizeof(why)) == -1);
+	CHECK_STR(why, "expected a number after 's72=' at 'x'");
+	CHECK(fs_bind_parse(s, "bogus=5", b, 4, why, sizeof(why)) == -1);
+	CHECK_STR(why, "no dump has a symbolic dim named 'bogus'");
+	CHECK(fs_bind_parse(s, "s70=5,s70=6", b, 4, why, sizeof(why)) == -1);
+	CHECK_STR(why, "'s70' is bound twice");
+	CHECK(fs_bind_parse(s, "s70=2147483648", b, 4, why, sizeof(why)) == -1);
+	CHECK_STR(why, "s70=2147483648: a size is an integer from 1 to 2147483647");
+	CHECK(fs_bind_parse(s, "s70=0", b, 4, why, sizeof(why)) == -1);
+	CHECK(fs_bind_parse(s, "s70=99999999999999999999", b, 4, why, sizeof(why)) == -1);
 	struct fs_type ty = {s->modules[0].graph->types[0].shape, FS_DT_BF16};
 	struct fs_binding bb[2] = {{fs_strtab_find(&s->strs, "s72", 3), 2}, {fs_strtab_find(&s->strs, "s70", 3), 10}};
 	CHECK(fs_type_bytes(s, &ty, bb, 2) == 40);

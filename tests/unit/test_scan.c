@@ -295,6 +295,52 @@ static void t_symbolic_shapes(void)
 	fs_scan_free(s);
 }
 
+/* one dim's text of n copies of `unit` joined by `sep`, inside `depth` parentheses */
+static char *dim_text(const char *unit, const char *sep, uint32_t n, uint32_t depth)
+{
+	size_t k = 0, cap = 2 * depth + n * (strlen(unit) + strlen(sep)) + 1;
+	char *t = malloc(cap);
+	for (uint32_t i = 0; i < depth; i++)
+		t[k++] = '(';
+	for (uint32_t i = 0; i < n; i++)
+		k += (size_t)snprintf(t + k, cap - k, "%s%s", i ? sep : "", unit);
+	for (uint32_t i = 0; i < depth; i++)
+		t[k++] = ')';
+	t[k] = '\0';
+	return t;
+}
+
+/* the expression parser and the evaluator recurse: dims nested past 64 levels
+ * or of more than 256 terms stay text (opaque); within the bounds they are
+ * read, and products that leave 64 bits are not evaluated */
+static void t_shape_bounds(void)
+{
+	struct { const char *unit, *sep; uint32_t n, depth; int opaque; } v[] = {
+		{"s70", "", 1, 64, 0},    {"s70", "", 1, 65, 1},     {"s70", "", 1, 100000, 1},
+		{"s70", "*", 128, 0, 0},  {"s70", "*", 100000, 0, 1}, {"-s70", "", 1, 0, 0},
+		{"Max(1, s70)", "+", 60, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char *d = dim_text(v[i].unit, v[i].sep, v[i].n, v[i].depth);
+		size_t n = strlen(d) + 64;
+		char *text = malloc(n);
+		snprintf(text, n, "%%x : %sx4 : torch.float32\noutput %%x\n", d);
+		struct fs_scan *s = parse("bounds.txt", text);
+		const struct fs_shape *sh = fs_scan_shape(s, graph0(s)->types[0].shape);
+		CHECK_EQ_U(sh->rank, 2);
+		CHECK((s->types.dims[sh->dims].expr == FS_DIM_OPAQUE) == v[i].opaque);
+		struct fs_binding b[] = {{fs_strtab_find(&s->strs, "s70", 3), 2}, {fs_strtab_find(&s->strs, "s70", 3), INT32_MAX}};
+		int64_t got;
+		if (!v[i].opaque && v[i].sep[0] == '*') {
+			CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims], b, 1, &got) == -1); /* 2^128 */
+			CHECK(fs_dim_eval(&s->types, &s->types.dims[sh->dims], b + 1, 1, &got) == -1);
+		}
+		fs_scan_free(s);
+		free(text);
+		free(d);
+	}
+}
+
 static void t_floordiv_and_negative(void)
 {
 	struct fs_scan *s = parse("fd.txt", "%x : (s0 - 9)//4x-(s1)x(2*(s0 + 3))xMod(s0 - 9, 4) : torch.int64\noutput %x\n");
@@ -472,6 +518,33 @@ static void t_error_duplicate_and_use_before_def(void)
 	fs_scan_free(s);
 }
 
+/* a node named among its own arguments, an output line naming a value no line
+ * defines or reads (a typo, or the line cut in the middle of a name) */
+static void t_error_self_reference_and_output(void)
+{
+	struct fs_scan *s = parse("self.txt",
+		"%x : 4 : torch.float32\n"
+		"%neg = aten.neg.default(%neg : 4 : torch.float32) : 4 : torch.float32\n"
+		"%b = aten.cat.default([x, b], 0) : 8 : torch.float32\n"
+		"%c = aten.exp.default(%x : 4 : torch.float32) : 4 : torch.float32\n"
+		"output %view_\n");
+	CHECK(has_error(s, 2, 25, "'%neg' reads itself: a node cannot be its own argument"));
+	CHECK(has_error(s, 3, 27, "'%b' reads itself"));
+	CHECK(has_error(s, 5, 8, "output names 'view_', which no line of this module defines (the line cut short?)"));
+	CHECK_EQ_U(s->diags.n_errors, 3); /* no "missing output line" besides */
+	const struct fs_graph *g = graph0(s);
+	CHECK_EQ_U(g->n_calls, 1);
+	CHECK_EQ_U(g->n_externs, 0); /* the bad lines left no node behind */
+	CHECK_EQ_U(g->n_outputs, 0);
+	fs_scan_free(s);
+	s = parse("ok.txt", "%x : 4 : torch.float32\n"
+			    "%a = aten.mul.Tensor(%x : 4 : torch.float32, %w : 4 : torch.float32) : 4 : torch.float32\n"
+			    "output (%a, %w)\n");
+	CHECK_EQ_U(s->diags.n_errors, 0); /* a weight read before is no typo */
+	CHECK_EQ_U(graph0(s)->n_outputs, 2);
+	fs_scan_free(s);
+}
+
 static void t_error_brackets_and_garbage(void)
 {
 	struct fs_scan *s = parse("br.txt",
@@ -553,6 +626,7 @@ static void t_dtypes(void)
 	X(t_nested_lists_and_bare_names)          \
 	X(t_literals)                             \
 	X(t_symbolic_shapes)                      \
+	X(t_shape_bounds)                         \
 	X(t_floordiv_and_negative)                \
 	X(t_multi_output)                         \
 	X(t_externals)                            \
@@ -562,6 +636,7 @@ static void t_dtypes(void)
 	X(t_several_modules_and_dedupe)           \
 	X(t_dedupe_only_exact)                    \
 	X(t_error_duplicate_and_use_before_def)   \
+	X(t_error_self_reference_and_output)      \
 	X(t_error_brackets_and_garbage)           \
 	X(t_error_truncated_empty_binary)         \
 	X(t_error_limit)                          \

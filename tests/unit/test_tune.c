@@ -103,7 +103,7 @@ static void t_merge(void)
 	fs_tune_open(&a, file("merge.json"));
 	CHECK(fs_tune_lookup(&a, &ea.key, &got) == 0 && got.tactic.vec == 2);
 	size_t len;
-	char *text = fs_read_file(file("merge.json"), &len);
+	char *text = fs_read_input(file("merge.json"), FS_IN_CACHE, &len);
 	const char *first = text ? strstr(text, "\"aaaa\"") : NULL;
 	CHECK(first && !strstr(first + 1, "\"aaaa\"")); /* one entry per key */
 	free(text);
@@ -136,7 +136,14 @@ static void t_damaged(void)
 	write_text("other.json", "[1, 2, 3]\n");
 	fs_tune_open(&c, file("other.json"));
 	CHECK(strstr(c.warning, "not a fusescan tuning cache") != NULL);
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_save(&c) == -1); /* some other file named as the cache: never replaced */
+	CHECK(strstr(c.warning, "not replaced") != NULL);
 	fs_tune_close(&c);
+	size_t len;
+	char *text = fs_read_input(file("other.json"), FS_IN_CACHE, &len);
+	CHECK_STR(text, "[1, 2, 3]\n");
+	free(text);
 
 	/* an entry whose tactic the generator cannot take is a miss */
 	const char *odd = "{\"format\": \"fusescan.tuning/1\", \"entries\": [{\"kernel\": \"aaaa\", \"bucket\": \"tokens<=16384\","
