@@ -1,5 +1,5 @@
 /*
- * pattern.c: the pattern-file parser (language in patterns/README.md), one
+ * pattern.c: the pattern-file parser (language in docs/patterns.md), one
  * function per statement. Op regexes are compiled once with PCRE2, anchored,
  * and JIT-compiled where the platform allows; a bad regex is reported at its
  * file:line:col with PCRE2's own message. Called by `fusescan match`.

@@ -1,6 +1,6 @@
 /*
  * discover_json.c: the discovery report as versioned JSON (schema
- * fusescan.discover/1, documented in README.md). Candidates are in rank
+ * fusescan.discover/1, documented in docs/discover.md). Candidates are in rank
  * order, ids are stable for the same input, so golden tests and CI diffs
  * work. Built with cJSON.
  */

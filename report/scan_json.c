@@ -1,6 +1,6 @@
 /*
  * scan_json.c: the scan report as versioned JSON (schema fusescan.scan/1,
- * documented in README.md). Keys and arrays are in a fixed order so the
+ * documented in docs/dump-format.md). Keys and arrays are in a fixed order so the
  * output is deterministic for golden tests and CI diffs. Built with cJSON.
  */
 #include "fusescan/report.h"

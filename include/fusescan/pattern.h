@@ -1,6 +1,6 @@
 /*
  * pattern.h: the pattern library (the .pat files of patterns/, language in
- * patterns/README.md) and the structural matcher behind `fusescan match`.
+ * docs/patterns.md) and the structural matcher behind `fusescan match`.
  * A pattern is a small graph of named nodes: op nodes match graph nodes by a
  * PCRE2 regex over the printed target, with their arguments (other nodes,
  * literals, captured $variables, _ and ...); inputs bind to any value;
