@@ -19,7 +19,8 @@
 #   memcheck  compute-sanitizer memcheck over each op family and each GEMM plan, every tactic, and an
 #             eager attention softmax past 2^31 elements (its tuned tactic)
 #   sweep     every candidate discovery finds on every fixture architecture at SWEEP_TOKENS (default
-#             2048), classed (scripts/sweep_candidates.py): no fail, crash or contradiction
+#             2048), SWEEP_JOBS at once (default 2 a GPU), classed (scripts/sweep_candidates.py): no
+#             fail, crash or contradiction
 #   plants    planted bugs (a wrong eps, a dropped cast) fail with exit 1 and triage calls them bugs
 #   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model
 # ONLY: the chains the bench part times (default all).
@@ -174,7 +175,7 @@ part_sweep() {
 	python3 -u scripts/sweep_candidates.py --fusescan "$exe" --tokens "${SWEEP_TOKENS:-2048}" --gpus "$(
 		IFS=,
 		echo "${gpus[*]}"
-	)" --jobs $((2 * ${#gpus[@]})) --out "$out/sweep"
+	)" --jobs "${SWEEP_JOBS:-$((2 * ${#gpus[@]}))}" --out "$out/sweep"
 }
 
 part_plants() {

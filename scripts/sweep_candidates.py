@@ -172,14 +172,23 @@ def main():
     print(f"sweep: {len(todo)} candidates of {len(dumps)} architectures at {a.tokens} tokens on "
           f"{'the CPU' if a.cpu_only else 'GPU ' + ','.join(gpus)}, {jobs} at once", flush=True)
     results = []
+    stopped = []  # a SIGTERM (a time limit): the runs done so far are tallied, marked partial
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futs = [pool.submit(apply_one, a.fusescan, d, i, a, gpus[k % len(gpus)], work, a.timeout) for k, (d, i) in enumerate(todo)]
-        for f in concurrent.futures.as_completed(futs):
-            r = f.result()
-            results.append(r)
-            if a.verbose or r["class"] in ("fail", "crash", "contradiction"):
-                print(f"  [{len(results)}/{len(todo)}] {r['arch']} {r['id']}: {r['class']}{': ' + r['detail'] if r['detail'] else ''}",
-                      flush=True)
+        pending = set(futs)
+        while pending and not stopped:
+            done, pending = concurrent.futures.wait(pending, timeout=1, return_when=concurrent.futures.FIRST_COMPLETED)
+            for f in done:
+                r = f.result()
+                results.append(r)
+                if a.verbose or r["class"] in ("fail", "crash", "contradiction"):
+                    print(f"  [{len(results)}/{len(todo)}] {r['arch']} {r['id']}: {r['class']}"
+                          f"{': ' + r['detail'] if r['detail'] else ''}", flush=True)
+        for f in pending:
+            f.cancel()
+    if stopped:
+        print(f"sweep: stopped (SIGTERM) after {len(results)} of {len(todo)} candidates: the tally below is partial", flush=True)
     results.sort(key=lambda r: (r["arch"], r["id"]))
     tally, refusals, archs = {}, {}, {}
     for r in results:
