@@ -187,7 +187,8 @@ def main():
                           f"{': ' + r['detail'] if r['detail'] else ''}", flush=True)
         for f in pending:
             f.cancel()
-    if stopped:
+    if stopped:  # the runs the signal reached too are not outcomes
+        results = [r for r in results if r["exit"] != -signal.SIGTERM]
         print(f"sweep: stopped (SIGTERM) after {len(results)} of {len(todo)} candidates: the tally below is partial", flush=True)
     results.sort(key=lambda r: (r["arch"], r["id"]))
     tally, refusals, archs = {}, {}, {}
