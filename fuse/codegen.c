@@ -34,7 +34,7 @@
 
 /* ---- the generator's state ------------------------------------------------------------ */
 
-enum { MAX_RED = 16, IDX_LEN = 1024, MAX_SITES = 32, DIM_LEN = 256 };
+enum { MAX_RED = 16, IDX_LEN = 2048, MAX_SITES = 32, DIM_LEN = 512 };
 
 /* an index per dim of a value's shape: C text, and how it moves with the lane u */
 struct ix {
