@@ -137,6 +137,9 @@ def apply_one(exe, dump, ident, args, gpu, work, timeout):
         rc, text = r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired as e:
         rc, text = None, (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
+    except OSError as e:  # fusescan could not be started: no outcome, said as one
+        return {"arch": arch_of(dump), "dump": dump, "id": ident, "exit": None, "class": "crash",
+                "detail": f"fusescan could not be started: {e}"}
     try:
         with open(os.path.join(out, "numerics.json")) as f:
             report = json.load(f)
