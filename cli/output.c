@@ -130,7 +130,7 @@ int fs_outdir_open(struct fs_outdir *o, const struct fs_command *cmd, const char
 			if (mkdtemp(o->stage))
 				return 0;
 		} else
-			errno = 0;
+			errno = 0, o->made = 0; /* made here, but another run locked it first: its directory now */
 	}
 	if (errno)
 		fprintf(stderr, "fusescan %s: %s %s %s: %s\n", cmd->name, what, opt, o->path, strerror(errno == EEXIST ? ENOTDIR : errno));
