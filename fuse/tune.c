@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define FORMAT "fusescan.tuning/1"
+#define FORMAT_FAMILY "fusescan.tuning/" /* every version's name begins so */
+#define FORMAT FORMAT_FAMILY "1"
 
 int fs_cache_dir(char *dir, size_t n)
 {
@@ -69,8 +70,12 @@ static cJSON *read_cache(const char *path, char *why, size_t n, int *foreign)
 		return NULL;
 	}
 	cJSON *root = parse_cache(path, text, len, why, n);
-	*foreign = !root && !strstr(text, FORMAT);
-	if (*foreign)
+	const char *family = strstr(text, FORMAT_FAMILY);
+	*foreign = !root && (!family || strncmp(family, FORMAT "\"", strlen(FORMAT) + 1));
+	if (*foreign && family) /* another version's cache: kept for the fusescan that wrote it */
+		snprintf(why, n, "%s:1:1: a tuning cache of another fusescan's format (%s expected); ignored, and not replaced", path,
+			 FORMAT);
+	else if (*foreign)
 		snprintf(why, n, "%s:1:1: not a fusescan tuning cache (format %s expected); ignored, and not replaced", path, FORMAT);
 	free(text);
 	return root;

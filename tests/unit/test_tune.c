@@ -145,6 +145,18 @@ static void t_damaged(void)
 	CHECK_STR(text, "[1, 2, 3]\n");
 	free(text);
 
+	/* a later fusescan's cache: named as such, and kept for the fusescan that wrote it */
+	const char *later = "{\"format\": \"fusescan.tuning/12\", \"entries\": []}\n";
+	write_text("later.json", later);
+	fs_tune_open(&c, file("later.json"));
+	CHECK(strstr(c.warning, "another fusescan's format (fusescan.tuning/1 expected)") != NULL);
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_save(&c) == -1 && strstr(c.warning, "not replaced"));
+	fs_tune_close(&c);
+	text = fs_read_input(file("later.json"), FS_IN_CACHE, &len);
+	CHECK_STR(text, later);
+	free(text);
+
 	/* an entry whose tactic the generator cannot take is a miss */
 	const char *odd = "{\"format\": \"fusescan.tuning/1\", \"entries\": [{\"kernel\": \"aaaa\", \"bucket\": \"tokens<=16384\","
 			  " \"device\": \"H200\", \"nvrtc\": \"NVRTC 13.0\", \"policy\": \"median of 50\","
@@ -162,7 +174,7 @@ static void t_damaged(void)
 
 static void t_cleanup(void)
 {
-	const char *names[] = {"rt.json", "merge.json", "bad.json", "other.json"};
+	const char *names[] = {"rt.json", "merge.json", "bad.json", "other.json", "later.json"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlink(file(names[i]));
 	CHECK(rmdir(dir) == 0);
