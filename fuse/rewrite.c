@@ -204,23 +204,26 @@ static int op_is(const struct fs_scan *s, const struct fs_node *x, const char *k
 }
 
 /* The eps of a site: the float a mean / sum is added to before rsqrt (the
- * chain written out), or the last float an op of the site already takes
- * (add + flashinfer_rms_norm(x, w, eps)). Its printed text, or NULL. */
+ * chain written out), or the float a norm op of the site already takes
+ * (add + flashinfer_rms_norm(x, w, eps): an op of a namespace, not aten's
+ * arithmetic, whose floats are the model's constants, Gemma's 1 + w among
+ * them). Its printed text, or NULL where the site has neither. */
 static const char *site_eps(const struct ctx *c, const uint32_t *nodes, uint32_t n)
 {
 	const struct fs_graph *g = c->g;
-	const char *last = NULL;
+	const char *taken = NULL;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct fs_node *x = &g->nodes[nodes[k]];
 		const struct fs_arg *a = &g->args[x->args];
-		for (uint32_t i = 0; i < x->n_args; i += g->args[x->args + i].span)
+		int norm_op = strchr(fs_scan_str(c->s, c->s->ops[x->op].key), '.') != NULL;
+		for (uint32_t i = 0; i < x->n_args && norm_op; i += g->args[x->args + i].span)
 			if (a[i].kind == FS_ARG_FLOAT)
-				last = fs_scan_str(c->s, a[i].text);
+				taken = fs_scan_str(c->s, a[i].text);
 		if (op_is(c->s, x, "add") && x->n_args == 2 && a[0].kind == FS_ARG_NODE && a[1].kind == FS_ARG_FLOAT &&
 		    (op_is(c->s, &g->nodes[a[0].node], "mean") || op_is(c->s, &g->nodes[a[0].node], "sum")))
 			return fs_scan_str(c->s, a[1].text);
 	}
-	return last;
+	return taken;
 }
 
 /* The residual sum of an add + norm site: its add of two computed values. */
@@ -302,8 +305,8 @@ static uint32_t earliest_line(const struct ctx *c, const struct fs_site *site, u
 }
 
 /* Why a site cannot be replaced in place (the fused node at line `last`), or NULL. */
-static const char *site_problem(struct ctx *c, const struct fs_site *site, uint32_t last, const uint32_t *outs,
-				uint32_t n_out, char *buf, size_t n)
+static const char *site_problem(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, uint32_t last,
+				const uint32_t *outs, uint32_t n_out, char *buf, size_t n)
 {
 	const struct fs_graph *g = c->g;
 	if (!n_out)
@@ -315,6 +318,8 @@ static const char *site_problem(struct ctx *c, const struct fs_site *site, uint3
 		if (c->in_site[v] == 2)
 			return "it overlaps a site replaced before it";
 	}
+	if (rw->literals & FS_LIT_EPS && !site_eps(c, site->nodes, site->n_nodes))
+		return "no eps: no float is added to a mean or sum, and no norm op of the site takes one";
 	for (uint32_t k = 0; k < n_out; k++) {
 		const struct fs_node *x = &g->nodes[outs[k]];
 		if (x->n_out != 1)
@@ -344,10 +349,10 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 	for (uint32_t k = 0; k < n; k++)
 		if (site->nodes[k] < g->n_nodes && c->line[site->nodes[k]] != NONE && c->line[site->nodes[k]] > last)
 			last = c->line[site->nodes[k]];
-	const char *problem = site_problem(c, site, last, outs, n_out, why, sizeof(why));
+	const char *problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
 	if (problem && strstr(problem, "before the fused node's place")) { /* earlier, where its inputs allow */
 		last = earliest_line(c, site, last, in, n_in);
-		problem = site_problem(c, site, last, outs, n_out, why, sizeof(why));
+		problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
 	}
 	if (problem) {
 		skip(c, "site at %%%s: %s", n ? fs_scan_str(c->s, g->nodes[site->nodes[n - 1] < g->n_nodes ? site->nodes[n - 1] : 0].name) : "?",

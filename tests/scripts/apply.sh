@@ -45,6 +45,14 @@ check "no rmsnorm chain left" 0 "$exe" match --pattern rmsnorm --expect /dev/std
 check "the rmsnorm pattern" 0 "$exe" --apply pattern:rmsnorm --out "$tmp/p" "$export_dump"
 count "torch_rmsnorm, eps kept" "$tmp/p/001_export_export_to_gm.txt" "auto_deploy.torch_rmsnorm.default(" 5
 count "torch_rmsnorm, eps kept" "$tmp/p/001_export_export_to_gm.txt" "torch.bfloat16, 1e-06) : s72xs70x256 : torch.bfloat16" 5
+# a norm whose eps is no float added to the mean (here an integer) still matches a catalog
+# chain (a multiset of ops), but the kernel's eps is nowhere in the site: that site is
+# skipped, said, never given another float of the site or none
+sed '71s/, 1e-06)/, 1)/' "$export_dump" > "$tmp/int_eps.txt"
+id=$("$exe" discover "$tmp/int_eps.txt" 2>/dev/null | sed -n 's/^Candidate [0-9]*: unweighted_rmsnorm .*id \(unweighted_rmsnorm-[0-9a-f]*\)\]$/\1/p')
+check "eps nowhere" 0 "$exe" --apply "$id" --cpu-only --no-render --out "$tmp/ie" "$tmp/int_eps.txt"
+contains "eps nowhere: skipped" "$tmp/out" "[SUMMARY] matches=0 | 0 fused nodes, 1 sites skipped"
+contains "eps nowhere: why" "$tmp/out" "skipped site at %to_7: no eps: no float is added to a mean or sum, and no norm op of the site takes one"
 
 # parallel GEMMs: q's reshape reads q before the v GEMM, so the fused node takes the
 # site's first line
