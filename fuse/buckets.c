@@ -58,6 +58,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 	int products_only = g->ran && fs_gemm_any(q) && !g->n_tactics;
 	if (!g->ran) {
 		snprintf(b->error, sizeof(b->error), "%.250s", g->error[0] ? g->error : g->skipped);
+		b->run_failed = g->error[0] != '\0';
 	} else {
 		b->tuned = 1;
 		b->variant = g->variant;
@@ -86,7 +87,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 			snprintf(b->error, sizeof(b->error), "its chosen plan: %s", why);
 		else if (g->plan_failed[0])
 			snprintf(b->error, sizeof(b->error), "%s", g->plan_failed);
-		b->unfused_plan = b->passed && b->speedup_hi < 1.0;
+		b->slower = b->passed && b->speedup_hi < 1.0;
 	}
 	fs_gpu_release(g);
 	free(g);
@@ -120,7 +121,7 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 		snprintf(b->error, sizeof(b->error), "its chosen plan: %.230s", c->why);
 	else if (r->plan_failed[0])
 		snprintf(b->error, sizeof(b->error), "%.250s", r->plan_failed);
-	b->unfused_plan = b->passed && b->speedup_hi < 1.0;
+	b->slower = b->passed && b->speedup_hi < 1.0;
 }
 
 /* An untuned bucket: the heuristic tactic (vectors as eager's kernels) of
@@ -176,7 +177,7 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 		if (!b->tuned)
 			heuristic(&q[i], b);
 		if (b->tuned ? b->passed : !b->error[0]) /* else the token counts go to the next bucket */
-			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant, b->unfused_plan};
+			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant, b->slower};
 	}
 	set->ne = ne;
 }
@@ -215,7 +216,7 @@ void fs_buckets_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "    %8lld  %-18s %10.4f %10.4f %10.4f %22s %6.1fs  %s%s%s%s%s%s\n", (long long)b->tokens, b->tactic, b->ms,
 			b->ci, b->unfused_ms, sp, b->seconds, graphs,
 			b->variant == 1 ? "cuBLASLt's epilogue chosen " : b->variant == 2 ? "the generated GEMM chosen " : "",
-			b->cache_hit ? "cache hit " : "", b->unfused_plan ? "slower fused: the unfused plan taken " : "",
+			b->cache_hit ? "cache hit " : "", b->slower ? "fused plan slower here (profitable: false) " : "",
 			b->passed ? "" : "FAILS: ", b->passed ? "" : b->error);
 	}
 }
@@ -238,7 +239,7 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			cJSON_AddNumberToObject(q, "ci95_ms", b->ci);
 			cJSON_AddNumberToObject(q, "unfused_ms", b->unfused_ms);
 			cJSON_AddItemToObject(q, "speedup", cJSON_CreateDoubleArray((const double[]){b->speedup, b->speedup_lo, b->speedup_hi}, 3));
-			cJSON_AddStringToObject(q, "plan", b->unfused_plan ? "unfused" : "fused");
+			cJSON_AddBoolToObject(q, "profitable", !b->slower);
 			cJSON_AddNumberToObject(q, "tactics_timed", b->timed);
 			cJSON_AddNumberToObject(q, "tactics_failed", b->failed);
 			cJSON_AddNumberToObject(q, "seconds", b->seconds);

@@ -478,11 +478,14 @@ static int reduces_across(const struct op *op, uint8_t rank)
 	return 1;
 }
 
+static int reduction_free(const struct gen *G, int32_t v);
+
 /* A reduction across dims (reduces_across) where it is read: a loop in the
  * thread over each reduced dim, its operand read at every point and folded
- * in fp32 (the identity first, the mean divided by the count after), as a
- * lambda called in place so it stays one expression. Its loads are scalar:
- * a vector load hoisted before the lane loop would read one point only. */
+ * in fs_real (fp32, double in the reference; the identity first, the mean
+ * divided by the count after), as a lambda called in place so it stays one
+ * expression. Its loads are scalar: a vector load hoisted before the lane
+ * loop would read one point only. */
 static void inline_reduce(struct gen *G, const struct op *op, const struct ix *x, struct fs_text *b)
 {
 	const struct ten *in = fs_prog_value(G->p, op->src[0]);
@@ -508,6 +511,8 @@ static void inline_reduce(struct gen *G, const struct op *op, const struct ix *x
 		set_dim(to, k, var, 0, 0);
 		o += op->keepdim; /* a kept reduced dim reads index 0 of the output */
 	}
+	if (!reduction_free(G, op->src[0]))
+		fail(G, "a reduction across dims of a row's reduction");
 	G->loops++;
 	G->in_loop++;
 	fs_text_put(b, "{ const fs_real v = ");
@@ -1037,15 +1042,26 @@ static int early_out(const struct gen *G, int32_t v, const struct ten *rowsh)
 }
 
 /* An output holding part of each row (fewer columns than the row): the
- * condition its stores take, " && j0 < W" (uniform over the lanes: V | W),
- * into cond; "" for whole rows. */
-static const char *part_of_row(struct gen *G, const struct ten *t, const struct ten *rowsh, char cond[DIM_LEN + 16])
+ * condition "j0 < W" into cond (uniform over the lanes: V | W, fs_codegen's
+ * vcols), "" for whole rows. Its stores take it, and so do its loads (the
+ * guard): an operand W wide is read only inside its rows. */
+static void part_of_row(struct gen *G, const struct ten *t, const struct ten *rowsh, char cond[DIM_LEN + 16])
 {
 	char w[DIM_LEN];
 	cond[0] = '\0';
 	if (t->rank && !fs_dim_one(t, t->rank - 1) && t->shape[t->rank - 1] != rowsh->shape[rowsh->rank - 1])
 		snprintf(cond, DIM_LEN + 16, "j0 < (fs_ix)(%s)", dims(G, t, t->rank - 1, t->rank, w));
-	return cond;
+}
+
+/* stored_expr of output v under its part-of-row condition (part_of_row), if any */
+static void part_expr(struct gen *G, int32_t v, const char *part, const struct ix *x, struct fs_text *b)
+{
+	char saved[IDX_LEN];
+	memcpy(saved, G->guard, sizeof(saved));
+	if (part[0])
+		fmt_idx(G, G->guard, "%s && %s", saved, part);
+	stored_expr(G, v, x, b);
+	memcpy(G->guard, saved, sizeof(saved));
 }
 
 /* the row kernel's body: each reduction a pass over the row, then the outputs */
@@ -1112,16 +1128,17 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			if (!early_out(G, outs[o], rowsh))
 				continue;
 			struct fs_text eo = {0}, off = {0};
-			row_idx(t, "j0", x);
-			stored_expr(G, outs[o], x, &eo);
-			offset(G, t, x, 1, 0, 0, &off);
-			char part[DIM_LEN + 16];
+			char part[DIM_LEN + 16], cond[DIM_LEN + 64];
 			part_of_row(G, t, rowsh, part);
+			row_idx(t, "j0", x);
+			part_expr(G, outs[o], part, x, &eo);
+			offset(G, t, x, 1, 0, 0, &off);
+			snprintf(cond, sizeof(cond), "%s%s%s", G->tail ? "live && in" : G->cache ? "live" : "", part[0] && (G->tail || G->cache) ? " && " : "",
+				 part);
 			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
-			fs_text_put(&early_after, "\t\t\t%s%s%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", G->tail ? "if (live && in" : G->cache ? "if (live" : part[0] ? "if (1" : "",
-			    part[0] ? " && " : "", part, G->tail || G->cache || part[0] ? ") " : "", "", compares(G) ? "cmpv" : "stv",
-			    out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
+			fs_text_put(&early_after, "\t\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", cond[0] ? "if (" : "", cond, cond[0] ? ") " : "",
+			    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
 			free(eo.s);
 			free(off.s);
 		}
@@ -1181,16 +1198,16 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			continue; /* stored in the first pass */
 		/* a keepdim reduction: once per row */
 		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
+		char part[DIM_LEN + 16];
+		part_of_row(G, t, rowsh, part);
 		row_idx(t, one ? "0" : "j0", x);
 		struct fs_text e = {0}, off = {0};
-		stored_expr(G, outs[o], x, &e);
+		part_expr(G, outs[o], part, x, &e);
 		offset(G, t, x, 1, 0, 0, &off);
 		if (one)
 			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
 			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
 		else {
-			char part[DIM_LEN + 16];
-			part_of_row(G, t, rowsh, part);
 			fs_text_put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
 			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
 			fs_text_put(&after, "\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", part[0] ? "if (" : "", part, part[0] ? ") " : "",
@@ -1329,7 +1346,7 @@ static struct fs_tactic eager_for(const struct fs_kernel *k)
 {
 	struct fs_tactic t = fallback;
 	for (uint16_t vec = 8; vec > 1; vec /= 2)
-		if (k->cols % vec == 0) {
+		if (k->vcols % vec == 0) {
 			t.vec = vec;
 			break;
 		}
@@ -1408,6 +1425,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		fail(&G, "an epilogue with a reduction (the generated GEMM's epilogue is elementwise)");
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
 	k->cols = k->row ? H : 0;
+	k->vcols = k->cols;
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
 		const struct ten *t = fs_prog_value(p, outs[o]);
 		/* an output is the rows (or one value a row), or part of each row: the
@@ -1417,11 +1435,10 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			fail(&G, "outputs that are not rows of the reduced value");
 		else if (k->row && t->rank && t->shape[t->rank - 1] > H)
 			fail(&G, "an output wider than the row it is computed from");
-		else if (k->row && t->rank && t->shape[t->rank - 1] != H && !fs_dim_one(t, t->rank - 1) &&
-			 !divisible(&G, t, t->rank - 1, k->tactic.vec))
-			fail(&G, "a tactic these shapes do not allow");
+		else if (k->row && t->rank && t->shape[t->rank - 1] != H && !fs_dim_one(t, t->rank - 1))
+			k->vcols = gcd64(k->vcols, t->shape[t->rank - 1]);
 		if (!k->row)
-			k->cols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
+			k->cols = k->vcols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
 	}
 	if (!k->row) { /* the elements of every output shape, one after the other */
 		out_shapes(&G, outs, n_out);
@@ -1440,12 +1457,15 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	G.vec = k->tactic.vec;
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
-	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->cols % tc->vec) || T < 1 || (T & (T - 1)) ||
+	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->vcols % tc->vec) || T < 1 || (T & (T - 1)) ||
 			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 2 || tc->lin > !!k->row))
 		fail(&G, "a tactic these shapes do not allow");
-	/* vectors along a symbolic last dim: the kernel requires it a multiple of vec */
+	/* vectors along a symbolic last dim: the kernel requires it a multiple of
+	 * vec (a row kernel's row, and each output holding part of each row) */
 	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
-		const struct ten *t = k->row ? rowsh : fs_prog_value(p, outs[o]);
+		const struct ten *t = fs_prog_value(p, outs[o]);
+		if (k->row && !(t->rank && !fs_dim_one(t, t->rank - 1) && t->shape[t->rank - 1] != H))
+			t = rowsh;
 		if (t->rank && !divisible(&G, t, t->rank - 1, tc->vec))
 			fail(&G, "a tactic these shapes do not allow");
 	}
@@ -1599,7 +1619,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 	const int64_t fill = 2 * 132;
 	int small = k->row ? k->work < fill * 8 : k->work < (1 << 17);
 	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2) {
-		if (k->cols % vec)
+		if (k->vcols % vec)
 			continue;
 		if (!k->row) {
 			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
@@ -1623,7 +1643,7 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 	 * many rows a block: blocks of 256 and 1024 threads (and of 32, 64 and
 	 * 128, with few rows) */
 	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
-		if (k->cols % vec)
+		if (k->vcols % vec)
 			continue;
 		for (uint16_t t = 1; t < 32; t *= 2) {
 			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)

@@ -19,6 +19,8 @@ struct fs_kernel {
 	uint8_t write[FS_KERNEL_MAX_PARAMS];
 	uint8_t row;                  /* row kernel (reductions) or elementwise */
 	int64_t cols;                 /* row length, or the smallest last dim written */
+	int64_t vcols;                /* what every vector width must divide: cols, and with outputs of part of each
+				       * row their widths too (gcd) */
 	int64_t work;                 /* rows, or output elements */
 	struct fs_tactic tactic;
 	int64_t grid, block;

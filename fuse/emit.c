@@ -387,7 +387,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		/* the fused plan timed slower than the unfused chain here: the op still runs it (it is correct),
 		 * but a deployment should leave these sites unfused at this size */
 		if (b[i].tuned)
-			cJSON_AddBoolToObject(q, "profitable", !b[i].unfused);
+			cJSON_AddBoolToObject(q, "profitable", !b[i].slower);
 		cJSON_AddItemToArray(bj, q);
 	}
 	json = cJSON_Print(j);
@@ -407,7 +407,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 				  e.gemm ? ", its products through PyTorch's GEMMs" : "");
 		uint32_t slower = 0;
 		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->emitted); i++)
-			if (b[i].unfused)
+			if (b[i].slower)
 				at += snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
 					       (long long)b[i].tokens);
 		if (slower && at > 0 && (size_t)at < sizeof(r->emitted))

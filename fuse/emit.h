@@ -29,7 +29,7 @@ struct fs_emit_bucket {
 	int tuned;
 	double ms;
 	int variant;            /* a region with matrix products: its fused plan there (fs_numerics.variant) */
-	int unfused;            /* the fused plan is slower there: the op runs the region's own ops */
+	int slower;             /* the fused plan was timed slower there: the op runs it (it is correct), profitable: false */
 };
 
 /* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why

@@ -380,7 +380,6 @@ static int generate(struct run *R, struct launch *L, int32_t only, const struct 
 	memset(L, 0, sizeof(*L));
 	L->ref = (uint8_t)fs_gen_reference(mode), L->store = mode == FS_GEN_REF_STORE;
 	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
-		R->g->refused |= t == NULL || t == &fs_tactic_eager; /* no tactic's limit: the region's own */
 		snprintf(R->g->error, sizeof(R->g->error), "%s kernel%s%s: %s",
 			 only >= 0 ? "unfused" : L->ref ? "reference" : "fused", only < 0 ? "" : " of %",
 			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
@@ -956,7 +955,7 @@ static int compare(struct run *R, const struct timing *unfused_alone)
 	struct fs_gpu_result *g = R->g;
 	struct plan_side fused = {g->variant, R->kernel && g->variant == 0 ? &R->l[0] : NULL};
 	uint32_t reps = R->o->reps;
-	struct timing tm[2];
+	struct timing tm[2] = {{0, 0, 0}, {0, 0, 0}};
 	float *rounds = fs_xmalloc(2 * (size_t)reps * sizeof(float));
 	const void *what[2] = {&fused, NULL};
 	g->apart = R->unfused_gone;
@@ -1091,6 +1090,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
 		R.gemm = 1;
 		rc = fs_gemm_plan(p, &R.gp, g->error, sizeof(g->error));
+		g->refused = rc != 0; /* products no plan runs: a limit of the region's */
 		if (rc)
 			R.q.is_output = fs_xcalloc(p->n_ops + 1, 1), R.kernel = 0;
 		else
@@ -1112,6 +1112,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		g->kernels++;
 		g->unfused_kernels += i >= 0;
 		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
+		g->refused = rc && !L->k.source; /* not generated (not compiled: a generator's bug) */
 	}
 	if (R.gemm && !rc)
 		rc = gemm_prepare_products(&R, exec);
@@ -1121,12 +1122,14 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
 			g->kernels++, g->ref_kernels++;
 			rc = prepare(&R, &R.store, -1, &fs_tactic_eager, FS_GEN_REF_STORE, 1, exec);
+			g->refused = rc && !R.store.k.source;
 			break;
 		}
 	/* the float64 reference, and the same reading the CPU reference's values */
 	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc && R.kernel; k++) {
 		g->kernels++, g->ref_kernels++;
 		rc = prepare(&R, k ? &R.ref64 : &R.ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
+		g->refused = rc && !(k ? R.ref64 : R.ref).k.source;
 	}
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile && !exec && R.kernel) {

@@ -60,7 +60,8 @@ struct fs_gpu_result {
 	uint32_t unfused_kernels, ref_kernels, gemm_kernels; /* gemm: the generated GEMM under each tactic */
 	char arch[16], nvrtc[32], device[128];
 	char error[1024];             /* the first generation / compile / CUDA error */
-	int refused;                  /* the generator does not take the region (error says why): no kernel to check */
+	int refused;                  /* the region is beyond what the generator or the product plan takes (error says
+				       * why), found before any kernel compiled: nothing to check */
 	int ran;                      /* executed on the GPU */
 	char skipped[256];            /* why not, when not */
 	struct fs_errors unfused, fused; /* against the float64 reference, on the device */

@@ -919,8 +919,9 @@ static void check(const struct fs_numerics *r, const struct fs_errors *unfused, 
 }
 
 /* The one rule: the verdict is the worst check of every plan the run would
- * use, each failure named once (the first found: the run's own checks, then
- * the plans fs_gpu_run found failing, then each bucket's); where every plan
+ * use, each failure named once (the first found: the run's own checks, a
+ * compile or GPU error, the GPU reference against the CPU's, the plans
+ * fs_gpu_run found failing, then each bucket's); where every plan
  * passes, a fused plan slower than the unfused chain at the run's own size
  * (side by side, the speedup's interval wholly below 1) is correct but not
  * profitable. */
@@ -934,12 +935,22 @@ static void settle(struct fs_numerics *r)
 		snprintf(r->why, sizeof(r->why), "%s check: %s", c == &r->cpu_check ? "the CPU" : "the GPU", c->why);
 		return;
 	}
+	if (r->gpu_failed) {
+		snprintf(r->why, sizeof(r->why), "the kernels' compile or GPU run failed: %.250s", r->kernel_error);
+		return;
+	}
+	/* the reference kernel is generated like the fused one: the CPU's float64 reference is the independent check of it */
+	if (r->ref_checked && (r->ref_vs_cpu.nonfinite || r->ref_vs_cpu.unwritten || r->ref_vs_cpu.nrmse > 1e-9)) {
+		snprintf(r->why, sizeof(r->why), "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
+			 r->ref_vs_cpu.nrmse, (unsigned long long)(r->ref_vs_cpu.nonfinite + r->ref_vs_cpu.unwritten));
+		return;
+	}
 	if (r->plan_failed[0]) {
 		snprintf(r->why, sizeof(r->why), "%s", r->plan_failed);
 		return;
 	}
 	for (uint32_t i = 0; i < r->n_buckets; i++)
-		if (r->buckets[i].tuned && !r->buckets[i].passed) {
+		if ((r->buckets[i].tuned && !r->buckets[i].passed) || r->buckets[i].run_failed) {
 			snprintf(r->why, sizeof(r->why), "the bucket of %lld tokens: %.250s", (long long)r->buckets[i].tokens, r->buckets[i].error);
 			return;
 		}
@@ -1013,14 +1024,11 @@ _Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_num
 
 int fs_numerics_check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
 {
-	const struct fs_numerics *r = ctx;
-	double bound = r->k * u->max_abs + r->tol;
-	if (f->nonfinite || f->unwritten)
-		snprintf(why, n, "%llu NaN / Inf or unwritten elements", (unsigned long long)(f->nonfinite + f->unwritten));
-	else if (f->max_abs > bound)
-		snprintf(why, n, "max abs error %.3g > %.3g", f->max_abs, bound);
-	else
+	struct fs_check c;
+	check(ctx, u, f, &c);
+	if (c.verdict == FS_VERDICT_PASS)
 		return 0;
+	snprintf(why, n, "%s", c.why);
 	return -1;
 }
 
@@ -1044,6 +1052,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	snprintf(r->device, sizeof(r->device), "%s", g->device);
 	snprintf(r->kernel_error, sizeof(r->kernel_error), "%s", g->error);
 	r->refused = g->refused;
+	r->gpu_failed = g->error[0] && !g->refused;
 	snprintf(r->gpu_skipped, sizeof(r->gpu_skipped), "%s", g->skipped);
 	snprintf(r->gemm, sizeof(r->gemm), "%s", g->gemm);
 	r->flops = g->flops;
@@ -1291,7 +1300,7 @@ int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, co
 static void emit(const struct prog *p, const struct fs_bucket_set *set, const struct fs_numerics_opts *o, struct fs_numerics *r)
 {
 	if (r->verdict == FS_VERDICT_FAIL)
-		snprintf(r->emitted, sizeof(r->emitted), "nothing: the verdict fails");
+		snprintf(r->emitted, sizeof(r->emitted), "nothing (the verdict fails)");
 	else if (set->ne)
 		fs_emit(p, set->eb, set->ne, o, r);
 	else {
@@ -1430,6 +1439,15 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		fs_numerics_release(r);
 		return -1;
 	}
+	if (!r->cpu_ran && !r->gpu_ran) { /* nothing checked: nothing tuned, settled or emitted */
+		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
+			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
+			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, strstr(r->cpu_skipped, "--cpu-memory") ? " or raise --cpu-memory" : "");
+		free(narrow);
+		release(&p, vals);
+		fs_numerics_release(r);
+		return -1;
+	}
 	/* tuned per bucket (a region with matrix products: for --emit alone, each bucket times its products too) */
 	struct fs_bucket_set set = {0};
 	if (!o->generate_only && (o->emit_dir || (r->gpu_ran && !fs_gemm_any(&p))))
@@ -1440,13 +1458,6 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	fs_bucket_set_release(&set);
 	free(narrow);
 	release(&p, vals);
-	if (!r->cpu_ran && !r->gpu_ran) {
-		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
-			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
-			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, strstr(r->cpu_skipped, "--cpu-memory") ? " or raise --cpu-memory" : "");
-		fs_numerics_release(r);
-		return -1;
-	}
 	return 0;
 }
 

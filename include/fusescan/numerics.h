@@ -112,7 +112,9 @@ struct fs_bucket_run {
 	                            fallback kernel) */
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
 	double speedup, speedup_lo, speedup_hi; /* unfused / fused timed side by side, and its 95% interval */
-	int unfused_plan;        /* the fused plan is slower here (interval wholly below 1): the bucket takes the unfused one */
+	int slower;              /* the fused plan is slower here (speedup interval wholly below 1): not profitable at this
+	                            size (the emitted op still runs it, correct; its descriptor says profitable: false) */
+	int run_failed;          /* its GPU run ended on an error (error says which): a plan that could not be checked */
 	char error[256];         /* why the bucket could not be tuned, or which plan fails its check and why */
 	double seconds;          /* wall time of its tuning (compiling, checking, timing) */
 	struct fs_numerics_tactic finalists[FS_FINALISTS]; /* its tuning's final round (a cache hit: the cached tactic alone, met in no company) */
@@ -170,6 +172,7 @@ struct fs_numerics {
 	double fused_ci, unfused_ci, speedup, speedup_lo, speedup_hi; /* side by side (fuse/gpu.h) */
 	int timed_apart;         /* the two timed one after the other (their buffers do not fit together) */
 	char plan_failed[256];   /* another plan the run would use that fails its check (the emitted op's, the fallback) */
+	int gpu_failed;          /* the kernels' compile or GPU run ended on an error (kernel_error): nothing checked there */
 	int64_t fused_bytes, unfused_bytes;
 	double flops;            /* its products' floating-point operations */
 	char gemm[1024];         /* a region with matrix products: cuBLASLt, its algorithms, the fused plan's variants */

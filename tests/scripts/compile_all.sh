@@ -23,4 +23,9 @@ all softmax eager_attention_softmax-661b75dd "$tests/data/export_llama_eager_2l/
 all gate_up gate_up_swiglu "$tests/data/gemm/gate_up.txt" --patterns "$tests/data/gemm/patterns"
 all experts reduction.sum-cast-add-b4620dd5 "$tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"
 all sinks softmax_sinks "$tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
+# at 3 tokens the sinks' row (4) takes vectors of 4, its output (3) none: every tactic within both
+check "sinks at 3 tokens" 0 "$exe" --apply softmax_sinks --tokens 3 --cpu-only --compile-all --no-render --out "$tmp/sinks3" \
+	"$tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
+all_compiled "sinks at 3 tokens" "$tmp/out"
+if grep -q "tactic: vec [248]" "$tmp/sinks3/fused.cu"; then fail=$((fail + 1)); echo "FAIL sinks at 3 tokens: a vector wider than the output's row"; else pass=$((pass + 1)); fi
 finish
