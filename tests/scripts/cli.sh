@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI behaviour: help, usage errors and exit codes, the default command,
-# atomic -o output, and refusing to write over an input.
+# mistyped commands, options and values (did you mean), atomic -o output, and
+# refusing to write over an input.
 # usage: cli.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -60,5 +61,32 @@ check "discover markdown to file" 0 "$exe" discover --format markdown -o "$tmp/r
 contains "markdown file" "$tmp/r.md" "## fusescan"
 check "discover on a bad file still reports the good one" 2 "$exe" discover --format json "$tests/bad/duplicate.txt" "$tests/data/export_tiny_llama_2l"
 contains "good one reported" "$tmp/out" "002_post_export_run_decompositions.txt"
+
+# a mistyped command: said, with the command meant, and no report
+check "mistyped command" 2 "$exe" discvoer "$run"
+contains "mistyped command message" "$tmp/err" "fusescan: unknown command 'discvoer' (and no such file); did you mean 'discover'?"
+[ ! -s "$tmp/out" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL mistyped command: a report ran"; }
+check "mistyped command, swapped letters" 2 "$exe" tnue --apply x "$run"
+contains "swapped letters message" "$tmp/err" "did you mean 'tune'?"
+check "a word far from every command" 2 "$exe" frobnicate "$run"
+contains "far word message" "$tmp/err" "fusescan: unknown command 'frobnicate' (and no such file); see 'fusescan --help'"
+mkdir "$tmp/words" && cp "$run/001_export_export_to_gm.txt" "$tmp/words/discvoer"
+check "a word that is a file is discover's" 0 bash -c "cd '$tmp/words' && '$exe' discvoer"
+contains "word file analysed" "$tmp/out" "== discvoer"
+check "a missing path is still an input error" 2 "$exe" --format json "$tmp/nosuch.txt" "$run"
+contains "missing path: the other input reported" "$tmp/out" "035_compile_compile_model.txt"
+contains "missing path: said" "$tmp/err" "nosuch.txt: error: cannot open"
+
+# mistyped options and values
+check "mistyped option" 2 "$exe" discover --tokenz 5 "$run"
+contains "mistyped option message" "$tmp/err" "fusescan discover: unknown option '--tokenz'; did you mean '--tokens'?"
+check "mistyped option with a value" 2 "$exe" scan --fromat=json "$run"
+contains "mistyped option= message" "$tmp/err" "fusescan scan: unknown option '--fromat=json'; did you mean '--format'?"
+check "mistyped option of the default command" 2 "$exe" --toP 3 "$run"
+contains "default command's option message" "$tmp/err" "fusescan discover: unknown option '--toP'; did you mean '--top'?"
+check "mistyped value" 2 "$exe" scan --format jsno "$run"
+contains "mistyped value message" "$tmp/err" "fusescan scan: invalid value 'jsno' for --format; did you mean 'json'?"
+check "option near nothing" 2 "$exe" scan --bogus "$run"
+count "no guess when nothing is near" "$tmp/err" "did you mean" 0
 
 finish
