@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CLI behaviour: help, usage errors and exit codes, the default command,
-# mistyped commands, options and values (did you mean), atomic -o output, and
-# refusing to write over an input.
+# mistyped commands, options and values (did you mean), each command's own
+# options, atomic -o output, and refusing to write over an input.
 # usage: cli.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -88,5 +88,27 @@ check "mistyped value" 2 "$exe" scan --format jsno "$run"
 contains "mistyped value message" "$tmp/err" "fusescan scan: invalid value 'jsno' for --format; did you mean 'json'?"
 check "option near nothing" 2 "$exe" scan --bogus "$run"
 count "no guess when nothing is near" "$tmp/err" "did you mean" 0
+
+# each command's help lists its own options
+check "tune help" 0 "$exe" tune --help
+contains "tune help: --buckets" "$tmp/out" "--buckets LIST"
+for opt in --out --emit --scaffold --hops --no-render --cpu-only --compile-all --triage --plant-bug; do
+	count "tune help: no $opt" "$tmp/out" "$opt " 0
+done
+check "fuse help" 0 "$exe" fuse --help
+contains "fuse help: --emit" "$tmp/out" "--emit DIR"
+check "tune refuses fuse's options" 2 "$exe" tune --apply add_rmsnorm-407262a5 --out "$tmp/never" "$run"
+contains "tune: --out unknown" "$tmp/err" "fusescan tune: unknown option '--out'"
+
+# tune that tuned nothing (no GPU ran the kernels) failed: exit 2, and the cache is not written
+"$exe" tune --apply add_rmsnorm-407262a5 --cache "$tmp/tuning.json" "$run" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if grep -q "GPU: execution skipped" "$tmp/out"; then
+	[ "$rc" = 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune without a GPU: exit $rc, want 2"; }
+	contains "tune without a GPU: said" "$tmp/err" "fusescan tune: nothing tuned: the kernels did not run on a GPU"
+	[ ! -e "$tmp/tuning.json" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune without a GPU wrote the cache"; }
+else
+	[ "$rc" = 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune on a GPU: exit $rc, want 0"; }
+fi
 
 finish
