@@ -10,8 +10,9 @@
  * succeeded, under a lock (cli.h, fs_outdir), and none may hold or be an
  * input (guard.c). `fusescan tune --apply ID... PATH` re-times every tactic
  * of each candidate's kernel and updates the tuning cache, writing nothing
- * else. Exit 2 on bad input, an unknown id, or an after-graph that fails
- * validation; 1 when a numerics verdict fails.
+ * else, and takes only the options that bear on it. Exit 2 on bad
+ * input, an unknown id, an after-graph that fails validation, or a tune that
+ * tuned nothing (no GPU ran the kernels); 1 when a numerics verdict fails.
  */
 #include "plan.h"
 #include "fusescan/discover.h"
@@ -423,6 +424,12 @@ static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_gua
 	return 0;
 }
 
+enum { FUSE = 1, TUNE = 2, BOTH = FUSE | TUNE };
+struct scoped {
+	unsigned cmds; /* FUSE, TUNE or BOTH */
+	struct fs_option o;
+};
+
 static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
 {
 	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
@@ -434,34 +441,40 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
-	const struct fs_option opts[] = {
-		{"apply", 'a', FS_OPT_LIST, "ID", "candidate id (fusescan discover) or pattern name to apply (repeatable)", &ids, NULL},
-		{"approvals", 0, FS_OPT_STRING, "FILE", "ids to apply, one a line", &approvals, NULL},
-		{"site", 0, FS_OPT_STRING, "NODE", "apply only the site that contains this node", &site, NULL},
-		{"out", 0, FS_OPT_STRING, "DIR", "where the after-dump, diff, summary and renders go (default fusescan-apply)", &out_dir, NULL},
-		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to rewrite (default: the last)", &o.dump, NULL},
-		{"hops", 0, FS_OPT_STRING, "K", "neighbourhood drawn around the site (default 2)", &hops_s, NULL},
-		{"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &pdir, NULL},
-		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
-		{"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL},
-		{"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL},
-		{"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL},
-		{"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them", &with_gemm,
-		 NULL},
-		{"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL},
-		{"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind", &compile_all, NULL},
-		{"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL},
-		{"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf: the dump cannot say (default: tanh, said so)", &gelu, gelus},
-		{"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants},
-		{"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL},
-		{"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL},
-		{"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)", &scaffold_dir, NULL},
-		{"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL},
-		{"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL},
-		{"cpu-memory", 0, FS_OPT_STRING, "SIZE", "memory of the CPU numerics executions, e.g. 512M, 16G (default 4G)", &cpu_memory_s,
-		 NULL},
-		{0},
+	/* each option with the commands that take it: tune writes nothing but the cache, and runs on the GPU */
+	const struct scoped all[] = {
+		{BOTH, {"apply", 'a', FS_OPT_LIST, "ID", "candidate id (fusescan discover) or pattern name to apply (repeatable)", &ids, NULL}},
+		{BOTH, {"approvals", 0, FS_OPT_STRING, "FILE", "ids to apply, one a line", &approvals, NULL}},
+		{BOTH, {"site", 0, FS_OPT_STRING, "NODE", "apply only the site that contains this node", &site, NULL}},
+		{FUSE, {"out", 0, FS_OPT_STRING, "DIR", "where the after-dump, diff, summary and renders go (default fusescan-apply)", &out_dir, NULL}},
+		{BOTH, {"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to rewrite (default: the last)", &o.dump, NULL}},
+		{FUSE, {"hops", 0, FS_OPT_STRING, "K", "neighbourhood drawn around the site (default 2)", &hops_s, NULL}},
+		{BOTH, {"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &pdir, NULL}},
+		{BOTH, {"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL}},
+		{BOTH, {"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL}},
+		{BOTH, {"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL}},
+		{FUSE, {"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL}},
+		{BOTH, {"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them", &with_gemm,
+			 NULL}},
+		{FUSE, {"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL}},
+		{FUSE, {"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind", &compile_all, NULL}},
+		{FUSE, {"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL}},
+		{BOTH, {"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf: the dump cannot say (default: tanh, said so)", &gelu, gelus}},
+		{FUSE, {"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants}},
+		{BOTH, {"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL}},
+		{FUSE, {"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL}},
+		{FUSE, {"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)", &scaffold_dir, NULL}},
+		{BOTH, {"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL}},
+		{BOTH, {"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL}},
+		{BOTH, {"cpu-memory", 0, FS_OPT_STRING, "SIZE", "memory of the CPU numerics executions, e.g. 512M, 16G (default 4G)", &cpu_memory_s,
+			 NULL}},
 	};
+	struct fs_option opts[sizeof(all) / sizeof(all[0]) + 1];
+	size_t n_opts = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i].cmds & (tune ? TUNE : FUSE))
+			opts[n_opts++] = all[i].o;
+	opts[n_opts] = (struct fs_option){0};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
 	char *approvals_text = NULL;
 	long long hops = 2, tokens = 16, seed = 0, reps = 50, cpu_memory = FS_CPU_BYTES;
@@ -490,11 +503,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .emit_dir = emit_dir,
 				      .buckets = buckets,
 				      .n_buckets = n_buckets};
-	if (!r && tune && (emit_dir || scaffold_dir)) {
-		fprintf(stderr, "fusescan %s: tune writes nothing but the tuning cache: --%s is fuse's\n", cmd->name,
-			emit_dir ? "emit" : "scaffold");
-		r = -1;
-	} else if (!r && scaffold_dir && !emit_dir) {
+	if (!r && scaffold_dir && !emit_dir) {
 		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)\n", cmd->name);
 		r = -1;
 	}
@@ -560,13 +569,16 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		cJSON_Delete(out.json);
 		free(applied);
 		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
-		/* a failed command writes nothing, the cache included */
-		if (rc != FS_EXIT_INPUT && fs_tune_save(&cache) == 0 && (cache.hits || cache.misses))
-			fs_tune_print_stats(&cache, stdout);
-		else if (cache.hits || cache.misses)
-			fs_tune_print_stats(&cache, stderr);
-		else if (tune && v >= 0)
+		int tuned = cache.hits || cache.misses;
+		if (tune && !tuned && v >= 0) { /* tune could not do its one job: a failure, not a verdict */
 			fprintf(stderr, "fusescan tune: nothing tuned: the kernels did not run on a GPU (see the GPU line above)\n");
+			rc = FS_EXIT_INPUT;
+		}
+		/* a failed command writes nothing, the cache included */
+		if (rc != FS_EXIT_INPUT && fs_tune_save(&cache) == 0 && tuned)
+			fs_tune_print_stats(&cache, stdout);
+		else if (tuned)
+			fs_tune_print_stats(&cache, stderr);
 	}
 	if (outs_close(&w, cmd, rc != FS_EXIT_INPUT))
 		rc = FS_EXIT_INPUT;

@@ -1,11 +1,14 @@
 /*
  * main.c: fusescan's entry point and command table. `fusescan CMD ...` runs
- * a command; `fusescan PATH...` (first argument not a command) means discover.
+ * a command; `fusescan PATH...` (first argument not a command) means discover,
+ * unless that argument is a word no file has: a mistyped command.
  */
 #include "cli.h"
 #include "fusescan/base.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct fs_command commands[] = {
 	{"discover", fs_cmd_discover, "[options] PATH...",
@@ -35,6 +38,25 @@ static void usage(FILE *out)
 	fprintf(out, "\nWithout a command, discover runs on PATH... 'fusescan COMMAND --help' for options.\n");
 }
 
+/* A first argument that is no command and no file, and looks like a word
+ * (letters, digits, '-', '_'; a path with a '/' or a '.' is left to discover,
+ * which says it cannot open it and reports the other inputs): said, with the
+ * command it most likely means, and nothing runs. 1 then, else 0. */
+static int unknown_command(const char *word)
+{
+	static const char word_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+	struct stat st;
+	if (word[0] == '-' || word[strspn(word, word_chars)] || lstat(word, &st) == 0 || errno != ENOENT)
+		return 0;
+	const char *names[N_COMMANDS];
+	for (int i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	const char *near = fs_did_you_mean(word, strlen(word), names, N_COMMANDS);
+	fprintf(stderr, "fusescan: unknown command '%s' (and no such file); %s%s%s\n", word, near ? "did you mean '" : "see '",
+		near ? near : "fusescan --help", near ? "'?" : "'");
+	return 1;
+}
+
 static int run(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -57,6 +79,8 @@ static int run(int argc, char **argv)
 			if (commands[i].run == fs_cmd_fuse)
 				return fs_cmd_fuse(&commands[i], argc - 1, argv + 1);
 	}
+	if (unknown_command(argv[1]))
+		return FS_EXIT_INPUT;
 	return commands[0].run(&commands[0], argc - 1, argv + 1);
 }
 

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fusescan/base.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,11 +47,78 @@ static const struct fs_option *find(const struct fs_option *opts, const char *na
 	return NULL;
 }
 
-static int bad(const struct fs_command *cmd, const char *what, const char *arg)
+enum { NEAR_MAX = 64 }; /* a longer word is near no name */
+
+static int same(char x, char y)
 {
-	fprintf(stderr, "fusescan %s: %s '%s'\nusage: fusescan %s %s\n(see 'fusescan %s --help')\n", cmd->name, what,
-		arg, cmd->name, cmd->synopsis, cmd->name);
+	return tolower((unsigned char)x) == tolower((unsigned char)y);
+}
+
+/* The edit distance of a[0..n) and b[0..m), both at most NEAR_MAX long,
+ * where a swap of neighbours counts one (optimal string alignment). */
+static size_t distance(const char *a, size_t n, const char *b, size_t m)
+{
+	size_t d[3][NEAR_MAX + 1]; /* the table's rows i - 2, i - 1 and i, row i at d[i % 3] */
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t *r = d[i % 3], *up = d[(i - 1) % 3], *up2 = d[(i + 1) % 3];
+		r[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t c = up[j - 1] + !same(a[i - 1], b[j - 1]);
+			if (up[j] + 1 < c)
+				c = up[j] + 1;
+			if (r[j - 1] + 1 < c)
+				c = r[j - 1] + 1;
+			if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) && up2[j - 2] + 1 < c)
+				c = up2[j - 2] + 1;
+			r[j] = c;
+		}
+	}
+	return d[n % 3][m];
+}
+
+const char *fs_did_you_mean(const char *word, size_t len, const char *const *v, uint32_t n)
+{
+	const char *near = NULL, *begun = NULL;
+	size_t best = len <= 5 ? 2 : 3; /* nearer than this */
+	uint32_t n_begun = 0;
+	for (uint32_t i = 0; i < n && len && len <= NEAR_MAX; i++) {
+		size_t m = strlen(v[i]), k = 0;
+		if (m > NEAR_MAX)
+			continue;
+		size_t e = distance(word, len, v[i], m);
+		if (e < best)
+			best = e, near = v[i];
+		while (k < len && k < m && same(word[k], v[i][k]))
+			k++;
+		if (len >= 2 && k == len && m > len)
+			begun = v[i], n_begun++;
+	}
+	return near ? near : n_begun == 1 ? begun : NULL;
+}
+
+/* hint: "; did you mean ...?", or "" */
+static int bad(const struct fs_command *cmd, const char *what, const char *arg, const char *hint)
+{
+	fprintf(stderr, "fusescan %s: %s '%s'%s\nusage: fusescan %s %s\n(see 'fusescan %s --help')\n", cmd->name, what,
+		arg, hint, cmd->name, cmd->synopsis, cmd->name);
 	return -1;
+}
+
+/* An option this command does not take: the one it most likely means. */
+static int unknown(const struct fs_command *cmd, const struct fs_option *opts, const char *arg, size_t len)
+{
+	const char *names[64];
+	uint32_t n = 0;
+	char hint[96] = "";
+	for (const struct fs_option *o = opts; o->name && n < 63; o++)
+		names[n++] = o->name;
+	names[n++] = help_opt.name;
+	const char *near = arg[1] == '-' ? fs_did_you_mean(arg + 2, len, names, n) : NULL;
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '--%s'?", near);
+	return bad(cmd, "unknown option", arg, hint);
 }
 
 static int set(const struct fs_command *cmd, const struct fs_option *o, const char *val)
@@ -74,8 +142,12 @@ static int set(const struct fs_command *cmd, const struct fs_option *o, const ch
 			*(int *)o->dest = i;
 			return 0;
 		}
-	fprintf(stderr, "fusescan %s: invalid value '%s' for --%s\n(see 'fusescan %s --help')\n",
-		cmd->name, val, o->name, cmd->name);
+	uint32_t n = 0;
+	while (o->choices[n])
+		n++;
+	const char *near = fs_did_you_mean(val, strlen(val), o->choices, n);
+	fprintf(stderr, "fusescan %s: invalid value '%s' for --%s%s%s%s\n(see 'fusescan %s --help')\n", cmd->name, val, o->name,
+		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", cmd->name);
 	return -1;
 }
 
@@ -103,10 +175,10 @@ int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 			? find(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
 			: (a[2] ? NULL : find(opts, NULL, 0, a[1]));
 		if (!o)
-			return bad(cmd, "unknown option", a);
+			return unknown(cmd, opts, a, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
 		uint64_t bit = 1ull << ((o - opts) & 63);
 		if (o->kind != FS_OPT_LIST && (given & bit))
-			return bad(cmd, "option given twice", a);
+			return bad(cmd, "option given twice", a, "");
 		given |= bit;
 		const char *val = NULL;
 		if (o->kind != FS_OPT_FLAG) {
@@ -116,9 +188,9 @@ int fs_opts_parse(const struct fs_command *cmd, const struct fs_option *opts,
 			else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
 				val = argv[++i];
 			else
-				return bad(cmd, "missing value for option", a);
+				return bad(cmd, "missing value for option", a, "");
 		} else if (eq)
-			return bad(cmd, "option takes no value", a);
+			return bad(cmd, "option takes no value", a, "");
 		if (set(cmd, o, val) < 0)
 			return -1;
 	}
