@@ -686,6 +686,18 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		expr(G, op->src[0], to, b);
 		break;
 	}
+	case TILE: { /* element i of a tiled dim reads element i mod the input's size */
+		const struct ten *in = fs_prog_value(p, op->src[0]);
+		memcpy(to, x, sizeof(*to));
+		for (int k = 0; k < out->rank; k++)
+			if (op->ints[k] > 1) {
+				char d[DIM_LEN];
+				fmt_idx(G, to->t[k], "((fs_ix)(%s) %% (fs_ix)(%s))", flat(x, k, tmp), dims(G, in, k, k + 1, d));
+				to->lane[k] = 0, to->dep[k] = (uint8_t)moves(x, k);
+			}
+		expr(G, op->src[0], to, b);
+		break;
+	}
 	case TRIL: { /* the input (same index) on one side of the diagonal, else 0 */
 		char i[IDX_LEN + 16];
 		int r = out->rank;

@@ -352,6 +352,10 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		op->ints[op->n_ints++] = g->args[pa[2].a].i;
 		op->ints[op->n_ints++] = g->args[pa[1].a].i;
 		break;
+	case TILE: /* repeat(x, repeats): the tensor tiled, repeats[k] copies along dim k */
+		if (np < 2 || ints_of(g, pa[1].a, op))
+			return fail_at(p, node, "repeat without a list of integer repeats", buf, n);
+		break;
 	case TRIL: /* tril / triu(x, diagonal = 0) */
 		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
 		break;
@@ -512,6 +516,13 @@ static const char *check_shapes(const struct prog *p, const struct op *op)
 				return "repeat_interleave's output is not its input repeated";
 		return NULL;
 	}
+	case TILE:
+		if (op->n_ints != in->rank || in->rank != out->rank)
+			return "a repeat that adds leading dims (more repeats than the input's dims)";
+		for (uint8_t k = 0; k < in->rank; k++)
+			if (op->ints[k] < 1 || out->shape[k] != in->shape[k] * op->ints[k])
+				return "repeat's output is not its input tiled";
+		return NULL;
 	case STACK: {
 		if (!dim_ok(op->ints[0], out->rank) || out->shape[fs_dim_at(op->ints[0], out->rank)] != op->n_src)
 			return "the stack dim is out of range or not the number of parts";
@@ -756,6 +767,9 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 			src[sd] = start + idx[sd] * op->ints[3];
 		else if (kind == REPEAT)
 			src[sd] = idx[sd] / op->ints[1];
+		else if (kind == TILE)
+			for (uint8_t k = 0; k < out->rank; k++)
+				src[k] = idx[k] % in->shape[k];
 		else if (kind == STACK) { /* part idx[sd], the other dims in order */
 			t = &v[op->src[idx[sd]]];
 			for (int64_t k = sd; k + 1 < out->rank; k++)
@@ -853,7 +867,7 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 		case GEMM:
 			exec_gemm(&planted, vals, out);
 			break;
-		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT */
+		default: /* CAST, ID, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT, TILE */
 			if (exec_move(&planted, vals, out))
 				return -1;
 		}

@@ -102,4 +102,15 @@ for c in "reduction.sum-cast-add-b4620dd5 export_deepseek_v3_2l" "softmax_sinks 
 		fail=$((fail + 1)); echo "FAIL $1: GPU and CPU references disagree at 16 tokens: '$agree'"
 	fi
 done
+# repeat (the tensor tiled) on the GPU: Llama 4's expert copies and a middle and last dim tiled,
+# their kernels against the CPU's float64 reference at 16 tokens (the tiled index is generated code)
+for c in "elementwise.repeat-mul-e312cfb9 export_llama4_2l/001_export_export_to_gm.txt" "elementwise.repeat-mul-cast-a4b52c57 ops/repeat.txt"; do
+	set -- $c
+	for t in 16 2048; do
+		check "$1 at $t" 0 "$exe" --apply "$1" --tokens $t --buckets $t --no-render --out "$tmp/$1.$t" "$tests/data/$2"
+		if grep -qE "^  verdict: (pass|correct, not profitable)" "$tmp/out"; then pass=$((pass + 1)); else
+			fail=$((fail + 1)) && echo "FAIL $1 at $t: verdict" && grep "verdict:" "$tmp/out"; fi
+	done
+	contains "$1: the GPU's reference against the CPU's" "$tmp/$1.16/numerics.txt" "against the CPU's: max abs"
+done
 finish

@@ -171,6 +171,19 @@ all_compiled "more elementwise ops: every kernel compiled" "$tmp/out"
 check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
 	"$d/export_bamba_2l/001_export_export_to_gm.txt"
 contains "repeat_interleave: verdict" "$tmp/out" "verdict: pass"
+# repeat (the tensor tiled): Llama 4's tokens copied to each expert; a middle and the last dim
+# tiled (the last as vectors, its size a multiple of theirs), every tactic compiled; a repeat that
+# adds leading dims is refused by name
+check "repeat (Llama 4 experts)" 0 "$exe" --apply elementwise.repeat-mul-e312cfb9 --cpu-only --no-render --tokens 3 --out "$tmp/rp" \
+	"$d/export_llama4_2l/001_export_export_to_gm.txt"
+contains "repeat (Llama 4 experts): verdict" "$tmp/out" "verdict: pass"
+check "repeat of two dims" 0 "$exe" --apply elementwise.repeat-mul-cast-a4b52c57 --cpu-only --compile-all --no-render --tokens 3 --out "$tmp/rp2" \
+	"$d/ops/repeat.txt"
+contains "repeat of two dims: verdict" "$tmp/out" "verdict: pass"
+all_compiled "repeat of two dims: every kernel compiled" "$tmp/out"
+contains "repeat of two dims: a dim read mod its size" "$tmp/rp2/fused.cu" "% (fs_ix)(S0)"
+check "repeat adding dims" 2 "$exe" --apply elementwise.repeat-mul-5a007cca --cpu-only --no-render --tokens 3 --out "$tmp/rp3" "$d/ops/repeat.txt"
+contains "repeat adding dims: why" "$tmp/err" "repeat.txt:6:1: error: numerics: cannot execute %a (aten.repeat.default): a repeat that adds leading dims"
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
