@@ -220,7 +220,6 @@ static double number(const struct fs_arg *y)
 	return y->kind == FS_ARG_INT || y->kind == FS_ARG_BOOL ? (double)y->i : y->kind == FS_ARG_FLOAT ? y->f : NAN;
 }
 
-/* One region node -> op. NULL, or the reason it cannot be executed. */
 /* An elementwise op's literal operand k that the dump leaves out or gives
  * as None: the schema's default (torch.export omits a trailing positional
  * argument at its default); NAN where there is none. */
@@ -237,6 +236,179 @@ static double default_literal(const char *key, uint32_t k)
 	return NAN;
 }
 
+/* The non-operand arguments of each kind (dims, bounds, pads, repeats) into
+ * op->ints / eps, and the operands of those that take lists or optional
+ * tensors. NULL, or why the node cannot be executed. */
+typedef const char *arg_rule(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n);
+
+static const char *args_reduction(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	if (np > 1 && ints_of(g, pa[1].a, op))
+		return fail_at(p, node, "reduction dims are not integers", buf, n);
+	if (op->sem->kind == RED && np > 2 && g->args[pa[2].a].kind == FS_ARG_BOOL)
+		op->keepdim = (uint8_t)g->args[pa[2].a].i;
+	return NULL;
+}
+
+static const char *args_permute(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	if ((np > 1 && ints_of(g, pa[1].a, op)) || (np > 2 && ints_of(g, pa[2].a, op)))
+		return fail_at(p, node, "dims are not integers", buf, n);
+	/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
+	if (!strcmp(op->sem->key, "permute") && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
+		op->ints[1] = op->ints[0];
+	return NULL;
+}
+
+/* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
+static const char *args_slice(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	op->n_ints = 4;
+	op->ints[0] = 0, op->ints[1] = 0, op->ints[2] = INT64_MAX, op->ints[3] = 1;
+	for (uint32_t k = 1; k < np && k < 5; k++)
+		if (g->args[pa[k].a].kind == FS_ARG_INT)
+			op->ints[k - 1] = g->args[pa[k].a].i;
+		else if (pa[k].sym && k == 3)
+			op->ints[2] = INT64_MAX; /* a size as the end: the output shape bounds it */
+		else if (!pa[k].none)
+			return fail_at(p, node, "slice bounds are not integers", buf, n);
+	return NULL;
+}
+
+/* cat([a, b, ...], dim = 0); stack the same along a new dim */
+static const char *args_cat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
+		return fail_at(p, node, "cat without a list", buf, n);
+	for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
+		int32_t v = tensor_arg(g, c) ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
+		if (v < 0 || op->n_src >= MAX_ARGS)
+			return fail_at(p, node, "cat of something else than values", buf, n);
+		op->src[op->n_src++] = v;
+	}
+	op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
+	return NULL;
+}
+
+/* pad(x, pads, mode = "constant", value = None), constant_pad_nd(x, pads, value = 0):
+ * pads from the last dim on, (before, after) pairs; the output's shape gives the afters */
+static const char *args_pad(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	int nd = !strcmp(op->sem->key, "constant_pad_nd");
+	const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
+	if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
+		return fail_at(p, node, "a pad without its list of pads", buf, n);
+	op->n_ints = op->out.rank;
+	uint32_t e = 0;
+	for (uint32_t c = pa[1].a + 1; c < pa[1].a + l->span; c += g->args[c].span, e++) {
+		if (e / 2 >= op->out.rank)
+			return fail_at(p, node, "more pads than dims", buf, n);
+		if (e % 2 == 0 && (g->args[c].kind != FS_ARG_INT || g->args[c].i < 0))
+			return fail_at(p, node, "a pad before a dim that is not a number at least 0", buf, n);
+		if (e % 2 == 0)
+			op->ints[op->out.rank - 1 - e / 2] = g->args[c].i;
+	}
+	const struct fs_arg *mode = !nd && np > 2 ? &g->args[pa[2].a] : NULL;
+	if (mode && !(mode->kind == FS_ARG_STR && !strcmp(fs_scan_str(p->s, mode->text), "constant")))
+		return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", buf, n);
+	uint32_t at = nd ? 2 : 3;
+	op->eps = at < np && !isnan(pa[at].lit) ? pa[at].lit : 0;
+	return NULL;
+}
+
+/* repeat_interleave(x, repeats, dim, output_size = None): each element `repeats` times along dim */
+static const char *args_repeat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	const struct fs_graph *g = p->g;
+	if (np < 3 || g->args[pa[1].a].kind != FS_ARG_INT || g->args[pa[1].a].i < 1 || g->args[pa[2].a].kind != FS_ARG_INT)
+		return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", buf, n);
+	op->ints[op->n_ints++] = g->args[pa[2].a].i;
+	op->ints[op->n_ints++] = g->args[pa[1].a].i;
+	return NULL;
+}
+
+/* repeat(x, repeats): the tensor tiled, repeats[k] copies along dim k */
+static const char *args_tile(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	if (np < 2 || ints_of(p->g, pa[1].a, op))
+		return fail_at(p, node, "repeat without a list of integer repeats", buf, n);
+	return NULL;
+}
+
+/* tril / triu(x, diagonal = 0) */
+static const char *args_tril(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	(void)node, (void)buf, (void)n;
+	op->ints[op->n_ints++] = np > 1 && p->g->args[pa[1].a].kind == FS_ARG_INT ? p->g->args[pa[1].a].i : 0;
+	return NULL;
+}
+
+/* layer_norm(x, normalized_shape, w, b, eps) */
+static const char *args_layernorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	if (np < 2 || pa[0].value < 0 || ints_of(p->g, pa[1].a, op))
+		return fail_at(p, node, "layer_norm without a value and a normalized shape", buf, n);
+	op->src[op->n_src++] = pa[0].value;
+	for (uint32_t k = 2; k < 4; k++) /* args[0] / args[1]: weight, bias (-1 when None) */
+		if (k < np && pa[k].value >= 0) {
+			op->args[k - 2] = (struct arg){(int8_t)op->n_src, 0};
+			op->src[op->n_src++] = pa[k].value;
+		} else
+			op->args[k - 2] = (struct arg){-1, k == 2 ? 1.0 : 0.0};
+	op->n_args = 2;
+	op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
+	return NULL;
+}
+
+/* rms_norm(x, weight, eps) */
+static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
+		return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
+	op->src[op->n_src++] = pa[0].value;
+	op->args[0] = (struct arg){(int8_t)op->n_src, 0};
+	op->src[op->n_src++] = pa[1].value;
+	op->args[1] = (struct arg){-1, 0.0};
+	op->n_args = 2;
+	op->n_ints = 1; /* normalise the last dim */
+	op->eps = pa[2].lit;
+	return NULL;
+}
+
+/* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
+static const char *args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+{
+	int addmm = !strcmp(op->sem->key, "addmm"), linear = strstr(op->sem->key, "linear") != NULL;
+	uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
+	if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
+		return fail_at(p, node, "a matrix product without two values", buf, n);
+	if (np > most)
+		return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", buf, n);
+	op->src[op->n_src++] = pa[a0].value;
+	op->src[op->n_src++] = pa[a0 + 1].value;
+	uint32_t b = addmm ? 0 : 2; /* the bias */
+	if ((addmm || linear) && b < np && pa[b].value >= 0)
+		op->src[op->n_src++] = pa[b].value;
+	else if ((addmm || linear) && b < np && !pa[b].none)
+		return fail_at(p, node, "a matrix product's bias is neither a value nor None", buf, n);
+	op->ints[op->n_ints++] = linear; /* b is [N, K] */
+	return NULL;
+}
+
+/* kinds whose arguments are their operands alone (elementwise, views, expand) have none */
+static arg_rule *const arg_rules[GEMM + 1] = {
+	[RED] = args_reduction, [SOFTMAX] = args_reduction, [PERMUTE] = args_permute, [SLICE] = args_slice,
+	[CAT] = args_cat,       [STACK] = args_cat,         [PAD] = args_pad,         [REPEAT] = args_repeat,
+	[TILE] = args_tile,     [TRIL] = args_tril,         [LAYERNORM] = args_layernorm, [RMSNORM] = args_rmsnorm,
+	[GEMM] = args_gemm,
+};
+
+/* One region node -> op. NULL, or the reason it cannot be executed. */
 static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *buf, size_t n)
 {
 	const struct fs_graph *g = p->g;
@@ -283,127 +455,8 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
 	if (strstr(fs_scan_str(p->s, p->s->ops[x->op].target), "_mode")) /* div.Tensor_mode: the dump drops rounding_mode= */
 		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
-	switch (kind) {
-	case RED:
-	case SOFTMAX:
-		if (np > 1 && ints_of(g, pa[1].a, op))
-			return fail_at(p, node, "reduction dims are not integers", buf, n);
-		if (kind == RED && np > 2 && g->args[pa[2].a].kind == FS_ARG_BOOL)
-			op->keepdim = (uint8_t)g->args[pa[2].a].i;
-		break;
-	case PERMUTE:
-		if (np > 1 && ints_of(g, pa[1].a, op))
-			return fail_at(p, node, "dims are not integers", buf, n);
-		if (np > 2 && ints_of(g, pa[2].a, op))
-			return fail_at(p, node, "dims are not integers", buf, n);
-		/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
-		if (!strcmp(op->sem->key, "permute") && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
-			op->ints[1] = op->ints[0];
-		break;
-	case SLICE: /* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
-		op->n_ints = 4;
-		op->ints[0] = 0, op->ints[1] = 0, op->ints[2] = INT64_MAX, op->ints[3] = 1;
-		for (uint32_t k = 1; k < np && k < 5; k++)
-			if (g->args[pa[k].a].kind == FS_ARG_INT)
-				op->ints[k - 1] = g->args[pa[k].a].i;
-			else if (pa[k].sym && k == 3)
-				op->ints[2] = INT64_MAX; /* a size as the end: the output shape bounds it */
-			else if (!pa[k].none)
-				return fail_at(p, node, "slice bounds are not integers", buf, n);
-		break;
-	case CAT: /* cat([a, b, ...], dim = 0); stack the same along a new dim */
-	case STACK:
-		if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
-			return fail_at(p, node, "cat without a list", buf, n);
-		for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
-			int32_t v = tensor_arg(g, c) ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
-			if (v < 0 || op->n_src >= MAX_ARGS)
-				return fail_at(p, node, "cat of something else than values", buf, n);
-			op->src[op->n_src++] = v;
-		}
-		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
-		break;
-	case PAD: { /* pad(x, pads, mode = "constant", value = None), constant_pad_nd(x, pads, value = 0): pads
-		     * from the last dim on, (before, after) pairs; the output's shape gives the afters */
-		int nd = !strcmp(op->sem->key, "constant_pad_nd");
-		const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
-		if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
-			return fail_at(p, node, "a pad without its list of pads", buf, n);
-		op->n_ints = op->out.rank;
-		uint32_t e = 0;
-		for (uint32_t c = pa[1].a + 1; c < pa[1].a + l->span; c += g->args[c].span, e++) {
-			if (e / 2 >= op->out.rank)
-				return fail_at(p, node, "more pads than dims", buf, n);
-			if (e % 2 == 0 && (g->args[c].kind != FS_ARG_INT || g->args[c].i < 0))
-				return fail_at(p, node, "a pad before a dim that is not a number at least 0", buf, n);
-			if (e % 2 == 0)
-				op->ints[op->out.rank - 1 - e / 2] = g->args[c].i;
-		}
-		const struct fs_arg *mode = !nd && np > 2 ? &g->args[pa[2].a] : NULL;
-		if (mode && !(mode->kind == FS_ARG_STR && !strcmp(fs_scan_str(p->s, mode->text), "constant")))
-			return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", buf, n);
-		uint32_t at = nd ? 2 : 3;
-		op->eps = at < np && !isnan(pa[at].lit) ? pa[at].lit : 0;
-		break;
-	}
-	case REPEAT: /* repeat_interleave(x, repeats, dim, output_size = None): each element `repeats` times along dim */
-		if (np < 3 || g->args[pa[1].a].kind != FS_ARG_INT || g->args[pa[1].a].i < 1 || g->args[pa[2].a].kind != FS_ARG_INT)
-			return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", buf, n);
-		op->ints[op->n_ints++] = g->args[pa[2].a].i;
-		op->ints[op->n_ints++] = g->args[pa[1].a].i;
-		break;
-	case TILE: /* repeat(x, repeats): the tensor tiled, repeats[k] copies along dim k */
-		if (np < 2 || ints_of(g, pa[1].a, op))
-			return fail_at(p, node, "repeat without a list of integer repeats", buf, n);
-		break;
-	case TRIL: /* tril / triu(x, diagonal = 0) */
-		op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
-		break;
-	case LAYERNORM: /* layer_norm(x, normalized_shape, w, b, eps) */
-		if (np < 2 || pa[0].value < 0 || ints_of(g, pa[1].a, op))
-			return fail_at(p, node, "layer_norm without a value and a normalized shape", buf, n);
-		op->src[op->n_src++] = pa[0].value;
-		for (uint32_t k = 2; k < 4; k++) /* args[0] / args[1]: weight, bias (-1 when None) */
-			if (k < np && pa[k].value >= 0) {
-				op->args[k - 2] = (struct arg){(int8_t)op->n_src, 0};
-				op->src[op->n_src++] = pa[k].value;
-			} else
-				op->args[k - 2] = (struct arg){-1, k == 2 ? 1.0 : 0.0};
-		op->n_args = 2;
-		op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
-		break;
-	case GEMM: { /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
-		int addmm = !strcmp(op->sem->key, "addmm"), linear = strstr(op->sem->key, "linear") != NULL;
-		uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
-		if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
-			return fail_at(p, node, "a matrix product without two values", buf, n);
-		if (np > most)
-			return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", buf, n);
-		op->src[op->n_src++] = pa[a0].value;
-		op->src[op->n_src++] = pa[a0 + 1].value;
-		uint32_t b = addmm ? 0 : 2; /* the bias */
-		if ((addmm || linear) && b < np && pa[b].value >= 0)
-			op->src[op->n_src++] = pa[b].value;
-		else if ((addmm || linear) && b < np && !pa[b].none)
-			return fail_at(p, node, "a matrix product's bias is neither a value nor None", buf, n);
-		op->ints[op->n_ints++] = linear; /* b is [N, K] */
-		break;
-	}
-	case RMSNORM: /* rms_norm(x, weight, eps) */
-		if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
-			return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
-		op->src[op->n_src++] = pa[0].value;
-		op->args[0] = (struct arg){(int8_t)op->n_src, 0};
-		op->src[op->n_src++] = pa[1].value;
-		op->args[1] = (struct arg){-1, 0.0};
-		op->n_args = 2;
-		op->n_ints = 1; /* normalise the last dim */
-		op->eps = pa[2].lit;
-		break;
-	default:
-		break;
-	}
-	return NULL;
+	arg_rule *r = arg_rules[kind];
+	return r ? r(p, node, op, pa, np, buf, n) : NULL;
 }
 
 /* ---- shape checks: a dump may say anything; execution only reads in bounds -------------- */
@@ -430,153 +483,201 @@ static int dim_ok(int64_t d, uint8_t rank)
 	return d >= 0 && d < rank;
 }
 
+/* The shape rule of each kind: NULL where the output and operands agree,
+ * else what contradicts. in: the first operand (NULL for none). */
+typedef const char *shape_rule(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out);
+
+static const char *shapes_broadcast(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)in;
+	for (uint32_t k = 0; k < op->n_src; k++)
+		if (!broadcasts(fs_prog_value(p, op->src[k]), out))
+			return "an operand does not broadcast to the output shape";
+	return NULL;
+}
+
+static const char *shapes_reduction(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	uint8_t red[MAX_RANK] = {0};
+	int64_t kept = 1;
+	for (uint32_t k = 0; k < op->n_ints; k++) {
+		if (!dim_ok(op->ints[k], in->rank))
+			return "a reduction dim is out of range";
+		red[fs_dim_at(op->ints[k], in->rank)] = 1;
+	}
+	for (uint8_t k = 0; k < in->rank; k++)
+		kept *= op->n_ints && !red[k] ? in->shape[k] : 1;
+	return kept == out->n ? NULL : "the reduction's output shape does not match its input";
+}
+
+static const char *shapes_softmax(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	return same_shape(in, out) && (!op->n_ints || dim_ok(op->ints[0], in->rank)) ? NULL : "softmax changes the shape";
+}
+
+static const char *shapes_norm(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	if (!same_shape(in, out) || op->n_ints > in->rank)
+		return "the norm changes the shape";
+	for (uint32_t k = 0; k < 2; k++)
+		if (op->args[k].ten >= 0 && !broadcasts(fs_prog_value(p, op->src[op->args[k].ten]), out))
+			return "a norm weight does not broadcast to the output";
+	return NULL;
+}
+
+static const char *shapes_view(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p, (void)op;
+	return in->n == out->n ? NULL : "the view changes the number of elements";
+}
+
+static const char *shapes_permute(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	int64_t perm[MAX_RANK];
+	uint8_t seen[MAX_RANK] = {0};
+	if (in->rank != out->rank)
+		return "a permutation changes the rank";
+	if (fs_op_perm(op, out->rank, perm))
+		return op->n_ints == 2 ? "a transposed dim is out of range" : "not a permutation";
+	for (uint8_t k = 0; k < out->rank; k++)
+		if (seen[perm[k]]++)
+			return "not a permutation";
+	for (uint8_t k = 0; k < out->rank; k++)
+		if (out->shape[k] != in->shape[perm[k]])
+			return "the permuted shape does not match";
+	return NULL;
+}
+
+static const char *shapes_slice(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank) || op->ints[3] < 1)
+		return "a slice of another rank, dim or step";
+	int64_t d = fs_dim_at(op->ints[0], in->rank), len = in->shape[d];
+	int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
+	start = start < 0 ? 0 : start > len ? len : start;
+	for (uint8_t k = 0; k < in->rank; k++)
+		if (k != d && in->shape[k] != out->shape[k])
+			return "a slice changes another dim";
+	return out->shape[d] == 0 || start + (out->shape[d] - 1) * op->ints[3] < len ? NULL : "the slice reads past its input";
+}
+
+static const char *shapes_pad(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	if (in->rank != out->rank)
+		return "a pad of another rank";
+	for (uint8_t k = 0; k < in->rank; k++)
+		if (op->ints[k] < 0 || out->shape[k] < in->shape[k] + op->ints[k])
+			return "the padded shape does not hold its input";
+	return NULL;
+}
+
+static const char *shapes_tril(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p, (void)op;
+	return in->rank >= 2 && same_shape(in, out) ? NULL : "tril / triu of other than its input's shape (two dims at least)";
+}
+
+static const char *shapes_repeat(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank))
+		return "repeat_interleave of another rank or dim";
+	int64_t d = fs_dim_at(op->ints[0], in->rank);
+	for (uint8_t k = 0; k < in->rank; k++)
+		if (out->shape[k] != in->shape[k] * (k == d ? op->ints[1] : 1))
+			return "repeat_interleave's output is not its input repeated";
+	return NULL;
+}
+
+static const char *shapes_tile(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)p;
+	if (op->n_ints != in->rank || in->rank != out->rank)
+		return "a repeat that adds leading dims (more repeats than the input's dims)";
+	for (uint8_t k = 0; k < in->rank; k++)
+		if (op->ints[k] < 1 || out->shape[k] != in->shape[k] * op->ints[k])
+			return "repeat's output is not its input tiled";
+	return NULL;
+}
+
+static const char *shapes_stack(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)in;
+	if (!dim_ok(op->ints[0], out->rank) || out->shape[fs_dim_at(op->ints[0], out->rank)] != op->n_src)
+		return "the stack dim is out of range or not the number of parts";
+	int64_t d = fs_dim_at(op->ints[0], out->rank);
+	for (uint32_t k = 0; k < op->n_src; k++) {
+		const struct ten *t = fs_prog_value(p, op->src[k]);
+		if (t->rank + 1 != out->rank)
+			return "a stack part of another rank";
+		for (uint8_t j = 0; j < t->rank; j++)
+			if (t->shape[j] != out->shape[j < d ? j : j + 1])
+				return "a stack part differs from the output outside the stack dim";
+	}
+	return NULL;
+}
+
+static const char *shapes_cat(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
+{
+	(void)in;
+	if (!dim_ok(op->ints[0], out->rank))
+		return "the cat dim is out of range";
+	int64_t d = fs_dim_at(op->ints[0], out->rank), total = 0;
+	for (uint32_t k = 0; k < op->n_src; k++) {
+		const struct ten *t = fs_prog_value(p, op->src[k]);
+		if (t->rank != out->rank)
+			return "a cat part of another rank";
+		for (uint8_t j = 0; j < t->rank; j++)
+			if (j != d && t->shape[j] != out->shape[j])
+				return "a cat part differs outside the cat dim";
+		total += t->shape[d];
+	}
+	return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
+}
+
+static const char *shapes_gemm(const struct prog *p, const struct op *op, const struct ten *a, const struct ten *out)
+{
+	const struct ten *b = fs_prog_value(p, op->src[1]);
+	int64_t K = a->rank ? a->shape[a->rank - 1] : 0;
+	if (op->ints[0]) { /* linear: x [.., K], w [N, K] -> [.., N] */
+		if (!a->rank || b->rank != 2 || b->shape[1] != K || out->rank != a->rank || out->shape[out->rank - 1] != b->shape[0] ||
+		    memcmp(out->shape, a->shape, (a->rank - 1) * sizeof(int64_t)))
+			return "a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])";
+	} else {
+		uint8_t r = a->rank > b->rank ? a->rank : b->rank;
+		if (a->rank < 2 || b->rank < 2 || out->rank != r || b->shape[b->rank - 2] != K || out->shape[r - 2] != a->shape[a->rank - 2] ||
+		    out->shape[r - 1] != b->shape[b->rank - 1])
+			return "a matrix product's shapes do not match ([.., M, K] x [.., K, N] -> [.., M, N])";
+		for (uint8_t d = 0; d + 2 < r; d++) { /* batch dims broadcast, right-aligned */
+			int64_t da = d + a->rank >= r ? a->shape[d + a->rank - r] : 1, db = d + b->rank >= r ? b->shape[d + b->rank - r] : 1;
+			if ((da != 1 && da != out->shape[d]) || (db != 1 && db != out->shape[d]))
+				return "a matrix product's batch dims do not broadcast to its output";
+		}
+	}
+	if (op->n_src > 2 && !broadcasts(fs_prog_value(p, op->src[2]), out))
+		return "a matrix product's bias does not broadcast to its output";
+	return NULL;
+}
+
+static shape_rule *const shape_rules[] = {
+	[UN] = shapes_broadcast,   [BIN] = shapes_broadcast, [TER] = shapes_broadcast,   [CMP] = shapes_broadcast,
+	[CAST] = shapes_broadcast, [ID] = shapes_broadcast,  [EXPAND] = shapes_broadcast, [RED] = shapes_reduction,
+	[SOFTMAX] = shapes_softmax, [LAYERNORM] = shapes_norm, [RMSNORM] = shapes_norm,   [VIEW] = shapes_view,
+	[PERMUTE] = shapes_permute, [SLICE] = shapes_slice,   [PAD] = shapes_pad,         [TRIL] = shapes_tril,
+	[REPEAT] = shapes_repeat,  [TILE] = shapes_tile,     [STACK] = shapes_stack,     [CAT] = shapes_cat,
+	[GEMM] = shapes_gemm,
+};
+_Static_assert(sizeof(shape_rules) / sizeof(shape_rules[0]) == GEMM + 1, "a shape rule for every kind");
+
 static const char *check_shapes(const struct prog *p, const struct op *op)
 {
-	const struct ten *out = &op->out, *in = op->n_src ? fs_prog_value(p, op->src[0]) : NULL;
-	uint8_t kind = op->sem->kind;
-	switch (kind) {
-	case UN:
-	case BIN:
-	case TER:
-	case CMP:
-	case CAST:
-	case ID:
-	case EXPAND:
-		for (uint32_t k = 0; k < op->n_src; k++)
-			if (!broadcasts(fs_prog_value(p, op->src[k]), out))
-				return "an operand does not broadcast to the output shape";
-		return NULL;
-	case RED: {
-		uint8_t red[MAX_RANK] = {0};
-		int64_t kept = 1;
-		for (uint32_t k = 0; k < op->n_ints; k++) {
-			if (!dim_ok(op->ints[k], in->rank))
-				return "a reduction dim is out of range";
-			red[fs_dim_at(op->ints[k], in->rank)] = 1;
-		}
-		for (uint8_t k = 0; k < in->rank; k++)
-			kept *= op->n_ints && !red[k] ? in->shape[k] : 1;
-		return kept == out->n ? NULL : "the reduction's output shape does not match its input";
-	}
-	case SOFTMAX:
-		return same_shape(in, out) && (!op->n_ints || dim_ok(op->ints[0], in->rank)) ? NULL
-											   : "softmax changes the shape";
-	case LAYERNORM:
-	case RMSNORM:
-		if (!same_shape(in, out) || op->n_ints > in->rank)
-			return "the norm changes the shape";
-		for (uint32_t k = 0; k < 2; k++)
-			if (op->args[k].ten >= 0 && !broadcasts(fs_prog_value(p, op->src[op->args[k].ten]), out))
-				return "a norm weight does not broadcast to the output";
-		return NULL;
-	case VIEW:
-		return in->n == out->n ? NULL : "the view changes the number of elements";
-	case PERMUTE: {
-		if (in->rank != out->rank)
-			return "a permutation changes the rank";
-		int64_t perm[MAX_RANK];
-		uint8_t seen[MAX_RANK] = {0};
-		if (fs_op_perm(op, out->rank, perm))
-			return op->n_ints == 2 ? "a transposed dim is out of range" : "not a permutation";
-		for (uint8_t k = 0; k < out->rank; k++)
-			if (seen[perm[k]]++)
-				return "not a permutation";
-		for (uint8_t k = 0; k < out->rank; k++)
-			if (out->shape[k] != in->shape[perm[k]])
-				return "the permuted shape does not match";
-		return NULL;
-	}
-	case SLICE: {
-		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank) || op->ints[3] < 1)
-			return "a slice of another rank, dim or step";
-		int64_t d = fs_dim_at(op->ints[0], in->rank), len = in->shape[d];
-		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
-		start = start < 0 ? 0 : start > len ? len : start;
-		for (uint8_t k = 0; k < in->rank; k++)
-			if (k != d && in->shape[k] != out->shape[k])
-				return "a slice changes another dim";
-		return out->shape[d] == 0 || start + (out->shape[d] - 1) * op->ints[3] < len ? NULL
-										     : "the slice reads past its input";
-	}
-	case PAD:
-		if (in->rank != out->rank)
-			return "a pad of another rank";
-		for (uint8_t k = 0; k < in->rank; k++)
-			if (op->ints[k] < 0 || out->shape[k] < in->shape[k] + op->ints[k])
-				return "the padded shape does not hold its input";
-		return NULL;
-	case TRIL:
-		return in->rank >= 2 && same_shape(in, out) ? NULL : "tril / triu of other than its input's shape (two dims at least)";
-	case REPEAT: {
-		if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank))
-			return "repeat_interleave of another rank or dim";
-		int64_t d = fs_dim_at(op->ints[0], in->rank);
-		for (uint8_t k = 0; k < in->rank; k++)
-			if (out->shape[k] != in->shape[k] * (k == d ? op->ints[1] : 1))
-				return "repeat_interleave's output is not its input repeated";
-		return NULL;
-	}
-	case TILE:
-		if (op->n_ints != in->rank || in->rank != out->rank)
-			return "a repeat that adds leading dims (more repeats than the input's dims)";
-		for (uint8_t k = 0; k < in->rank; k++)
-			if (op->ints[k] < 1 || out->shape[k] != in->shape[k] * op->ints[k])
-				return "repeat's output is not its input tiled";
-		return NULL;
-	case STACK: {
-		if (!dim_ok(op->ints[0], out->rank) || out->shape[fs_dim_at(op->ints[0], out->rank)] != op->n_src)
-			return "the stack dim is out of range or not the number of parts";
-		int64_t d = fs_dim_at(op->ints[0], out->rank);
-		for (uint32_t k = 0; k < op->n_src; k++) {
-			const struct ten *t = fs_prog_value(p, op->src[k]);
-			if (t->rank + 1 != out->rank)
-				return "a stack part of another rank";
-			for (uint8_t j = 0; j < t->rank; j++)
-				if (t->shape[j] != out->shape[j < d ? j : j + 1])
-					return "a stack part differs from the output outside the stack dim";
-		}
-		return NULL;
-	}
-	case CAT: {
-		if (!dim_ok(op->ints[0], out->rank))
-			return "the cat dim is out of range";
-		int64_t d = fs_dim_at(op->ints[0], out->rank), total = 0;
-		for (uint32_t k = 0; k < op->n_src; k++) {
-			const struct ten *t = fs_prog_value(p, op->src[k]);
-			if (t->rank != out->rank)
-				return "a cat part of another rank";
-			for (uint8_t j = 0; j < t->rank; j++)
-				if (j != d && t->shape[j] != out->shape[j])
-					return "a cat part differs outside the cat dim";
-			total += t->shape[d];
-		}
-		return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
-	}
-	case GEMM: {
-		const struct ten *a = in, *b = fs_prog_value(p, op->src[1]);
-		int64_t K = a->rank ? a->shape[a->rank - 1] : 0;
-		if (op->ints[0]) { /* linear: x [.., K], w [N, K] -> [.., N] */
-			if (!a->rank || b->rank != 2 || b->shape[1] != K || out->rank != a->rank || out->shape[out->rank - 1] != b->shape[0] ||
-			    memcmp(out->shape, a->shape, (a->rank - 1) * sizeof(int64_t)))
-				return "a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])";
-		} else {
-			uint8_t r = a->rank > b->rank ? a->rank : b->rank;
-			if (a->rank < 2 || b->rank < 2 || out->rank != r || b->shape[b->rank - 2] != K || out->shape[r - 2] != a->shape[a->rank - 2] ||
-			    out->shape[r - 1] != b->shape[b->rank - 1])
-				return "a matrix product's shapes do not match ([.., M, K] x [.., K, N] -> [.., M, N])";
-			for (uint8_t d = 0; d + 2 < r; d++) { /* batch dims broadcast, right-aligned */
-				int64_t da = d + a->rank >= r ? a->shape[d + a->rank - r] : 1, db = d + b->rank >= r ? b->shape[d + b->rank - r] : 1;
-				if ((da != 1 && da != out->shape[d]) || (db != 1 && db != out->shape[d]))
-					return "a matrix product's batch dims do not broadcast to its output";
-			}
-		}
-		if (op->n_src > 2 && !broadcasts(fs_prog_value(p, op->src[2]), out))
-			return "a matrix product's bias does not broadcast to its output";
-		return NULL;
-	}
-	default:
-		return NULL;
-	}
+	const struct ten *in = op->n_src ? fs_prog_value(p, op->src[0]) : NULL;
+	return shape_rules[op->sem->kind](p, op, in, &op->out);
 }
 
 /* ---- execution -------------------------------------------------------------------------- */
