@@ -192,17 +192,11 @@ static cJSON *product_json(const struct fs_emit_op *e, const struct fs_gemm_call
 	return q;
 }
 
-int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j, struct fs_emit_sig *s, char *why, size_t n)
+/* The symbols: kernel parameters after the buffers, each read from an
+ * input's dim; "tokens" their product. -1 (why) where one is no input's dim. */
+static int symbols_json(const struct fs_emit_op *e, const int32_t *in, uint32_t n_in, cJSON *j, char *why, size_t n)
 {
 	const struct prog *p = e->p;
-	uint32_t nv = p->n_in + p->n_ops;
-	int32_t in[FS_KERNEL_MAX_PARAMS], out[FS_KERNEL_MAX_PARAMS];
-	uint32_t n_in = fs_emit_op_inputs(e, k, in), n_out = fs_emit_op_outputs(e, k, out);
-	if (e->gemm && (p->n_in > FS_KERNEL_MAX_PARAMS || n_out == FS_KERNEL_MAX_PARAMS)) {
-		snprintf(why, n, "more than %d inputs or outputs", FS_KERNEL_MAX_PARAMS - 1);
-		return -1;
-	}
-	/* the symbols: kernel parameters after the buffers, each read from an input's dim */
 	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
 	struct fs_text tokens = {0};
 	for (uint32_t b = 0; b < p->n_bind; b++) {
@@ -232,18 +226,30 @@ int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON
 	}
 	cJSON_AddStringToObject(j, "tokens", tokens.s ? tokens.s : "1");
 	free(tokens.s);
-	cJSON *ins = cJSON_AddArrayToObject(j, "inputs"), *rets = cJSON_AddArrayToObject(j, "outputs");
-	cJSON *views = cJSON_AddArrayToObject(j, "views"), *bufs = cJSON_AddArrayToObject(j, "buffers");
+	return 0;
+}
+
+/* The inputs, and the op's signature, call arguments and docstring from them. */
+static void inputs_json(const struct fs_emit_op *e, const int32_t *in, uint32_t n_in, cJSON *j, struct fs_emit_sig *s)
+{
+	cJSON *ins = cJSON_AddArrayToObject(j, "inputs");
 	for (uint32_t i = 0; i < n_in; i++) {
-		const struct ten *t = fs_prog_value(p, in[i]);
+		const struct ten *t = fs_prog_value(e->p, in[i]);
 		tensor_json(e, ins, in[i], t, NULL);
 		fs_text_put(&s->sig, "%s%s: torch.Tensor", i ? ", " : "", e->name[in[i]]);
 		fs_text_put(&s->args, "%s%s", i ? ", " : "", e->name[in[i]]);
 		fs_text_put(&s->doc, "%s%s %s", i ? ", " : "", e->name[in[i]], fs_dtype_name((enum fs_dtype)t->dtype) + 6);
 	}
-	/* what the op returns: each output, a concatenated group's whole output once */
-	uint8_t *returned = fs_xcalloc(nv + FS_GEMM_MAX, 1);
-	uint32_t n_ret = 0;
+}
+
+/* What the op returns: each output, a concatenated group's whole output
+ * once (its members views of it); returned[v] marks what is returned (a
+ * group g as n_in + n_ops + g). The number of tensors returned. */
+static uint32_t outputs_json(const struct fs_emit_op *e, const int32_t *out, uint32_t n_out, cJSON *j, uint8_t *returned)
+{
+	const struct prog *p = e->p;
+	uint32_t nv = p->n_in + p->n_ops, n_ret = 0;
+	cJSON *rets = cJSON_AddArrayToObject(j, "outputs"), *views = cJSON_AddArrayToObject(j, "views");
 	for (uint32_t i = 0; i < n_out; i++) {
 		int64_t col = 0;
 		int32_t g = group_of(e, out[i], &col), r = g >= 0 ? (int32_t)nv + g : out[i];
@@ -263,22 +269,33 @@ int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON
 			cJSON_AddItemToArray(views, q);
 		}
 	}
-	cJSON_AddItemToObject(j, "results", names(e, out, n_out));
-	fs_text_put(&s->ret, n_ret == 1 ? "torch.Tensor" : "typing.Tuple[");
-	for (uint32_t i = 0; n_ret > 1 && i < n_ret; i++)
-		fs_text_put(&s->ret, "%storch.Tensor%s", i ? ", " : "", i + 1 == n_ret ? "]" : "");
-	/* what the products write and the kernel reads, or the kernel writes and later products read */
-	for (uint32_t k2 = 0; e->gemm && k2 < e->pl.n_calls; k2++) {
-		const struct fs_gemm_call *c = &e->pl.calls[k2];
+	return n_ret;
+}
+
+/* The buffers between the op's steps: what the products write and the
+ * kernel reads, or the kernel writes and later products read. */
+static void buffers_json(const struct fs_emit_op *e, const uint8_t *returned, cJSON *j)
+{
+	const struct prog *p = e->p;
+	uint32_t nv = p->n_in + p->n_ops;
+	cJSON *bufs = cJSON_AddArrayToObject(j, "buffers");
+	for (uint32_t k = 0; e->gemm && k < e->pl.n_calls; k++) {
 		const struct ten *t;
-		if (c->n_members && !returned[nv + k2]) {
-			cJSON *shape = group_shape(e, k2, &t);
-			tensor_json(e, bufs, (int32_t)(nv + k2), t, shape);
+		if (e->pl.calls[k].n_members && !returned[nv + k]) {
+			cJSON *shape = group_shape(e, k, &t);
+			tensor_json(e, bufs, (int32_t)(nv + k), t, shape);
 		}
 	}
 	for (uint32_t v = p->n_in; e->gemm && v < nv; v++)
 		if (!p->is_output[v - p->n_in] && ((e->pl.given[v] && !e->pl.pitch[v]) || e->pl.kernel_out[v]))
 			tensor_json(e, bufs, (int32_t)v, fs_prog_value(p, (int32_t)v), NULL);
+}
+
+/* The kernel's arguments (a group member read at its column of the
+ * group's output), then the products and cuBLASLt's epilogue. */
+static void steps_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j)
+{
+	uint32_t nv = e->p->n_in + e->p->n_ops;
 	cJSON *args = cJSON_AddArrayToObject(j, "args");
 	for (uint32_t i = 0; k && i < k->n_params; i++) {
 		int64_t col = 0;
@@ -289,12 +306,34 @@ int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON
 		cJSON_AddItemToArray(args, q);
 	}
 	cJSON *prods = cJSON_AddArrayToObject(j, "products");
-	for (uint32_t k2 = 0; e->gemm && k2 < e->pl.n_calls; k2++) {
-		const struct fs_gemm_call *c = &e->pl.calls[k2];
-		cJSON_AddItemToArray(prods, product_json(e, c, c->n_members ? (int32_t)(nv + k2) : c->out));
+	for (uint32_t c = 0; e->gemm && c < e->pl.n_calls; c++) {
+		const struct fs_gemm_call *call = &e->pl.calls[c];
+		cJSON_AddItemToArray(prods, product_json(e, call, call->n_members ? (int32_t)(nv + c) : call->out));
 	}
 	if (e->gemm && e->pl.absorbs)
 		cJSON_AddItemToObject(j, "epilogue", product_json(e, &e->pl.absorbed, e->pl.absorbed.out));
+}
+
+int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j, struct fs_emit_sig *s, char *why, size_t n)
+{
+	const struct prog *p = e->p;
+	int32_t in[FS_KERNEL_MAX_PARAMS], out[FS_KERNEL_MAX_PARAMS];
+	uint32_t n_in = fs_emit_op_inputs(e, k, in), n_out = fs_emit_op_outputs(e, k, out);
+	if (e->gemm && (p->n_in > FS_KERNEL_MAX_PARAMS || n_out == FS_KERNEL_MAX_PARAMS)) {
+		snprintf(why, n, "more than %d inputs or outputs", FS_KERNEL_MAX_PARAMS - 1);
+		return -1;
+	}
+	if (symbols_json(e, in, n_in, j, why, n))
+		return -1;
+	inputs_json(e, in, n_in, j, s);
+	uint8_t *returned = fs_xcalloc(p->n_in + p->n_ops + FS_GEMM_MAX, 1);
+	uint32_t n_ret = outputs_json(e, out, n_out, j, returned);
+	buffers_json(e, returned, j);
+	cJSON_AddItemToObject(j, "results", names(e, out, n_out));
+	fs_text_put(&s->ret, n_ret == 1 ? "torch.Tensor" : "typing.Tuple[");
+	for (uint32_t i = 0; n_ret > 1 && i < n_ret; i++)
+		fs_text_put(&s->ret, "%storch.Tensor%s", i ? ", " : "", i + 1 == n_ret ? "]" : "");
+	steps_json(e, k, j);
 	free(returned);
 	return 0;
 }
