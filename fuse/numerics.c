@@ -1588,7 +1588,8 @@ static void print_verdict(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "  verdict: %s%s%s\n", fs_verdict_name(r->verdict), r->why[0] ? ": " : "", r->why);
 }
 
-void fs_numerics_print(const struct fs_numerics *r, FILE *out)
+/* The CPU executions' errors, check and triage. */
+static void print_cpu(const struct fs_numerics *r, FILE *out)
 {
 	fprintf(out, "numerics (CPU, float64 reference; %s):\n  %s\n", r->binding, r->shapes);
 	if (r->planted[0])
@@ -1614,6 +1615,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  triage (CPU): %s (%s)\n", fs_triage_name(cpu),
 			cpu == FS_TRIAGE_ROUNDING ? "the difference vanishes when every op rounds like eager"
 						  : "the difference stays when every op rounds like eager");
+}
+
+/* What was generated and compiled. */
+static void print_kernels(const struct fs_numerics *r, FILE *out)
+{
 	uint32_t fused = r->gpu_ran ? r->n_tactics : r->kernels - r->unfused_kernels - r->ref_kernels - r->gemm_kernels;
 	char gemm[64] = "";
 	if (r->gemm_kernels)
@@ -1621,18 +1627,14 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	fprintf(out, "  kernels: %u generated (fused under %u tactic%s%s, %u unfused, %u float64 reference), %u compiled for %s with %s%s%s\n",
 		r->kernels, fused, fused == 1 ? "" : "s", gemm, r->unfused_kernels, r->ref_kernels, r->compiled, r->arch,
 		r->nvrtc[0] ? r->nvrtc : "no NVRTC", r->kernel_error[0] ? "; error: " : "", r->kernel_error);
-	if (r->emitted[0])
-		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
-	if (!r->gpu_ran) {
-		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
-		print_verdict(r, out);
-		return;
-	}
-	if (r->gemm[0])
-		fprintf(out, "  matrix products: %s\n", r->gemm);
+}
+
+/* The tuning: the tactic chosen and how, the finalists, each failure. */
+static void print_tuning(const struct fs_numerics *r, FILE *out)
+{
 	if (!r->n_tactics)
-		;
-	else if (r->chosen < 0)
+		return;
+	if (r->chosen < 0)
 		fprintf(out, "  tuning: %u tactic%s timed, none passed its check: the fallback kernel (any size) runs\n", r->n_tactics,
 			r->n_tactics == 1 ? "" : "s");
 	else if (r->cache_hit)
@@ -1658,6 +1660,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	for (uint32_t i = 0; i < r->n_tactics; i++)
 		if (r->tactics[i].failed[0])
 			fprintf(out, "    %-16s failed: %s\n", r->tactics[i].name, r->tactics[i].failed);
+}
+
+/* The GPU executions' errors against the float64 reference, check and triage. */
+static void print_gpu_check(const struct fs_numerics *r, FILE *out)
+{
 	fprintf(out, "  GPU %s, float64 reference on the GPU", r->device);
 	if (r->ref_checked)
 		fprintf(out, " (against the CPU's: max abs %.2e, max rel %.2e, %llu non-finite)", r->ref_vs_cpu.max_abs,
@@ -1681,6 +1688,11 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 		fprintf(out, "  triage (GPU): %s (%s)\n", fs_triage_name(r->triage),
 			r->triage == FS_TRIAGE_ROUNDING ? "the kernel passes with FMA contraction off or eager rounding"
 							: "the kernel fails with FMA contraction off and with eager rounding");
+}
+
+/* Fused against unfused, side by side. */
+static void print_time(const struct fs_numerics *r, FILE *out)
+{
 	double fg = (double)r->fused_bytes / (r->fused_ms * 1e-3) / 1e9, ug = (double)r->unfused_bytes / (r->unfused_ms * 1e-3) / 1e9;
 	fprintf(out, "  time (median of %u, %u input copies rotated, %s): fused %.4f ms (+-%.4f), ", r->reps, r->rotate,
 		r->timed_apart ? "timed apart: both do not fit the device at once" : "fused and unfused side by side", r->fused_ms,
@@ -1694,6 +1706,24 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 			fg, 100 * fg / r->copy_gbs, r->copy_gbs, 100 * fg / r->copy_same_gbs, r->copy_same_gbs, r->unfused_ms, r->unfused_ci,
 			r->unfused_launches, ug);
 	fprintf(out, "; speedup %.3fx [%.3f, %.3f]\n", r->speedup, r->speedup_lo, r->speedup_hi);
+}
+
+void fs_numerics_print(const struct fs_numerics *r, FILE *out)
+{
+	print_cpu(r, out);
+	print_kernels(r, out);
+	if (r->emitted[0])
+		fprintf(out, "  %s: %s\n", r->emit_failed ? "emit failed" : "emitted", r->emitted);
+	if (!r->gpu_ran) {
+		fprintf(out, "  GPU: %s\n", r->gpu_skipped[0] ? r->gpu_skipped : "not run (see the error above)");
+		print_verdict(r, out);
+		return;
+	}
+	if (r->gemm[0])
+		fprintf(out, "  matrix products: %s\n", r->gemm);
+	print_tuning(r, out);
+	print_gpu_check(r, out);
+	print_time(r, out);
 	fs_buckets_print(r, out);
 	print_verdict(r, out);
 }
