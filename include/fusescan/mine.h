@@ -114,24 +114,4 @@ struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
 			      const struct fs_mine_opts *o);
 void fs_mine_free(struct fs_mine *m);
 
-/* The largest value a symbolic dim is bound to (--tokens, --dims): sizes
- * are products of dims, and their sums saturate rather than wrap. */
-#define FS_MAX_DIM INT32_MAX
-
-/* Symbol bindings for the cost model. fs_bind_default binds the first symbolic
- * dim of the first placeholder that has any to 1 (batch) and its last one to
- * `tokens`; fs_bind_parse reads "s72=1,s70=4096": each name a symbolic dim of
- * some shape of the scan, bound once, to 1..FS_MAX_DIM (else -1, with why).
- * Both return the count. */
-uint32_t fs_bind_default(const struct fs_scan *s, const struct fs_graph *g, int64_t tokens,
-			 struct fs_binding *out, uint32_t max);
-int fs_bind_parse(const struct fs_scan *s, const char *text, struct fs_binding *out, uint32_t max, char *why, size_t n_why);
-/* The symbols of the graph's tensor shapes that b leaves unbound: their
- * count, the first max of them in out (their sizes cannot be costed). */
-uint32_t fs_unbound_syms(const struct fs_scan *s, const struct fs_graph *g, const struct fs_binding *b, uint32_t nb,
-			 uint32_t *out, uint32_t max);
-/* Bytes of a typed value, or -1 if a dim is unknown or unbound. */
-int64_t fs_type_bytes(const struct fs_scan *s, const struct fs_type *t,
-		      const struct fs_binding *b, uint32_t nb);
-
 #endif
