@@ -15,13 +15,13 @@ static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 {
 	int format = 0, gelu = FS_GELU_UNSTATED;
-	const char *out_path = NULL, *tokens = NULL, *top = NULL;
+	const char *out_path = NULL, *tokens = NULL, *top = NULL, *dims = NULL;
 	struct fs_discover_opts o = {.tokens = 8192};
 	const struct fs_option opts[] = {
 		{"format", 'f', FS_OPT_CHOICE, "FMT", "report format", &format, formats},
 		{"output", 'o', FS_OPT_STRING, "FILE", "write the report to FILE (atomically)", &out_path, NULL},
 		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to analyse (default: the last)", &o.dump, NULL},
-		{"dims", 0, FS_OPT_STRING, "S=N,...", "bind symbolic dims for the cost model, e.g. s72=1,s70=4096", &o.dims, NULL},
+		{"dims", 0, FS_OPT_STRING, "S=N,...", "bind symbolic dims for the cost model, e.g. s72=1,s70=4096", &dims, NULL},
 		{"tokens", 0, FS_OPT_STRING, "N", "tokens for the cost model, batch 1 (default 8192)", &tokens, NULL},
 		{"top", 0, FS_OPT_STRING, "N", "show the N best candidates per graph (default all)", &top, NULL},
 		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
@@ -46,14 +46,16 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	fs_guard_release(&g);
 	if (!s)
 		return FS_EXIT_INPUT;
-	if (o.dims) {
-		struct fs_binding b[16];
+	struct fs_binding bind[FS_DISCOVER_BIND];
+	if (dims) { /* read once, for every graph */
 		char why[200];
-		if (fs_bind_parse(s, o.dims, b, 16, why, sizeof(why)) < 0) {
-			fprintf(stderr, "fusescan %s: --dims: %s (in '%s')\n", cmd->name, why, o.dims);
+		int nb = fs_bind_parse(s, dims, bind, FS_DISCOVER_BIND, why, sizeof(why));
+		if (nb < 0) {
+			fprintf(stderr, "fusescan %s: --dims: %s (in '%s')\n", cmd->name, why, dims);
 			fs_scan_free(s);
 			return FS_EXIT_INPUT;
 		}
+		o.bind = bind, o.n_bind = (uint32_t)nb;
 	}
 	struct fs_discovery *d = fs_discover(s, &o);
 	int rc = 0;

@@ -49,12 +49,12 @@ static int32_t pick_file(const struct fs_scan *s, const struct fs_run *r, const 
 static uint32_t bind_dims(struct fs_scan *s, const struct fs_graph *g,
 			  const struct fs_discover_opts *o, struct fs_binding *b)
 {
-	if (o->dims) {
-		char why[200];
-		int n = fs_bind_parse(s, o->dims, b, 16, why, sizeof(why));
-		return n < 0 ? 0 : (uint32_t)n; /* the CLI validated the text */
+	if (o->bind) {
+		uint32_t n = o->n_bind < FS_DISCOVER_BIND ? o->n_bind : FS_DISCOVER_BIND;
+		memcpy(b, o->bind, n * sizeof(*b));
+		return n;
 	}
-	return fs_bind_default(s, g, o->tokens, b, 16);
+	return fs_bind_default(s, g, o->tokens, b, FS_DISCOVER_BIND);
 }
 
 /* inlined: the graph to mine instead of the module's (owned by the analysis) */

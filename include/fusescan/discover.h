@@ -21,12 +21,16 @@
 
 #define FS_DISCOVER_SCHEMA "fusescan.discover/1"
 
+/* The most symbols --dims binds (each a symbolic dim of the dumps). */
+#define FS_DISCOVER_BIND 16
+
 struct fs_discover_opts {
 	const char *catalog;       /* catalog file */
 	const char *kernels_from;  /* source tree to index, or NULL */
 	const char *dump;          /* "NNN" or a file name: the dump to analyse in a run */
-	const char *dims;          /* "s72=1,s70=4096", or NULL */
-	int64_t tokens;            /* with batch 1 when dims is NULL */
+	const struct fs_binding *bind; /* --dims as fs_bind_parse read it (n_bind of them), or NULL */
+	uint32_t n_bind;
+	int64_t tokens;            /* with batch 1 when bind is NULL */
 	uint32_t top;              /* candidates per graph in reports, 0 = all */
 	uint8_t gelu;              /* enum fs_gelu: the model's GELU as the user stated it */
 	uint8_t inline_calls;      /* a root calling its file's other GraphModules is analysed
@@ -41,7 +45,7 @@ struct fs_analysis {
 	struct fs_mine *mine;      /* mine->g: the module's graph, or the inlined one */
 	struct fs_graph *inlined;  /* owned: the root with its call_modules inlined, or NULL */
 	uint32_t n_inlined;        /* call_module nodes inlined */
-	struct fs_binding bind[16];
+	struct fs_binding bind[FS_DISCOVER_BIND];
 	uint32_t n_bind;
 	uint32_t unbound[8];       /* symbols of its shapes left unbound: sizes that need them are not costed */
 	uint32_t n_unbound;        /* all of them (the first 8 in unbound) */
