@@ -1382,11 +1382,12 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	 * CPU's minutes */
 	int gpu_checks = elems > FS_CPU_ELEMS && o->gpu && !o->generate_only && fs_gpu_present();
 	r->cpu_ran = !gpu_checks && bytes <= budget && macs <= mac_budget;
+	int over_memory = !gpu_checks && bytes > budget; /* --cpu-memory would let them run */
 	if (gpu_checks)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld where a GPU checks them",
 			 (long long)elems, (long long)FS_CPU_ELEMS);
-	else if (bytes > budget)
+	else if (over_memory)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region holds %lld elements at these sizes, %lld MiB in the CPU executions, more than their %lld MiB "
 			 "(--cpu-memory)", (long long)elems, (long long)(bytes >> 20), (long long)(budget >> 20));
@@ -1442,7 +1443,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	if (!r->cpu_ran && !r->gpu_ran) { /* nothing checked: nothing tuned, settled or emitted */
 		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
 			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
-			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, strstr(r->cpu_skipped, "--cpu-memory") ? " or raise --cpu-memory" : "");
+			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, over_memory ? " or raise --cpu-memory" : "");
 		free(narrow);
 		release(&p, vals);
 		fs_numerics_release(r);
