@@ -26,7 +26,7 @@
 #define fs_quot(a, b) ((a) / (b))
 #define fs_rsqrt(a) (1 / sqrt(a))
 enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will check larger ones (a few seconds) */
-#define FS_SEM(id, key, kind, nt, expr)                     \
+#define FS_SEM(id, key, kind, nt, flags, expr)              \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
 		(void)a, (void)b, (void)c;                 \
@@ -34,7 +34,7 @@ enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will 
 	}
 #include "sem.def"
 #undef FS_SEM
-#define FS_SEM(id, key, kind, nt, expr) {key, kind, nt, sem_##id, #expr},
+#define FS_SEM(id, key, kind, nt, flags, expr) {key, kind, nt, flags, sem_##id, #expr},
 static const struct sem sems[] = {
 #include "sem.def"
 };
@@ -369,7 +369,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
 		break;
 	case GEMM: { /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
-		int addmm = !strcmp(op->sem->key, "addmm"), linear = strstr(op->sem->key, "linear") != NULL;
+		int addmm = !strcmp(op->sem->key, "addmm"), linear = (op->sem->flags & NK_WEIGHT) != 0;
 		uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
 		if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
 			return fail_at(p, node, "a matrix product without two values", buf, n);
@@ -669,7 +669,7 @@ static void exec_rows(const struct op *op, const struct ten *v, struct ten *out)
 	int64_t inner = 1, len = 1, outer = 1;
 	for (int64_t k = 0; k < in->rank; k++)
 		*(k < d ? &outer : norm || k == d ? &len : &inner) *= in->shape[k];
-	int logsm = strstr(op->sem->key, "log_") != NULL;
+	int logsm = (op->sem->flags & LOG_OUT) != 0;
 	int64_t idx[MAX_RANK];
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t j = 0; j < inner; j++) {
