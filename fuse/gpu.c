@@ -1,7 +1,7 @@
 /*
  * gpu.c: the generated kernels on the GPU (see gpu.h).
  */
-#include "arena.h"
+#include "memplan.h"
 #include "gpu_run.h"
 #include "rand.h"
 
@@ -849,7 +849,7 @@ static int check_reference(struct run *R)
 
 /* The unfused run's buffers of the values its kernels write (inputs
  * apart). With matrix products, one each (their comparisons read the
- * operands after the run); else one arena planned by lifetime (arena.h):
+ * operands after the run); else one allocation planned by lifetime (memplan.h):
  * a value shares bytes with those no launch sees alive beside it, as
  * eager's intermediates share the caching allocator's blocks. Poisoned. */
 static int alloc_unfused(struct run *R)
@@ -866,7 +866,7 @@ static int alloc_unfused(struct run *R)
 		}
 		return 0;
 	}
-	struct fs_arena_item *it = fs_xcalloc(nv + 1, sizeof(*it));
+	struct fs_memplan_item *it = fs_xcalloc(nv + 1, sizeof(*it));
 	for (uint32_t v = p->n_in; v < nv; v++) {
 		it[v].first = UINT32_MAX;
 		it[v].last = R->q.is_output[v - p->n_in] ? UINT32_MAX - 1 : 0; /* an output is compared after the run */
@@ -880,7 +880,7 @@ static int alloc_unfused(struct run *R)
 				it[v].first = i < it[v].first ? i : it[v].first;
 			it[v].last = i > it[v].last ? i : it[v].last;
 		}
-	struct fs_arena_item *items = fs_xcalloc(nv + 1, sizeof(*items));
+	struct fs_memplan_item *items = fs_xcalloc(nv + 1, sizeof(*items));
 	uint32_t *of = fs_xcalloc(nv + 1, sizeof(*of)), m = 0; /* items[k] is value of[k]'s */
 	for (uint32_t v = p->n_in; v < nv; v++)
 		if (fs_codegen_buffered(p, (int32_t)v)) { /* a view has no buffer; every other value its launch */
@@ -888,14 +888,14 @@ static int alloc_unfused(struct run *R)
 			it[v].bytes = alloc_bytes(fs_prog_value(p, (int32_t)v));
 			of[m] = v, items[m++] = it[v];
 		}
-	size_t size = fs_arena_plan(items, m, 256);
+	size_t size = fs_memplan_offsets(items, m, 256);
 	int rc = 0;
 	if (size) {
-		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&R->arena, size), "cuMemAlloc (the unfused chain's buffers)", R->g->error,
+		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&R->unfused_block, size), "cuMemAlloc (the unfused chain's buffers)", R->g->error,
 				   sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemsetD8(R->arena, 0xff, size), "cuMemsetD8", R->g->error, sizeof(R->g->error));
+		     fs_cuda_check(&R->c, R->c.cuMemsetD8(R->unfused_block, 0xff, size), "cuMemsetD8", R->g->error, sizeof(R->g->error));
 		for (uint32_t k = 0; k < m && !rc; k++)
-			R->dev[(size_t)of[k] * R->rotate] = R->arena + items[k].offset;
+			R->dev[(size_t)of[k] * R->rotate] = R->unfused_block + items[k].offset;
 	}
 	free(of);
 	free(items);
@@ -904,10 +904,10 @@ static int alloc_unfused(struct run *R)
 }
 
 /* The fused kernel's outputs, allocated once the unfused run is measured
- * and timed. Where they do not fit beside the unfused chain's arena (a
+ * and timed. Where they do not fit beside the unfused chain's block (a
  * softmax of 16384 tokens on an 80 GB card) and no timing needs the chain
  * again (its graphs hold fewer than FS_GRAPH_CALLS calls: no company), the
- * arena goes first. */
+ * block goes first. */
 static int alloc_fused(struct run *R)
 {
 	const struct prog *p = R->p;
@@ -916,9 +916,9 @@ static int alloc_fused(struct run *R)
 			continue;
 		size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
-		if (e == CU_OUT_OF_MEMORY && R->arena && R->calls < FS_GRAPH_CALLS) {
-			R->c.cuMemFree(R->arena);
-			R->arena = 0, R->unfused_gone = 1;
+		if (e == CU_OUT_OF_MEMORY && R->unfused_block && R->calls < FS_GRAPH_CALLS) {
+			R->c.cuMemFree(R->unfused_block);
+			R->unfused_block = 0, R->unfused_gone = 1;
 			for (uint32_t u = p->n_in; u < p->n_in + p->n_ops; u++)
 				R->dev[(size_t)u * R->rotate] = 0;
 			e = R->c.cuMemAlloc(&R->fused_out[v], nb);
@@ -1175,11 +1175,11 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		g->triaged = !rc;
 	}
 	if (R.c.driver) {
-		for (uint32_t v = 0; R.dev && v < (R.arena ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
+		for (uint32_t v = 0; R.dev && v < (R.unfused_block ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
 				R.c.cuMemFree(R.dev[v]);
-		if (R.arena)
-			R.c.cuMemFree(R.arena);
+		if (R.unfused_block)
+			R.c.cuMemFree(R.unfused_block);
 		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
 			if (R.fused_out && R.fused_out[v])
 				R.c.cuMemFree(R.fused_out[v]);

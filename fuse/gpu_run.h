@@ -41,8 +41,8 @@ struct run {
 	uint32_t n;
 	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
-	fs_devptr arena;           /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
-	int unfused_gone;          /* the arena was freed to fit the fused outputs: the unfused chain runs no more */
+	fs_devptr unfused_block;   /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
+	int unfused_gone;          /* unfused_block was freed to fit the fused outputs: the unfused chain runs no more */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
 	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
