@@ -96,6 +96,23 @@ static int is_view(const struct op *op)
 	return k == VIEW || k == EXPAND || k == PERMUTE || k == SLICE || k == ID;
 }
 
+/* gelu in its tanh form (the program's gelu_tanh): fs_gelu_tanh, not op_gelu */
+static int tanh_gelu(const struct prog *p, const struct op *op)
+{
+	return p->gelu_tanh && !strcmp(op->sem->key, "gelu");
+}
+
+/* Whether the kernel computes exp or tanh, so has fast-math tactics: an op
+ * it computes (the region's, or the one op) that sem.def flags EXP_TANH,
+ * or gelu in its tanh form. */
+static int transcendental(const struct gen *G)
+{
+	for (uint32_t i = 0; i < G->p->n_ops; i++)
+		if ((G->fused || (int32_t)i == G->only) && ((G->p->ops[i].sem->flags & EXP_TANH) || tanh_gelu(G->p, &G->p->ops[i])))
+			return 1;
+	return 0;
+}
+
 static int given(const struct prog *p, int32_t v)
 {
 	return p->given && p->given[v];
@@ -552,7 +569,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	case BIN:
 	case TER:
 	case CMP: {
-		int gelu_tanh = !strcmp(op->sem->key, "gelu") && G->p->gelu_tanh;
+		int gelu_tanh = tanh_gelu(G->p, op);
 		fs_text_put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
 		for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
 			fs_text_put(b, k ? ", " : "");
@@ -751,7 +768,7 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 		int32_t mx = red_slot(G, oi, 1), sm = red_slot(G, oi, 2);
 		if (mx < 0 || sm < 0)
 			fail(G, "a softmax outside a row kernel");
-		int logsm = strstr(op->sem->key, "log_") != NULL;
+		int logsm = (op->sem->flags & LOG_OUT) != 0;
 		/* the sum is at least 1 (the max's own term): its reciprocal by
 		 * fs_quot, without IEEE division's slow-path branch on every row */
 		if (!logsm && G->cache && G->exp_slot[sm] == oi && own_index(out, x)) { /* the sum pass kept exp(x - max) */
@@ -1497,7 +1514,6 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	}
 	fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, k->most_py, sizeof(k->most_py));
 	template(&b, G.ref ? "double" : "float", k->index64 ? "long long" : "int", tc->fast, tc->l2);
-	size_t body = b.n;
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct op *op = &p->ops[i];
@@ -1573,7 +1589,7 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	fs_text_put(&b, "%s}\n", k->check ? "\tfs_acc_flush(err, st);\n" : "");
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
-	k->transcendental = b.s && (strstr(b.s + body, "fs_exp(") || strstr(b.s + body, "fs_tanh(") || strstr(b.s + body, "fs_gelu_tanh"));
+	k->transcendental = (uint8_t)transcendental(&G);
 	if (G.failed) {
 		snprintf(why, n, "%s", G.why);
 		fs_kernel_release(k);

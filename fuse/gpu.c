@@ -1,7 +1,7 @@
 /*
  * gpu.c: the generated kernels on the GPU (see gpu.h).
  */
-#include "arena.h"
+#include "memplan.h"
 #include "gpu_run.h"
 #include "rand.h"
 
@@ -26,7 +26,7 @@ static size_t alloc_bytes(const struct ten *t)
 }
 
 /* where value v lies for a run on input copy `copy` of the results in w */
-fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
+fs_devptr fs_gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
 {
 	if (v < (int32_t)R->p->n_in)
 		return R->dev[(size_t)v * R->rotate + copy];
@@ -34,16 +34,16 @@ fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w
 }
 
 
-uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
+uint32_t fs_gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
 {
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
 		int given = !L->k.write[i] && R->q.given && R->q.given[v];
-		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : gpu_buffer(R, v, copy, w);
+		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : fs_gpu_buffer(R, v, copy, w);
 		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
 			long long ld;
-			gemm_in_group(R, v, &A->ptr[i], &ld);
+			fs_gpu_gemm_in_group(R, v, &A->ptr[i], &ld);
 		}
 		A->p[i] = &A->ptr[i];
 	}
@@ -60,12 +60,12 @@ uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, e
 	return i;
 }
 
-int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+int fs_gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
 	if (L->gc)
-		return gemm_launch_lt(R, L, copy, w);
+		return fs_gpu_gemm_launch_lt(R, L, copy, w);
 	struct kargs A;
-	gpu_kernel_args(R, L, copy, w, &A);
+	fs_gpu_kernel_args(R, L, copy, w, &A);
 	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, A.p, NULL));
 	return 0;
 }
@@ -73,7 +73,7 @@ int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where 
 static int run_unfused(struct run *R, uint32_t copy)
 {
 	for (uint32_t i = 1; i < R->n; i++)
-		if (gpu_launch(R, &R->l[i], copy, UNFUSED_BUFS))
+		if (fs_gpu_launch(R, &R->l[i], copy, UNFUSED_BUFS))
 			return -1;
 	return 0;
 }
@@ -85,9 +85,9 @@ static int measure(struct run *R, enum where w, struct fs_errors *e)
 	uint64_t st[6]; /* struct fs_stats */
 	double se, sr;
 	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
-	if (R->gemm && gemm_compare_products(R, w))
+	if (R->gemm && fs_gpu_gemm_compare_products(R, w))
 		return -1;
-	if ((!R->gemm || R->ref.fn) && gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
+	if ((!R->gemm || R->ref.fn) && fs_gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
 		return -1;
 	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
 	memset(e, 0, sizeof(*e));
@@ -117,9 +117,9 @@ static int cmp_float(const void *a, const void *b)
 
 /* one timed run r: the fused kernel, the unfused sequence, or a copy */
 
-int gpu_run_fused(struct run *R, const void *L, uint32_t r)
+int fs_gpu_run_fused(struct run *R, const void *L, uint32_t r)
 {
-	return gpu_launch(R, L, r % R->rotate, FUSED_BUFS);
+	return fs_gpu_launch(R, L, r % R->rotate, FUSED_BUFS);
 }
 
 static int run_unfused_seq(struct run *R, const void *none, uint32_t r)
@@ -246,8 +246,8 @@ static void **capture(struct run *R, run_fn one, const void *const *what, uint32
  * many calls, launched outside the events): the company a run keeps. With
  * `rounds` (k x reps), each thing's time per call in every round, in round
  * order: paired comparisons. */
-int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		 struct timing *out, float *rounds)
+int fs_gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
+		    struct timing *out, float *rounds)
 {
 	uint32_t n = (reps + 5) * k, calls = R->calls > 1 && one != run_copy ? R->calls : 1;
 	uint32_t m = calls > 1 ? FS_GRAPH_INSTANCES : 1;
@@ -330,7 +330,7 @@ static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
 	const void *what = &c;
 	int rc = copies_alloc(R, &c);
 	if (!rc)
-		rc = gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm, NULL);
+		rc = fs_gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm, NULL);
 	copies_free(R, &c);
 	*gbs = rc ? 0 : 2.0 * (double)c.n / (tm.ms * 1e-3) / 1e9;
 	return rc ? -1 : 0;
@@ -351,7 +351,7 @@ static int load_cubin(struct run *R, const char *cubin, void **module, const cha
 /* Compiles a translation unit (counted in g->compiled when `count`) and,
  * with `load`, loads it as *module and its function `name` as *fn. 0, or
  * -1 with the error in g->error. */
-int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+int fs_gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
 		     void **fn)
 {
 	struct fs_gpu_result *g = R->g;
@@ -366,9 +366,9 @@ int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad,
 }
 
 /* compiled for the device's architecture */
-int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
+int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
 {
-	return gpu_build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
+	return fs_gpu_build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
 }
 
 /* Generates the fused kernel (only < 0) under tactic t, or op `only`'s
@@ -393,7 +393,7 @@ static int prepare(struct run *R, struct launch *L, int32_t only, const struct f
 {
 	if (generate(R, L, only, t, mode))
 		return -1;
-	return R->o->compile ? gpu_build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
+	return R->o->compile ? fs_gpu_build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
 }
 
 /* The fused kernel under each tactic of list (mode), generated into L[i],
@@ -444,19 +444,19 @@ static void unload(struct run *R, struct launch *L)
 
 /* The fused plan on input copy `copy`: products, the fused kernel L (NULL:
  * none), the products after it. */
-int gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
+int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
 {
 	if (!R->gemm)
-		return gpu_launch(R, L, copy, FUSED_BUFS);
+		return fs_gpu_launch(R, L, copy, FUSED_BUFS);
 	if (variant == 2) /* the generated GEMM, then the products reading what it writes */
-		return gemm_launch_gen(R, copy) || gemm_run_products(R, 0, copy, 1) ? -1 : 0;
-	return gemm_run_products(R, variant, copy, 0) || (L && gpu_launch(R, L, copy, FUSED_BUFS)) || gemm_run_products(R, variant, copy, 1) ? -1 : 0;
+		return fs_gpu_gemm_launch_gen(R, copy) || fs_gpu_gemm_run_products(R, 0, copy, 1) ? -1 : 0;
+	return fs_gpu_gemm_run_products(R, variant, copy, 0) || (L && fs_gpu_launch(R, L, copy, FUSED_BUFS)) || fs_gpu_gemm_run_products(R, variant, copy, 1) ? -1 : 0;
 }
 
 /* The fused plan once, on copy 0 of the inputs, into poisoned outputs,
  * checked against the reference: its products (variant), then the fused
  * kernel L (NULL: none). */
-int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
+int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
 {
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
@@ -466,13 +466,13 @@ int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_e
 		if (R->catout[k])
 			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
 								  fs_dtype_size((enum fs_dtype)R->gp.calls[k].mm.dtype)));
-	if (gpu_run_plan(R, variant, L, 0))
+	if (fs_gpu_run_plan(R, variant, L, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());
 	return measure(R, FUSED_BUFS, e);
 }
 
-void gpu_plan_failed(struct run *R, const char *plan, const char *why)
+void fs_gpu_plan_failed(struct run *R, const char *plan, const char *why)
 {
 	if (!R->g->plan_failed[0])
 		snprintf(R->g->plan_failed, sizeof(R->g->plan_failed), "%.60s: %.190s", plan, why);
@@ -483,7 +483,7 @@ static void tactic_name(const struct run *R, const struct fs_tactic *t, char *ou
 	fs_tactic_name(t, R->g->row, out, n);
 }
 
-void gpu_cache_key(const struct run *R, struct fs_tune_key *k)
+void fs_gpu_cache_key(const struct run *R, struct fs_tune_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	snprintf(k->kernel, sizeof(k->kernel), "%s", R->o->kernel_key ? R->o->kernel_key : "");
@@ -564,7 +564,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 		rc = copies_alloc(R, &c);
 	}
 	for (uint32_t q = 0; q < companies && !rc; q++) {
-		if ((rc = gpu_time_set(R, gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm, NULL)))
+		if ((rc = fs_gpu_time_set(R, fs_gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm, NULL)))
 			break;
 		double low = tm[0].ms;
 		for (uint32_t j = 1; j < k; j++)
@@ -619,7 +619,7 @@ static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic 
 			continue;
 		}
 		/* a launch or memory error here is the context's end: stop */
-		rc = gpu_run_once(R, 0, &L[i], &e);
+		rc = fs_gpu_run_once(R, 0, &L[i], &e);
 		if (!rc && o->check && o->check(o->ctx, &g->unfused, &e, tr->rec.failed, sizeof(tr->rec.failed)))
 			g->n_failed++;
 		what[k] = &L[i], of[k++] = i;
@@ -627,7 +627,7 @@ static int time_tactics(struct run *R, struct launch *L, const struct fs_tactic 
 	free(why);
 	struct timing *tm = fs_xcalloc(k ? k : 1, sizeof(*tm));
 	if (!rc && k)
-		rc = gpu_time_set(R, gpu_run_fused, what, k, o->reps, NULL, tm, NULL);
+		rc = fs_gpu_time_set(R, fs_gpu_run_fused, what, k, o->reps, NULL, tm, NULL);
 	for (uint32_t j = 0; j < k && !rc; j++) {
 		struct fs_tactic_run *tr = &g->tactics[of[j]];
 		tr->rec.ms = tm[j].ms, tr->rec.spread = tm[j].spread, tr->rec.ci = tm[j].ci;
@@ -686,12 +686,12 @@ static int check_fallback(struct run *R)
 	R->q = any;
 	int rc = prepare(R, &F, -1, NULL, FS_GEN_KERNEL, 1, 1);
 	R->q = q;
-	rc = rc || gpu_run_once(R, 0, &F, &e);
+	rc = rc || fs_gpu_run_once(R, 0, &F, &e);
 	unload(R, &F);
 	if (rc)
 		return -1;
 	if (R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, sizeof(why)))
-		gpu_plan_failed(R, "the emitted op's fallback kernel (any size)", why);
+		fs_gpu_plan_failed(R, "the emitted op's fallback kernel (any size)", why);
 	return 0;
 }
 
@@ -709,7 +709,7 @@ static int tune(struct run *R)
 	const struct fs_gpu_opts *o = R->o;
 	struct fs_tactic list[FS_MAX_TACTICS];
 	struct fs_tune_key key;
-	gpu_cache_key(R, &key);
+	fs_gpu_cache_key(R, &key);
 	struct launch *L = fs_xcalloc(FS_MAX_TACTICS, sizeof(*L)); /* kept loaded until one is chosen */
 	int32_t best;
 	int rc = time_and_pick(R, L, list, &key, &best);
@@ -733,7 +733,7 @@ static int tune(struct run *R)
 		if (g->tactics[i].rec.failed[0]) {
 			char why[240];
 			snprintf(why, sizeof(why), "%s: %s", g->tactics[i].rec.name, g->tactics[i].rec.failed);
-			gpu_plan_failed(R, "no tactic of the fused kernel passes its check; the first", why);
+			fs_gpu_plan_failed(R, "no tactic of the fused kernel passes its check; the first", why);
 			break;
 		}
 	/* the next fastest: a finalist if there is another (their times are comparable) */
@@ -789,7 +789,7 @@ static int draw_inputs(struct run *R)
 	const struct prog *p = R->p;
 	struct launch F = {0};
 	char *src = fs_codegen_fill();
-	int rc = gpu_build(R, src, 1, 0, 1, &F.module, NULL, NULL);
+	int rc = fs_gpu_build(R, src, 1, 0, 1, &F.module, NULL, NULL);
 	free(src);
 	for (uint32_t v = 0; v < p->n_in && !rc; v++) {
 		const struct ten *t = &p->in[v];
@@ -849,7 +849,7 @@ static int check_reference(struct run *R)
 
 /* The unfused run's buffers of the values its kernels write (inputs
  * apart). With matrix products, one each (their comparisons read the
- * operands after the run); else one arena planned by lifetime (arena.h):
+ * operands after the run); else one allocation planned by lifetime (memplan.h):
  * a value shares bytes with those no launch sees alive beside it, as
  * eager's intermediates share the caching allocator's blocks. Poisoned. */
 static int alloc_unfused(struct run *R)
@@ -866,7 +866,7 @@ static int alloc_unfused(struct run *R)
 		}
 		return 0;
 	}
-	struct fs_arena_item *it = fs_xcalloc(nv + 1, sizeof(*it));
+	struct fs_memplan_item *it = fs_xcalloc(nv + 1, sizeof(*it));
 	for (uint32_t v = p->n_in; v < nv; v++) {
 		it[v].first = UINT32_MAX;
 		it[v].last = R->q.is_output[v - p->n_in] ? UINT32_MAX - 1 : 0; /* an output is compared after the run */
@@ -880,7 +880,7 @@ static int alloc_unfused(struct run *R)
 				it[v].first = i < it[v].first ? i : it[v].first;
 			it[v].last = i > it[v].last ? i : it[v].last;
 		}
-	struct fs_arena_item *items = fs_xcalloc(nv + 1, sizeof(*items));
+	struct fs_memplan_item *items = fs_xcalloc(nv + 1, sizeof(*items));
 	uint32_t *of = fs_xcalloc(nv + 1, sizeof(*of)), m = 0; /* items[k] is value of[k]'s */
 	for (uint32_t v = p->n_in; v < nv; v++)
 		if (fs_codegen_buffered(p, (int32_t)v)) { /* a view has no buffer; every other value its launch */
@@ -888,14 +888,14 @@ static int alloc_unfused(struct run *R)
 			it[v].bytes = alloc_bytes(fs_prog_value(p, (int32_t)v));
 			of[m] = v, items[m++] = it[v];
 		}
-	size_t size = fs_arena_plan(items, m, 256);
+	size_t size = fs_memplan_offsets(items, m, 256);
 	int rc = 0;
 	if (size) {
-		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&R->arena, size), "cuMemAlloc (the unfused chain's buffers)", R->g->error,
+		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&R->unfused_block, size), "cuMemAlloc (the unfused chain's buffers)", R->g->error,
 				   sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemsetD8(R->arena, 0xff, size), "cuMemsetD8", R->g->error, sizeof(R->g->error));
+		     fs_cuda_check(&R->c, R->c.cuMemsetD8(R->unfused_block, 0xff, size), "cuMemsetD8", R->g->error, sizeof(R->g->error));
 		for (uint32_t k = 0; k < m && !rc; k++)
-			R->dev[(size_t)of[k] * R->rotate] = R->arena + items[k].offset;
+			R->dev[(size_t)of[k] * R->rotate] = R->unfused_block + items[k].offset;
 	}
 	free(of);
 	free(items);
@@ -904,10 +904,10 @@ static int alloc_unfused(struct run *R)
 }
 
 /* The fused kernel's outputs, allocated once the unfused run is measured
- * and timed. Where they do not fit beside the unfused chain's arena (a
+ * and timed. Where they do not fit beside the unfused chain's block (a
  * softmax of 16384 tokens on an 80 GB card) and no timing needs the chain
  * again (its graphs hold fewer than FS_GRAPH_CALLS calls: no company), the
- * arena goes first. */
+ * block goes first. */
 static int alloc_fused(struct run *R)
 {
 	const struct prog *p = R->p;
@@ -916,9 +916,9 @@ static int alloc_fused(struct run *R)
 			continue;
 		size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
-		if (e == CU_OUT_OF_MEMORY && R->arena && R->calls < FS_GRAPH_CALLS) {
-			R->c.cuMemFree(R->arena);
-			R->arena = 0, R->unfused_gone = 1;
+		if (e == CU_OUT_OF_MEMORY && R->unfused_block && R->calls < FS_GRAPH_CALLS) {
+			R->c.cuMemFree(R->unfused_block);
+			R->unfused_block = 0, R->unfused_gone = 1;
 			for (uint32_t u = p->n_in; u < p->n_in + p->n_ops; u++)
 				R->dev[(size_t)u * R->rotate] = 0;
 			e = R->c.cuMemAlloc(&R->fused_out[v], nb);
@@ -937,7 +937,7 @@ struct plan_side {
 static int run_side(struct run *R, const void *what, uint32_t r)
 {
 	const struct plan_side *s = what;
-	return s ? gpu_run_plan(R, s->variant, s->L, r % R->rotate) : run_unfused(R, r % R->rotate);
+	return s ? fs_gpu_run_plan(R, s->variant, s->L, r % R->rotate) : run_unfused(R, r % R->rotate);
 }
 
 
@@ -959,7 +959,7 @@ static int compare(struct run *R, const struct timing *unfused_alone)
 	float *rounds = fs_xmalloc(2 * (size_t)reps * sizeof(float));
 	const void *what[2] = {&fused, NULL};
 	g->apart = R->unfused_gone;
-	int rc = gpu_time_set(R, run_side, what, g->apart ? 1 : 2, reps, NULL, tm, rounds);
+	int rc = fs_gpu_time_set(R, run_side, what, g->apart ? 1 : 2, reps, NULL, tm, rounds);
 	if (!rc && g->apart) {
 		tm[1] = *unfused_alone;
 		double f = tm[0].ms, u = tm[1].ms;
@@ -1006,7 +1006,7 @@ static int execute(struct run *R)
 	if (alloc_unfused(R))
 		return -1;
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
-	int skip = draw_inputs(R) ? -1 : R->gemm ? gemm_setup_products(R) : 0;
+	int skip = draw_inputs(R) ? -1 : R->gemm ? fs_gpu_gemm_setup_products(R) : 0;
 	if (skip)
 		return skip < 0 ? -1 : 0;
 	if (run_unfused(R, 0))
@@ -1016,10 +1016,10 @@ static int execute(struct run *R)
 	struct timing tu;
 	const void *none = NULL;
 	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
-	    gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu, NULL) || alloc_fused(R))
+	    fs_gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu, NULL) || alloc_fused(R))
 		return -1;
-	if ((R->kernel && tune(R)) || (R->gemm && gemm_time_variants(R)) ||
-	    gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused) || compare(R, &tu))
+	if ((R->kernel && tune(R)) || (R->gemm && fs_gpu_gemm_time_variants(R)) ||
+	    fs_gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused) || compare(R, &tu))
 		return -1;
 	for (uint32_t k = 0; k < R->gp.n; k++)
 		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
@@ -1038,7 +1038,7 @@ static int execute(struct run *R)
 static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 {
 	struct launch L;
-	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || gpu_run_once(R, 0, &L, e);
+	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || fs_gpu_run_once(R, 0, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
 }
@@ -1104,7 +1104,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 			continue; /* a view: no kernel in eager either */
 		struct launch *L = &R.l[R.n++];
 		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
-			gemm_lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
+			fs_gpu_gemm_lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
 			continue;
 		}
 		if (i < 0 && !R.kernel)
@@ -1115,9 +1115,9 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		g->refused = rc && !L->k.source; /* not generated (not compiled: a generator's bug) */
 	}
 	if (R.gemm && !rc)
-		rc = gemm_prepare_products(&R, exec);
+		rc = fs_gpu_gemm_prepare_products(&R, exec);
 	if (R.gemm && R.kernel && !rc)
-		rc = gemm_prepare_gen(&R, exec);
+		rc = fs_gpu_gemm_prepare_gen(&R, exec);
 	for (uint32_t i = 0; R.gemm && !rc && i < R.gp.n; i++)
 		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
 			g->kernels++, g->ref_kernels++;
@@ -1175,11 +1175,11 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		g->triaged = !rc;
 	}
 	if (R.c.driver) {
-		for (uint32_t v = 0; R.dev && v < (R.arena ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
+		for (uint32_t v = 0; R.dev && v < (R.unfused_block ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
 			if (R.dev[v])
 				R.c.cuMemFree(R.dev[v]);
-		if (R.arena)
-			R.c.cuMemFree(R.arena);
+		if (R.unfused_block)
+			R.c.cuMemFree(R.unfused_block);
 		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
 			if (R.fused_out && R.fused_out[v])
 				R.c.cuMemFree(R.fused_out[v]);

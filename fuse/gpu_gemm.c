@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* Where a fused group's product v lies: its columns of the group's output. */
-void gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
+void fs_gpu_gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
 {
 	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
 		const struct fs_gemm_call *c = &R->gp.calls[k];
@@ -25,38 +25,38 @@ void gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
 
 /* A cuBLASLt product: the concatenated weight and bias of a fused group
  * (b < 0), its output buffer (a group's: one for all of it). */
-int gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w)
+int fs_gpu_gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w)
 {
 	const struct fs_gemm_call *c = L->gc;
 	int group = c->b < 0;
-	fs_devptr a = gpu_buffer(R, c->a, copy, w), b = group ? R->wcat[L->slot * R->rotate + copy] : gpu_buffer(R, c->b, copy, w);
-	fs_devptr bias = group ? (c->mm.bias ? R->bcat[L->slot * R->rotate + copy] : 0) : c->bias >= 0 ? gpu_buffer(R, c->bias, copy, w) : 0;
-	fs_devptr cm = c->c >= 0 ? gpu_buffer(R, c->c, copy, w) : 0, d = group ? R->catout[L->slot] : gpu_buffer(R, c->out, copy, w);
+	fs_devptr a = fs_gpu_buffer(R, c->a, copy, w), b = group ? R->wcat[L->slot * R->rotate + copy] : fs_gpu_buffer(R, c->b, copy, w);
+	fs_devptr bias = group ? (c->mm.bias ? R->bcat[L->slot * R->rotate + copy] : 0) : c->bias >= 0 ? fs_gpu_buffer(R, c->bias, copy, w) : 0;
+	fs_devptr cm = c->c >= 0 ? fs_gpu_buffer(R, c->c, copy, w) : 0, d = group ? R->catout[L->slot] : fs_gpu_buffer(R, c->out, copy, w);
 	return fs_lt_run(&R->lt, &L->lt, L->lt.chosen, a, b, bias, cm, d, R->stream, R->g->error, sizeof(R->g->error));
 }
 
 /* The generated GEMM under its tactic on input copy `copy`, writing the fused outputs. */
-int gemm_launch_gen(struct run *R, uint32_t copy)
+int fs_gpu_gemm_launch_gen(struct run *R, uint32_t copy)
 {
 	struct kargs A;
-	uint32_t n = gpu_kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
-	fs_devptr a = gpu_buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
+	uint32_t n = fs_gpu_kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
+	fs_devptr a = fs_gpu_buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
 	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
 				  R->g->error, sizeof(R->g->error));
 }
 
 /* The products that are region outputs, in `w`, against their float64
  * reference (fs_ref_cmp), added to the statistics. */
-int gemm_compare_products(struct run *R, enum where w)
+int fs_gpu_gemm_compare_products(struct run *R, enum where w)
 {
 	for (uint32_t k = 0; k < R->gp.n; k++) {
 		const struct fs_gemm_call *c = &R->gp.ref[k];
 		if (!R->p->is_output[c->op])
 			continue;
-		fs_devptr ref = R->refbuf[c->out], x = gpu_buffer(R, c->out, 0, w);
+		fs_devptr ref = R->refbuf[c->out], x = fs_gpu_buffer(R, c->out, 0, w);
 		long long rows = c->mm.M * c->mm.batch, cols = c->mm.N, ld = cols;
 		if (w == FUSED_BUFS)
-			gemm_in_group(R, c->out, &x, &ld);
+			fs_gpu_gemm_in_group(R, c->out, &x, &ld);
 		void *args[] = {&ref, &x, &rows, &cols, &ld, &R->stats};
 		long long blocks = (rows * cols + 255) / 256;
 		blocks = blocks > 4096 ? 4096 : blocks;
@@ -69,12 +69,12 @@ int gemm_compare_products(struct run *R, enum where w)
 /* The fused plan's products before its kernel (post 0) or after it:
  * variant 0's (concatenated groups), or variant 1, the product with
  * cuBLASLt's epilogue (variant 2, the generated GEMM: run_plan). */
-int gemm_run_products(struct run *R, int variant, uint32_t copy, int post)
+int fs_gpu_gemm_run_products(struct run *R, int variant, uint32_t copy, int post)
 {
 	if (variant)
-		return post ? 0 : gpu_launch(R, &R->absorbed, copy, FUSED_BUFS);
+		return post ? 0 : fs_gpu_launch(R, &R->absorbed, copy, FUSED_BUFS);
 	for (uint32_t k = 0; k < R->gp.n_calls; k++)
-		if (R->gp.calls[k].post == post && gpu_launch(R, &R->gl[k], copy, FUSED_BUFS))
+		if (R->gp.calls[k].post == post && fs_gpu_launch(R, &R->gl[k], copy, FUSED_BUFS))
 			return -1;
 	return 0;
 }
@@ -87,7 +87,7 @@ static int64_t lt_bytes(const struct fs_gemm_call *c)
 	return (a + b + d + (m->bias ? m->N : 0) + (m->add_c ? d : 0)) * (int64_t)fs_dtype_size((enum fs_dtype)m->dtype);
 }
 
-void gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot)
+void fs_gpu_gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot)
 {
 	memset(L, 0, sizeof(*L));
 	L->gc = c, L->slot = slot, L->k.bytes = lt_bytes(c);
@@ -96,7 +96,7 @@ void gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slo
 /* The float64 reference kernels of every product (fs_ref_gemm, with the
  * check of its dtype, fs_ref_cmp), and the check of the CPU's reference;
  * compiled when asked, loaded when `load`. */
-int gemm_prepare_products(struct run *R, int load)
+int fs_gpu_gemm_prepare_products(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
 	for (uint32_t k = 0; k < R->gp.n; k++)
@@ -105,7 +105,7 @@ int gemm_prepare_products(struct run *R, int load)
 			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
 			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : fs_prog_value(R->p, c->out)->dtype);
 			g->kernels++, g->ref_kernels++;
-			int rc = R->o->compile && gpu_build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
+			int rc = R->o->compile && fs_gpu_build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
 			free(src);
 			if (rc || (R->o->compile && load && !x && /* the same module checks the product's dtype */
 				   fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction",
@@ -122,9 +122,9 @@ static int reference_product(struct run *R, uint32_t k)
 	const struct fs_gemm_call *c = &R->gp.ref[k];
 	const struct fs_lt_mm *m = &c->mm;
 	CK(R->c.cuMemAlloc(&R->refbuf[c->out], (size_t)(m->M * m->N * m->batch) * sizeof(double)));
-	fs_devptr a = c->post ? R->refbuf[c->a] : gpu_buffer(R, c->a, 0, UNFUSED_BUFS), b = gpu_buffer(R, c->b, 0, UNFUSED_BUFS);
+	fs_devptr a = c->post ? R->refbuf[c->a] : fs_gpu_buffer(R, c->a, 0, UNFUSED_BUFS), b = fs_gpu_buffer(R, c->b, 0, UNFUSED_BUFS);
 	fs_devptr d = R->refbuf[c->out];
-	fs_devptr bias = c->bias >= 0 ? gpu_buffer(R, c->bias, 0, UNFUSED_BUFS) : c->c >= 0 ? gpu_buffer(R, c->c, 0, UNFUSED_BUFS) : 0;
+	fs_devptr bias = c->bias >= 0 ? fs_gpu_buffer(R, c->bias, 0, UNFUSED_BUFS) : c->c >= 0 ? fs_gpu_buffer(R, c->c, 0, UNFUSED_BUFS) : 0;
 	long long M = m->M, N = m->N, K = m->K, sa = m->stride_a, sb = m->stride_b, bm = m->add_c ? m->N : 0;
 	int bnk = m->b_nk;
 	void *args[] = {&a, &b, &bias, &d, &M, &N, &K, &sa, &sb, &bm, &bnk};
@@ -146,7 +146,7 @@ static int reference_products(struct run *R)
 		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 			if (R->gp.kernel_out[v])
 				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)fs_prog_value(p, (int32_t)v)->n * sizeof(double)));
-		if (gpu_launch(R, &R->store, 0, UNFUSED_BUFS))
+		if (fs_gpu_launch(R, &R->store, 0, UNFUSED_BUFS))
 			return -1;
 	}
 	for (uint32_t k = 0; k < R->gp.n; k++)
@@ -170,9 +170,9 @@ static int concatenate(struct run *R, uint32_t k)
 			CK(R->c.cuMemAlloc(b, (size_t)c->mm.N * es));
 		for (uint32_t j = 0; j < c->n_members; j++) {
 			size_t n = (size_t)((j + 1 < c->n_members ? c->col[j + 1] : c->mm.N) - c->col[j]), at = (size_t)c->col[j];
-			CK(R->c.cuMemcpyDtoD(*w + at * K * es, gpu_buffer(R, c->member_b[j], r, UNFUSED_BUFS), n * K * es));
+			CK(R->c.cuMemcpyDtoD(*w + at * K * es, fs_gpu_buffer(R, c->member_b[j], r, UNFUSED_BUFS), n * K * es));
 			if (c->mm.bias)
-				CK(R->c.cuMemcpyDtoD(*b + at * es, gpu_buffer(R, c->member_bias[j], r, UNFUSED_BUFS), n * es));
+				CK(R->c.cuMemcpyDtoD(*b + at * es, fs_gpu_buffer(R, c->member_bias[j], r, UNFUSED_BUFS), n * es));
 		}
 	}
 	return 0;
@@ -186,7 +186,7 @@ static int concatenate(struct run *R, uint32_t k)
 static void product_key(const struct run *R, const char *desc, const char *more, int64_t M, struct fs_tune_key *k)
 {
 	uint64_t h = fs_hash_bytes(desc, strlen(desc), 0x6c74);
-	gpu_cache_key(R, k);
+	fs_gpu_cache_key(R, k);
 	if (more)
 		h = fs_hash_bytes(more, strlen(more), h);
 	snprintf(k->kernel, sizeof(k->kernel), "%016llx", (unsigned long long)h);
@@ -223,7 +223,7 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 	uint32_t win = 0;
 	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
 		L->lt.chosen = a;
-		if (gpu_time_set(R, gpu_run_fused, &one, 1, R->o->reps, NULL, &tm[a], NULL))
+		if (fs_gpu_time_set(R, fs_gpu_run_fused, &one, 1, R->o->reps, NULL, &tm[a], NULL))
 			return -1;
 		win = tm[a].ms < tm[win].ms ? a : win;
 	}
@@ -270,7 +270,7 @@ static int gen_weights(struct run *R)
 		for (uint32_t r = 0; r < R->rotate && R->gen_fn[t]; r++) {
 			fs_devptr *w = &R->gw[t * R->rotate + r];
 			if (gg->nm == 1) {
-				*w = gpu_buffer(R, gg->weight[0], r, UNFUSED_BUFS);
+				*w = fs_gpu_buffer(R, gg->weight[0], r, UNFUSED_BUFS);
 				continue;
 			}
 			const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
@@ -281,7 +281,7 @@ static int gen_weights(struct run *R)
 				for (uint32_t m = 0; m < gg->nm; m++) {
 					size_t n = (size_t)(gg->Nm - x < G ? gg->Nm - x : G);
 					CK(R->c.cuMemcpyDtoD(*w + (fs_devptr)fs_gemm_gen_row(gg, tc, m, x) * K * 2,
-							     gpu_buffer(R, gg->weight[m], r, UNFUSED_BUFS) + (fs_devptr)x * K * 2, n * K * 2));
+							     fs_gpu_buffer(R, gg->weight[m], r, UNFUSED_BUFS) + (fs_devptr)x * K * 2, n * K * 2));
 				}
 		}
 	return 0;
@@ -290,7 +290,7 @@ static int gen_weights(struct run *R)
 /* The generated GEMM's epilogue and its kernel under every tactic, compiled
  * for sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
  * region or the machine does not allow it. */
-int gemm_prepare_gen(struct run *R, int load)
+int fs_gpu_gemm_prepare_gen(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
 	static const struct fs_tactic pair = {2, 128, 1, 0, 0, 0};
@@ -317,7 +317,7 @@ int gemm_prepare_gen(struct run *R, int load)
 			continue;
 		char *src = fs_gemm_gen_source(&R->epi.k, tc, R->gen.nm);
 		g->kernels++, g->gemm_kernels++;
-		int rc = gpu_build_for(R, tc->portable ? g->arch : "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
+		int rc = fs_gpu_build_for(R, tc->portable ? g->arch : "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
 		free(src);
 		if (rc)
 			return -1;
@@ -328,7 +328,7 @@ int gemm_prepare_gen(struct run *R, int load)
 /* cuBLASLt loaded, every product planned, the fused groups' weights
  * concatenated, the float64 reference computed. 0, 1 when cuBLASLt is
  * missing (said in g->skipped), or -1. */
-int gemm_setup_products(struct run *R)
+int fs_gpu_gemm_setup_products(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
 	char why[200];
@@ -343,13 +343,13 @@ int gemm_setup_products(struct run *R)
 	R->wcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
 	R->bcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
 	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-		gemm_lt_launch(&R->gl[k], &R->gp.calls[k], k);
+		fs_gpu_gemm_lt_launch(&R->gl[k], &R->gp.calls[k], k);
 		if (fs_lt_plan(&R->lt, &R->gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
 		    (R->gp.calls[k].n_members && concatenate(R, k)))
 			return -1;
 	}
 	if (R->gp.absorbs) {
-		gemm_lt_launch(&R->absorbed, &R->gp.absorbed, 0);
+		fs_gpu_gemm_lt_launch(&R->absorbed, &R->gp.absorbed, 0);
 		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
 			return -1;
 	}
@@ -361,7 +361,7 @@ int gemm_setup_products(struct run *R)
 static int run_variant(struct run *R, const void *what, uint32_t r)
 {
 	int variant = *(const int *)what;
-	return gpu_run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
+	return fs_gpu_run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
 }
 
 /* The generated GEMM alone under tactic *what, or (-1) the plain product
@@ -370,9 +370,9 @@ static int run_gen(struct run *R, const void *what, uint32_t r)
 {
 	int t = *(const int *)what;
 	if (t < 0)
-		return gpu_launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
+		return fs_gpu_launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
 	R->gen_tactic = (uint32_t)t;
-	return gemm_launch_gen(R, r % R->rotate);
+	return fs_gpu_gemm_launch_gen(R, r % R->rotate);
 }
 
 /* The generated GEMM's tuning-cache key: the product's sizes, the tactics
@@ -413,7 +413,7 @@ static int time_gen(struct run *R)
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
 		if (R->gen_fn[t] && (!cached || t + 1 == hit.tactic.per))
 			what[k++] = &ids[t + 1];
-	if (gpu_time_set(R, run_gen, what, k, R->o->reps, NULL, tm, NULL))
+	if (fs_gpu_time_set(R, run_gen, what, k, R->o->reps, NULL, tm, NULL))
 		return -1;
 	/* every tactic checked; the fastest that passes is chosen */
 	int ok[FS_GEMM_GEN_TACTICS + 1] = {0}, best = -1;
@@ -422,7 +422,7 @@ static int time_gen(struct run *R)
 		struct fs_errors e = {0};
 		why[i][0] = '\0';
 		R->gen_tactic = (uint32_t)*(const int *)what[i];
-		if (gpu_run_once(R, 2, NULL, &e))
+		if (fs_gpu_run_once(R, 2, NULL, &e))
 			return -1;
 		ok[i] = !(R->o->check && R->o->check(R->o->ctx, &g->unfused, &e, why[i], sizeof(why[i])));
 		if (ok[i] && (best < 0 || tm[i].ms < tm[best].ms))
@@ -477,7 +477,7 @@ static int variant_passes(struct run *R, int v, char *why, size_t n)
 {
 	struct fs_errors e = {0};
 	why[0] = '\0';
-	if (gpu_run_once(R, v, v == 0 && R->kernel ? &R->l[0] : NULL, &e))
+	if (fs_gpu_run_once(R, v, v == 0 && R->kernel ? &R->l[0] : NULL, &e))
 		return -1;
 	return !(R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, n));
 }
@@ -488,7 +488,7 @@ static int variant_passes(struct run *R, int v, char *why, size_t n)
  * that passes is the fused plan. The emitted op runs the first or the
  * second (the generated GEMM is fusescan's alone): where the third is
  * chosen, the first is what the op runs, so it must pass too. */
-int gemm_time_variants(struct run *R)
+int fs_gpu_gemm_time_variants(struct run *R)
 {
 	static const int which[3] = {0, 1, 2};
 	const void *what[3];
@@ -516,7 +516,7 @@ int gemm_time_variants(struct run *R)
 		var[k++] = 2;
 	for (uint32_t i = 0; i < k; i++)
 		what[i] = &which[var[i]];
-	if (gpu_time_set(R, run_variant, what, k, R->o->reps, NULL, tm, NULL))
+	if (fs_gpu_time_set(R, run_variant, what, k, R->o->reps, NULL, tm, NULL))
 		return -1;
 	int best = -1;
 	for (uint32_t i = 0; i < k; i++)
@@ -524,7 +524,7 @@ int gemm_time_variants(struct run *R)
 			best = (int)i;
 	g->variant = best < 0 ? 0 : var[best]; /* none passes: the first, whose failure the verdict reports */
 	if (g->variant == 2 && !ok[0])
-		gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
+		fs_gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
 	size_t at = strlen(g->gemm);
 	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms%s%s", R->gp.n_calls,
 			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms, ok[0] ? "" : ", failed: ",

@@ -41,8 +41,8 @@ struct run {
 	uint32_t n;
 	struct launch ref, ref64;  /* the float64 reference kernel; the same reading double results */
 	fs_devptr *dev;            /* unfused: per value; inputs: rotate copies each */
-	fs_devptr arena;           /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
-	int unfused_gone;          /* the arena was freed to fit the fused outputs: the unfused chain runs no more */
+	fs_devptr unfused_block;   /* without products: the unfused values' buffers, planned by lifetime (alloc_unfused) */
+	int unfused_gone;          /* unfused_block was freed to fit the fused outputs: the unfused chain runs no more */
 	fs_devptr *fused_out;      /* per value: the fused kernel's outputs */
 	fs_devptr *cpu_ref;        /* per value: the CPU reference's outputs, as double */
 	fs_devptr stats;           /* struct fs_stats of kernels/fused.cuh */
@@ -96,37 +96,37 @@ struct timing {
 
 typedef int (*run_fn)(struct run *R, const void *what, uint32_t r);
 
-/* something to run: a run function and its argument (gpu_time_set's `before`) */
+/* something to run: a run function and its argument (fs_gpu_time_set's `before`) */
 struct side {
 	run_fn one;
 	const void *what;
 };
 
 /* gpu.c (see each one's comment there) */
-fs_devptr gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w);
-uint32_t gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A);
-int gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
-int gpu_run_fused(struct run *R, const void *L, uint32_t r);
-int gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		 struct timing *out, float *rounds);
-void gpu_plan_failed(struct run *R, const char *plan, const char *why);
-int gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+fs_devptr fs_gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w);
+uint32_t fs_gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A);
+int fs_gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
+int fs_gpu_run_fused(struct run *R, const void *L, uint32_t r);
+int fs_gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
+		    struct timing *out, float *rounds);
+void fs_gpu_plan_failed(struct run *R, const char *plan, const char *why);
+int fs_gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
 		     void **fn);
-int gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);
-int gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy);
-int gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e);
-void gpu_cache_key(const struct run *R, struct fs_tune_key *k);
+int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);
+int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy);
+int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e);
+void fs_gpu_cache_key(const struct run *R, struct fs_tune_key *k);
 
 /* gpu_gemm.c */
-void gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld);
-int gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w);
-int gemm_launch_gen(struct run *R, uint32_t copy);
-int gemm_compare_products(struct run *R, enum where w);
-int gemm_run_products(struct run *R, int variant, uint32_t copy, int post);
-void gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot);
-int gemm_prepare_products(struct run *R, int load);
-int gemm_prepare_gen(struct run *R, int load);
-int gemm_setup_products(struct run *R);
-int gemm_time_variants(struct run *R);
+void fs_gpu_gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld);
+int fs_gpu_gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w);
+int fs_gpu_gemm_launch_gen(struct run *R, uint32_t copy);
+int fs_gpu_gemm_compare_products(struct run *R, enum where w);
+int fs_gpu_gemm_run_products(struct run *R, int variant, uint32_t copy, int post);
+void fs_gpu_gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot);
+int fs_gpu_gemm_prepare_products(struct run *R, int load);
+int fs_gpu_gemm_prepare_gen(struct run *R, int load);
+int fs_gpu_gemm_setup_products(struct run *R);
+int fs_gpu_gemm_time_variants(struct run *R);
 
 #endif

@@ -26,7 +26,7 @@
 #define fs_quot(a, b) ((a) / (b))
 #define fs_rsqrt(a) (1 / sqrt(a))
 enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will check larger ones (a few seconds) */
-#define FS_SEM(id, key, kind, nt, expr)                     \
+#define FS_SEM(id, key, kind, nt, flags, expr)              \
 	static double sem_##id(double a, double b, double c) \
 	{                                                  \
 		(void)a, (void)b, (void)c;                 \
@@ -34,7 +34,7 @@ enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will 
 	}
 #include "sem.def"
 #undef FS_SEM
-#define FS_SEM(id, key, kind, nt, expr) {key, kind, nt, sem_##id, #expr},
+#define FS_SEM(id, key, kind, nt, flags, expr) {key, kind, nt, flags, sem_##id, #expr},
 static const struct sem sems[] = {
 #include "sem.def"
 };
@@ -383,7 +383,7 @@ static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, co
 /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
 static const char *args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
 {
-	int addmm = !strcmp(op->sem->key, "addmm"), linear = strstr(op->sem->key, "linear") != NULL;
+	int addmm = !strcmp(op->sem->key, "addmm"), linear = (op->sem->flags & NK_WEIGHT) != 0;
 	uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
 	if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
 		return fail_at(p, node, "a matrix product without two values", buf, n);
@@ -781,7 +781,7 @@ static void exec_rows(const struct op *op, const struct ten *v, struct ten *out)
 	int64_t inner = 1, len = 1, outer = 1;
 	for (int64_t k = 0; k < in->rank; k++)
 		*(k < d ? &outer : norm || k == d ? &len : &inner) *= in->shape[k];
-	int logsm = strstr(op->sem->key, "log_") != NULL;
+	int logsm = (op->sem->flags & LOG_OUT) != 0;
 	int64_t idx[MAX_RANK];
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t j = 0; j < inner; j++) {
@@ -1497,11 +1497,12 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	 * CPU's minutes */
 	int gpu_checks = elems > FS_CPU_ELEMS && o->gpu && !o->generate_only && fs_gpu_present();
 	r->cpu_ran = !gpu_checks && bytes <= budget && macs <= mac_budget;
+	int over_memory = !gpu_checks && bytes > budget; /* --cpu-memory would let them run */
 	if (gpu_checks)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region holds %lld elements at these sizes, more than the CPU executions' %lld where a GPU checks them",
 			 (long long)elems, (long long)FS_CPU_ELEMS);
-	else if (bytes > budget)
+	else if (over_memory)
 		snprintf(r->cpu_skipped, sizeof(r->cpu_skipped),
 			 "the region holds %lld elements at these sizes, %lld MiB in the CPU executions, more than their %lld MiB "
 			 "(--cpu-memory)", (long long)elems, (long long)(bytes >> 20), (long long)(budget >> 20));
@@ -1557,7 +1558,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	if (!r->cpu_ran && !r->gpu_ran) { /* nothing checked: nothing tuned, settled or emitted */
 		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
 			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
-			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, strstr(r->cpu_skipped, "--cpu-memory") ? " or raise --cpu-memory" : "");
+			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, over_memory ? " or raise --cpu-memory" : "");
 		free(narrow);
 		release(&p, vals);
 		fs_numerics_release(r);

@@ -15,9 +15,12 @@ enum { MAX_RANK = 8, MAX_ARGS = 8 };
 enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT, TILE, GEMM };
 enum mode { REF, UNFUSED, FUSED, EMULATED };
 
+/* sem.def's flags column */
+enum sem_flag { EXP_TANH = 1 << 0, LOG_OUT = 1 << 1, NK_WEIGHT = 1 << 2 };
+
 struct sem {
 	const char *key;
-	uint8_t kind, n_tensors;
+	uint8_t kind, n_tensors, flags;
 	double (*f)(double a, double b, double c); /* the CPU executions */
 	const char *expr;                            /* the same, for generated CUDA */
 };

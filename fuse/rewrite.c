@@ -304,36 +304,56 @@ static uint32_t earliest_line(const struct ctx *c, const struct fs_site *site, u
 	return at;
 }
 
-/* Why a site cannot be replaced in place (the fused node at line `last`), or NULL. */
-static const char *site_problem(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, uint32_t last,
-				const uint32_t *outs, uint32_t n_out, char *buf, size_t n)
+/* Why a site cannot be replaced in place: a code the caller acts on (a
+ * value read before the fused node's place moves that place earlier), its
+ * words for the skip list. */
+enum site_problem { SITE_OK, SITE_UNUSED, SITE_NOT_CALL, SITE_OVERLAPS, SITE_NO_EPS, SITE_TUPLE, SITE_READ_BEFORE };
+
+static const char *const site_problem_words[] = {
+	[SITE_UNUSED] = "nothing of it is used",
+	[SITE_NOT_CALL] = "a node of the site is not a call in this module",
+	[SITE_OVERLAPS] = "it overlaps a site replaced before it",
+	[SITE_NO_EPS] = "no eps: no float is added to a mean or sum, and no norm op of the site takes one",
+	[SITE_TUPLE] = "an output is a tuple",
+};
+
+static enum site_problem said(char *buf, size_t n, enum site_problem p)
+{
+	snprintf(buf, n, "%s", site_problem_words[p]);
+	return p;
+}
+
+/* The problem of replacing the site by a fused node at line `last` (its
+ * words in buf), or SITE_OK. */
+static enum site_problem site_problem(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, uint32_t last,
+				      const uint32_t *outs, uint32_t n_out, char *buf, size_t n)
 {
 	const struct fs_graph *g = c->g;
 	if (!n_out)
-		return "nothing of it is used";
+		return said(buf, n, SITE_UNUSED);
 	for (uint32_t k = 0; k < site->n_nodes; k++) {
 		uint32_t v = site->nodes[k];
 		if (v >= g->n_nodes || g->nodes[v].kind != FS_NODE_CALL || c->line[v] == NONE)
-			return "a node of the site is not a call in this module";
+			return said(buf, n, SITE_NOT_CALL);
 		if (c->in_site[v] == 2)
-			return "it overlaps a site replaced before it";
+			return said(buf, n, SITE_OVERLAPS);
 	}
 	if (rw->literals & FS_LIT_EPS && !site_eps(c, site->nodes, site->n_nodes))
-		return "no eps: no float is added to a mean or sum, and no norm op of the site takes one";
+		return said(buf, n, SITE_NO_EPS);
 	for (uint32_t k = 0; k < n_out; k++) {
 		const struct fs_node *x = &g->nodes[outs[k]];
 		if (x->n_out != 1)
-			return "an output is a tuple";
+			return said(buf, n, SITE_TUPLE);
 		for (uint32_t u = 0; u < x->n_users; u++) {
 			uint32_t user = g->users[x->users + u];
 			if (c->in_site[user] != 1 && c->line[user] != NONE && c->line[user] < last) {
 				snprintf(buf, n, "%%%s is read at line %u, before the fused node's place at line %u",
 					 fs_scan_str(c->s, x->name), c->line[user] + 1, last + 1);
-				return buf;
+				return SITE_READ_BEFORE;
 			}
 		}
 	}
-	return NULL;
+	return SITE_OK;
 }
 
 static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, struct fs_site_ref ref)
@@ -349,14 +369,14 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 	for (uint32_t k = 0; k < n; k++)
 		if (site->nodes[k] < g->n_nodes && c->line[site->nodes[k]] != NONE && c->line[site->nodes[k]] > last)
 			last = c->line[site->nodes[k]];
-	const char *problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
-	if (problem && strstr(problem, "before the fused node's place")) { /* earlier, where its inputs allow */
+	enum site_problem problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
+	if (problem == SITE_READ_BEFORE) { /* earlier, where its inputs allow */
 		last = earliest_line(c, site, last, in, n_in);
 		problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
 	}
-	if (problem) {
+	if (problem != SITE_OK) {
 		skip(c, "site at %%%s: %s", n ? fs_scan_str(c->s, g->nodes[site->nodes[n - 1] < g->n_nodes ? site->nodes[n - 1] : 0].name) : "?",
-		     problem);
+		     why);
 		for (uint32_t k = 0; k < n; k++)
 			if (site->nodes[k] < g->n_nodes && c->in_site[site->nodes[k]] == 1)
 				c->in_site[site->nodes[k]] = 0;

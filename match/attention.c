@@ -30,8 +30,7 @@ static int is_gemm(const struct ctx *c, uint32_t i)
 
 static int is_softmax(const struct ctx *c, uint32_t i)
 {
-	return c->g->nodes[i].kind == FS_NODE_CALL && c->s->ops[c->g->nodes[i].op].cls == FS_OPC_NORM &&
-	       strstr(fs_scan_str(c->s, c->s->ops[c->g->nodes[i].op].key), "softmax");
+	return c->g->nodes[i].kind == FS_NODE_CALL && (c->s->ops[c->g->nodes[i].op].flags & FS_OPF_SOFTMAX);
 }
 
 /* The nearest matrix product from `from`, through math and views only:

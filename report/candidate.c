@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-void lines_add(struct lines *l, const char *fmt, ...)
+void fs_lines_add(struct lines *l, const char *fmt, ...)
 {
 	if (l->n == MAX_LINES)
 		return;
@@ -19,7 +19,7 @@ void lines_add(struct lines *l, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *human_bytes(int64_t b, char *buf, size_t n)
+const char *fs_human_bytes(int64_t b, char *buf, size_t n)
 {
 	if (b == INT64_MAX) /* the cost model's sums saturate there */
 		snprintf(buf, n, "more than 9.2 EB");
@@ -34,7 +34,7 @@ const char *human_bytes(int64_t b, char *buf, size_t n)
 	return buf;
 }
 
-void unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n)
+void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n)
 {
 	size_t k = 0;
 	buf[0] = '\0';
@@ -44,7 +44,7 @@ void unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *bu
 		snprintf(buf + k, n - k, " and %u more", a->n_unbound - 8);
 }
 
-void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n)
+void fs_binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n)
 {
 	size_t k = 0;
 	buf[0] = '\0';
@@ -55,14 +55,14 @@ void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, cha
 		snprintf(buf, n, "(none: symbolic sizes are not costed)");
 	else if (a->n_unbound && k < n) { /* what the ranking assumed */
 		char names[200];
-		unbound_text(d->scan, a, names, sizeof(names));
+		fs_unbound_text(d->scan, a, names, sizeof(names));
 		snprintf(buf + k, n - k, "; %s unbound: sizes that need %s are not costed, ranked by what is", names,
 			 a->n_unbound == 1 ? "it" : "them");
 	}
 }
 
-void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
-		  const struct fs_candidate *k, char *buf, size_t n)
+void fs_cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
+		     const struct fs_candidate *k, char *buf, size_t n)
 {
 	const struct fs_mine *m = a->mine;
 	const struct fs_region *r = &m->regions[k->instances[0]];
@@ -80,13 +80,13 @@ void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 		}
 }
 
-const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k)
+const char *fs_cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k)
 {
 	uint32_t wrapper, key = k->entry >= 0 ? fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &wrapper) : 0;
 	return key ? fs_scan_str(d->scan, key) : NULL;
 }
 
-const char *cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k)
+const char *fs_cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k)
 {
 	uint32_t wrapper = 0;
 	if (k->entry < 0 || !fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &wrapper) || !wrapper)
@@ -150,16 +150,16 @@ static void transform_evidence(const struct fs_discovery *d, const struct fs_ana
 			snprintf(what + k, sizeof(what) - k, "%sdump %s: graph %s", k ? "; " : "", f->base,
 				 fs_dumpfiles_identical(s, prev, f) ? "unchanged (no rewrite)" : "changed");
 	}
-	lines_add(out, "transform %s%s: %s", t, def, what[0] ? what : "not in this run");
+	fs_lines_add(out, "transform %s%s: %s", t, def, what[0] ? what : "not in this run");
 }
 
 static void source_evidence(const struct fs_discovery *d, const char *sym, struct lines *out)
 {
 	int32_t i = fs_catalog_find_evidence(&d->cat, sym, 0);
 	if (i >= 0)
-		lines_add(out, "source: %s:%u %s", d->cat.found[i].path, d->cat.found[i].line, sym);
+		fs_lines_add(out, "source: %s:%u %s", d->cat.found[i].path, d->cat.found[i].line, sym);
 	else if (d->cat.files_indexed)
-		lines_add(out, "source: %s not registered in the indexed tree (%u files)", sym, d->cat.files_indexed);
+		fs_lines_add(out, "source: %s not registered in the indexed tree (%u files)", sym, d->cat.files_indexed);
 }
 
 /* An op of the entry, as the tree has it: registered, a wrapper over a
@@ -175,10 +175,10 @@ static void op_evidence(const struct fs_discovery *d, uint32_t key, struct lines
 		snprintf(sym, sizeof(sym), "wrapper:%s", dot + 1);
 		int32_t w = fs_catalog_find_evidence(&d->cat, sym, 0);
 		if (w >= 0)
-			return lines_add(out, "source: %s:%u %s is a Python wrapper over %s%s", d->cat.found[w].path,
-					 d->cat.found[w].line, dot + 1, d->cat.found[w].detail,
-					 i >= 0 ? "" : ", which the tree does not register");
-		return lines_add(out, "source: no function %s calling a registered op in the indexed tree", dot + 1);
+			return fs_lines_add(out, "source: %s:%u %s is a Python wrapper over %s%s", d->cat.found[w].path,
+					    d->cat.found[w].line, dot + 1, d->cat.found[w].detail,
+					    i >= 0 ? "" : ", which the tree does not register");
+		return fs_lines_add(out, "source: no function %s calling a registered op in the indexed tree", dot + 1);
 	}
 	snprintf(sym, sizeof(sym), "%.*s::%s", dot ? (int)(dot - k) : 0, k, dot ? dot + 1 : k);
 	source_evidence(d, sym, out);
@@ -233,22 +233,22 @@ static void mlir_evidence(const struct fs_discovery *d, const struct fs_analysis
 			const char *gap = mlir_gap(d, a, k, why, sizeof(why));
 			default_text(d, &d->cat.e[e], i, def, sizeof(def));
 			if (gap)
-				return lines_add(out, "transform mlir_elementwise_fusion%s: does not cover it (%s)", def, gap);
-			return lines_add(out, "transform mlir_elementwise_fusion%s: would generate one Triton kernel for it%s", def,
-					 k->kind == FS_KIND_GEMM_EPILOGUE ? ", after the GEMM, not in its epilogue" : "");
+				return fs_lines_add(out, "transform mlir_elementwise_fusion%s: does not cover it (%s)", def, gap);
+			return fs_lines_add(out, "transform mlir_elementwise_fusion%s: would generate one Triton kernel for it%s", def,
+					    k->kind == FS_KIND_GEMM_EPILOGUE ? ", after the GEMM, not in its epilogue" : "");
 		}
 }
 
-void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
-		   const struct fs_candidate *k, struct lines *out)
+void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
+		      const struct fs_candidate *k, struct lines *out)
 {
 	const struct fs_region *r = &a->mine->regions[k->instances[0]];
 	const struct fs_graph *g = a->mine->g;
-	lines_add(out, "first site: %%%s (line %u) .. %%%s (line %u)", fs_scan_str(d->scan, g->nodes[r->nodes[0]].name),
-		  g->nodes[r->nodes[0]].line, fs_scan_str(d->scan, g->nodes[r->nodes[r->n_nodes - 1]].name),
-		  g->nodes[r->nodes[r->n_nodes - 1]].line);
+	fs_lines_add(out, "first site: %%%s (line %u) .. %%%s (line %u)", fs_scan_str(d->scan, g->nodes[r->nodes[0]].name),
+		     g->nodes[r->nodes[0]].line, fs_scan_str(d->scan, g->nodes[r->nodes[r->n_nodes - 1]].name),
+		     g->nodes[r->nodes[r->n_nodes - 1]].line);
 	if (k->entry < 0) {
-		lines_add(out, "catalog: no entry implements this chain");
+		fs_lines_add(out, "catalog: no entry implements this chain");
 		return mlir_evidence(d, a, k, out);
 	}
 	const struct fs_catalog_entry *e = &d->cat.e[k->entry];
@@ -257,8 +257,8 @@ void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	len = list_ops(d, "; wrappers ", e->wrappers, e->n_wrappers, ks, sizeof(ks), len);
 	len = list_ops(d, "; subsumed by ", e->subsumed, e->n_subsumed, ks, sizeof(ks), len);
 	len = list_ops(d, "; reference ops (unfused) ", e->reference, e->n_reference, ks, sizeof(ks), len);
-	lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
-		  e->evidence ? "; " : "", e->evidence ? e->evidence : "");
+	fs_lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
+		     e->evidence ? "; " : "", e->evidence ? e->evidence : "");
 	const uint32_t *lists[] = {e->kernels, e->wrappers, e->subsumed};
 	const uint32_t ns[] = {e->n_kernels, e->n_wrappers, e->n_subsumed};
 	for (uint32_t l = 0; l < 3; l++)
@@ -272,11 +272,11 @@ void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 			source_evidence(d, sym, out);
 	}
 	if (a->mine->fused[k->entry])
-		lines_add(out, "this graph already calls %s x%u", fs_scan_str(d->scan, a->mine->fused_op[k->entry]),
-			  a->mine->fused[k->entry]);
+		fs_lines_add(out, "this graph already calls %s x%u", fs_scan_str(d->scan, a->mine->fused_op[k->entry]),
+			     a->mine->fused[k->entry]);
 	if (a->mine->reference[k->entry])
-		lines_add(out, "this graph calls the reference op %s x%u (the chain matched, still unfused)",
-			  fs_scan_str(d->scan, a->mine->reference_op[k->entry]), a->mine->reference[k->entry]);
+		fs_lines_add(out, "this graph calls the reference op %s x%u (the chain matched, still unfused)",
+			     fs_scan_str(d->scan, a->mine->reference_op[k->entry]), a->mine->reference[k->entry]);
 	mlir_evidence(d, a, k, out);
 }
 
@@ -291,10 +291,10 @@ static void gelu_note(const struct fs_discovery *d, const struct fs_analysis *a,
 	for (uint32_t i = 0; i < r->n_nodes && !has; i++)
 		has = !strcmp(fs_scan_str(d->scan, d->scan->ops[a->mine->g->nodes[r->nodes[i]].op].key), "gelu");
 	if (has && d->cat.gelu == FS_GELU_UNSTATED)
-		lines_add(out, "! gelu: tanh or erf is unknowable from the dump (approximate= is a keyword argument, never "
-			       "printed); state it with --gelu tanh|erf (a kernel for it assumes tanh until told)");
+		fs_lines_add(out, "! gelu: tanh or erf is unknowable from the dump (approximate= is a keyword argument, never "
+			          "printed); state it with --gelu tanh|erf (a kernel for it assumes tanh until told)");
 	else if (has)
-		lines_add(out, "+ gelu: %s, as stated (--gelu)", said[d->cat.gelu]);
+		fs_lines_add(out, "+ gelu: %s, as stated (--gelu)", said[d->cat.gelu]);
 }
 
 static int among_keys(const struct fs_discovery *d, const char *key, const uint32_t *ops, uint32_t n)
@@ -305,53 +305,53 @@ static int among_keys(const struct fs_discovery *d, const char *key, const uint3
 	return 0;
 }
 
-void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
-		     const struct fs_candidate *k, struct lines *out)
+void fs_cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
+		        const struct fs_candidate *k, struct lines *out)
 {
 	char b1[32], b2[32];
 	(void)a;
 	if (k->cost_known)
-		lines_add(out, "+ saves %s of memory traffic and %llu kernel launches per forward pass",
-			  human_bytes(k->bytes_total, b1, sizeof(b1)), (unsigned long long)k->launches_total);
+		fs_lines_add(out, "+ saves %s of memory traffic and %llu kernel launches per forward pass",
+			     fs_human_bytes(k->bytes_total, b1, sizeof(b1)), (unsigned long long)k->launches_total);
 	else
-		lines_add(out, "+ saves %llu kernel launches per forward pass (bytes: some sizes unknown)",
-			  (unsigned long long)k->launches_total);
+		fs_lines_add(out, "+ saves %llu kernel launches per forward pass (bytes: some sizes unknown)",
+			     (unsigned long long)k->launches_total);
 	if (k->n_instances > 1)
-		lines_add(out, "+ recurs %u times: one kernel serves every instance", k->n_instances);
+		fs_lines_add(out, "+ recurs %u times: one kernel serves every instance", k->n_instances);
 	if (k->kind == FS_KIND_HORIZONTAL_ELEMENTWISE)
-		lines_add(out, "+ sibling chains read one value: one kernel reads it once and writes each output");
+		fs_lines_add(out, "+ sibling chains read one value: one kernel reads it once and writes each output");
 	if (k->pairs)
-		lines_add(out, "+ %u pairs of instances share an input (q/k, gate/up): one launch can serve a pair",
-			  k->pairs);
-	const char *kern = cand_kernel(d, k);
+		fs_lines_add(out, "+ %u pairs of instances share an input (q/k, gate/up): one launch can serve a pair",
+			     k->pairs);
+	const char *kern = fs_cand_kernel(d, k);
 	const struct fs_catalog_entry *e = k->entry >= 0 ? &d->cat.e[k->entry] : NULL;
 	if (kern && !among_keys(d, kern, e->subsumed, e->n_subsumed))
-		lines_add(out, "+ an existing kernel implements it: no new code");
+		fs_lines_add(out, "+ an existing kernel implements it: no new code");
 	else if (kern)
-		lines_add(out, "+ an existing kernel absorbs it with the ops around it: no new code");
+		fs_lines_add(out, "+ an existing kernel absorbs it with the ops around it: no new code");
 	else if (e && d->cat.files_indexed && (e->n_kernels || e->n_subsumed))
-		lines_add(out, "- the indexed tree registers none of the catalog's kernels for it: a kernel is needed");
+		fs_lines_add(out, "- the indexed tree registers none of the catalog's kernels for it: a kernel is needed");
 	else if (k->rec == FS_REC_NEEDS_TRITON)
-		lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
+		fs_lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
 	if (k->cost_known && k->bytes_total < (1 << 20))
-		lines_add(out, "- small: under %s per forward pass", human_bytes(1 << 20, b2, sizeof(b2)));
+		fs_lines_add(out, "- small: under %s per forward pass", fs_human_bytes(1 << 20, b2, sizeof(b2)));
 	if (k->entry >= 0 && d->cat.e[k->entry].constraints)
-		lines_add(out, "- constraints: %s", d->cat.e[k->entry].constraints);
+		fs_lines_add(out, "- constraints: %s", d->cat.e[k->entry].constraints);
 	if (k->risks & FS_RISK_NUMERICS)
-		lines_add(out, "! numerics: casts or reductions inside; the fused kernel keeps fp32 intermediates, "
-			       "so results differ from eager by rounding (verify against float64)");
+		fs_lines_add(out, "! numerics: casts or reductions inside; the fused kernel keeps fp32 intermediates, "
+			          "so results differ from eager by rounding (verify against float64)");
 	if (k->risks & FS_RISK_MULTI_OUTPUT)
-		lines_add(out, "! multiple consumers: more than one value leaves the region (extra output)");
+		fs_lines_add(out, "! multiple consumers: more than one value leaves the region (extra output)");
 	if (k->risks & FS_RISK_DYNAMIC)
-		lines_add(out, "! dynamic dims: symbolic sizes; the kernel must handle any batch / sequence length");
+		fs_lines_add(out, "! dynamic dims: symbolic sizes; the kernel must handle any batch / sequence length");
 	if (k->risks & FS_RISK_LAYOUT)
-		lines_add(out, "! layout changes inside (transpose / concatenation / copies): strided access");
+		fs_lines_add(out, "! layout changes inside (transpose / concatenation / copies): strided access");
 	gelu_note(d, a, k, out);
 }
 
-void cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n)
+void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n)
 {
-	const char *kern = cand_kernel(d, k), *wrapper = cand_wrapper(d, k);
+	const char *kern = fs_cand_kernel(d, k), *wrapper = fs_cand_wrapper(d, k);
 	switch (k->rec) {
 	case FS_REC_USE_EXISTING:
 		if (wrapper)
@@ -371,8 +371,8 @@ void cand_recommendation(const struct fs_discovery *d, const struct fs_candidate
 	}
 }
 
-void evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
-		 char *buf, size_t n)
+void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
+		    char *buf, size_t n)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_run *r = &s->runs[e->run];

@@ -73,7 +73,7 @@ static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run, struc
 	a->n_unbound = fs_unbound_syms(d->scan, g, a->bind, a->n_bind, a->unbound, 8);
 	if (a->n_unbound && a->n_bind) { /* without a binding nothing symbolic is costed, and the report says so */
 		char names[200];
-		unbound_text(d->scan, a, names, sizeof(names));
+		fs_unbound_text(d->scan, a, names, sizeof(names));
 		fs_diag_add(&d->scan->diags, FS_WARNING, d->scan->files[d->scan->modules[module].file].path, 0, 0, NULL, 0,
 			    "%s unbound: the sizes that need %s are not costed (bind %s with --dims)", names,
 			    a->n_unbound == 1 ? "it" : "them", a->n_unbound == 1 ? "it" : "them");

@@ -54,7 +54,7 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	for (uint32_t i = 0; i < r0->n_nodes; i++)
 		cJSON_AddItemToArray(ops, cJSON_CreateString(fs_scan_str(d->scan, d->scan->ops[m->g->nodes[r0->nodes[i]].op].target)));
 	cJSON_AddItemToObject(o, "ops", ops);
-	cand_pattern(d, a, k, pat, sizeof(pat));
+	fs_cand_pattern(d, a, k, pat, sizeof(pat));
 	cJSON_AddStringToObject(o, "pattern", pat);
 	cJSON_AddNumberToObject(o, "instances", k->n_instances);
 	cJSON_AddNumberToObject(o, "pairs", k->pairs);
@@ -69,17 +69,17 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	cJSON_AddNumberToObject(o, "launches_saved_per_instance", k->launches_per_instance);
 	cJSON_AddNumberToObject(o, "launches_saved_total", (double)k->launches_total);
 	cJSON *ek = cJSON_AddObjectToObject(o, "existing_kernel");
-	const char *kern = cand_kernel(d, k);
+	const char *kern = fs_cand_kernel(d, k);
 	cJSON_AddBoolToObject(ek, "found", kern != NULL);
 	cJSON_AddItemToObject(ek, "name", str_or_null(kern));
-	cJSON_AddItemToObject(ek, "wrapper", str_or_null(cand_wrapper(d, k)));
-	cand_evidence(d, a, k, &ev);
+	cJSON_AddItemToObject(ek, "wrapper", str_or_null(fs_cand_wrapper(d, k)));
+	fs_cand_evidence(d, a, k, &ev);
 	cJSON_AddItemToObject(ek, "evidence", lines_json(&ev));
 	cJSON_AddStringToObject(o, "recommendation", fs_rec_name(k->rec));
-	cand_recommendation(d, k, rec, sizeof(rec));
+	fs_cand_recommendation(d, k, rec, sizeof(rec));
 	cJSON_AddStringToObject(o, "recommendation_text", rec);
 	cJSON_AddItemToObject(o, "risks", risks_json(k->risks));
-	cand_assessment(d, a, k, &as);
+	fs_cand_assessment(d, a, k, &as);
 	cJSON_AddItemToObject(o, "assessment", lines_json(&as));
 	return o;
 }
@@ -161,7 +161,7 @@ static cJSON *run_json(const struct fs_discovery *d, uint32_t ri)
 		for (uint32_t i = 0; i < r->n_files; i++)
 			cJSON_AddItemToArray(cn, cJSON_CreateNumber(e->counts[(size_t)k * r->n_files + i]));
 		cJSON_AddItemToObject(x, "counts", cn);
-		evo_summary(d, e, k, sum, sizeof(sum));
+		fs_evo_summary(d, e, k, sum, sizeof(sum));
 		cJSON_AddStringToObject(x, "summary", sum);
 		cJSON_AddItemToArray(ev, x);
 	}
@@ -181,6 +181,6 @@ int fs_discover_json(const struct fs_discovery *d, FILE *out)
 	a = cJSON_AddArrayToObject(root, "analyses");
 	for (uint32_t i = 0; i < d->n_a; i++)
 		cJSON_AddItemToArray(a, analysis_json(d, &d->a[i]));
-	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&s->diags));
-	return json_write(root, out);
+	cJSON_AddItemToObject(root, "diagnostics", fs_json_diagnostics(&s->diags));
+	return fs_json_write(root, out);
 }

@@ -16,10 +16,10 @@ static void details(const struct fs_discovery *d, const struct fs_analysis *a, u
 {
 	char pat[1024], rec[256];
 	struct lines ev = {.n = 0}, as = {.n = 0};
-	cand_pattern(d, a, k, pat, sizeof(pat));
-	cand_evidence(d, a, k, &ev);
-	cand_assessment(d, a, k, &as);
-	cand_recommendation(d, k, rec, sizeof(rec));
+	fs_cand_pattern(d, a, k, pat, sizeof(pat));
+	fs_cand_evidence(d, a, k, &ev);
+	fs_cand_assessment(d, a, k, &as);
+	fs_cand_recommendation(d, k, rec, sizeof(rec));
 	fprintf(out, "<details><summary>%u. <code>%s</code> x%u: %s</summary>\n\n", rank, k->name, k->n_instances, rec);
 	fprintf(out, "Pattern: `%s` (id `%s`, kind %s)\n\n**Evidence**\n\n", pat, k->id, fs_kind_name((enum fs_kind)k->kind));
 	md_lines(&ev, out);
@@ -35,7 +35,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_dumpfile *f = &s->files[mod->file];
 	const struct fs_mine *m = a->mine;
 	char bind[512], b[32];
-	binding_text(d, a, bind, sizeof(bind));
+	fs_binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
 		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),
 		m->g->n_calls, bind, m->n_cands);
@@ -44,10 +44,10 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	fprintf(out, "|---|---|---|---|---|---|---|---|\n");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_candidate *k = &m->cands[i];
-		const char *kern = cand_kernel(d, k);
+		const char *kern = fs_cand_kernel(d, k);
 		fprintf(out, "| %u | `%s` | %s | %u | %s | %llu | %s%s%s | %s |\n", i + 1, k->name,
 			fs_kind_name((enum fs_kind)k->kind), k->n_instances,
-			k->cost_known ? human_bytes(k->bytes_total, b, sizeof(b)) : "?",
+			k->cost_known ? fs_human_bytes(k->bytes_total, b, sizeof(b)) : "?",
 			(unsigned long long)k->launches_total, kern ? "`" : "", kern ? kern : "not found", kern ? "`" : "",
 			fs_rec_name(k->rec));
 	}

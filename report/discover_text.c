@@ -46,28 +46,28 @@ static void candidate(const struct fs_discovery *d, const struct fs_analysis *a,
 {
 	char pat[1024], b1[32], b2[32], rec[256];
 	struct lines ev = {.n = 0}, as = {.n = 0};
-	cand_pattern(d, a, k, pat, sizeof(pat));
-	const char *kern = cand_kernel(d, k);
+	fs_cand_pattern(d, a, k, pat, sizeof(pat));
+	const char *kern = fs_cand_kernel(d, k);
 	fprintf(out, "Candidate %u: %s  [%s, id %s]\n", rank, k->name, fs_kind_name((enum fs_kind)k->kind), k->id);
 	fprintf(out, "  Affected graph pattern: %s  x%u\n", pat, k->n_instances);
 	sites(d, a, k, out);
 	if (k->cost_known)
 		fprintf(out, "    saves %s per instance, %s in all; %u launch%s per instance, %llu in all\n",
-			human_bytes(k->bytes_per_instance, b1, sizeof(b1)), human_bytes(k->bytes_total, b2, sizeof(b2)),
+			fs_human_bytes(k->bytes_per_instance, b1, sizeof(b1)), fs_human_bytes(k->bytes_total, b2, sizeof(b2)),
 			k->launches_per_instance, k->launches_per_instance == 1 ? "" : "es",
 			(unsigned long long)k->launches_total);
 	else
 		fprintf(out, "    bytes unknown (unbound or unknown sizes); %llu launches in all\n",
 			(unsigned long long)k->launches_total);
-	const char *wrapper = cand_wrapper(d, k);
+	const char *wrapper = fs_cand_wrapper(d, k);
 	fprintf(out, "  Existing kernel lookup: %s%s%s%s%s\n", kern ? "found (" : "not_found", kern ? kern : "",
 		wrapper ? ", through the wrapper " : "", wrapper ? wrapper : "", kern ? ")" : "");
-	cand_evidence(d, a, k, &ev);
+	fs_cand_evidence(d, a, k, &ev);
 	fprintf(out, "  Evidence:\n");
 	print_lines(&ev, "    - ", out);
-	cand_recommendation(d, k, rec, sizeof(rec));
+	fs_cand_recommendation(d, k, rec, sizeof(rec));
 	fprintf(out, "  Recommendation: %s\n", rec);
-	cand_assessment(d, a, k, &as);
+	fs_cand_assessment(d, a, k, &as);
 	fprintf(out, "  Strengths / weaknesses / risks:\n");
 	print_lines(&as, "    ", out);
 	fputc('\n', out);
@@ -125,7 +125,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_module *mod = &s->modules[a->module];
 	const struct fs_dumpfile *f = &s->files[mod->file];
 	char bind[512];
-	binding_text(d, a, bind, sizeof(bind));
+	fs_binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "== %s  [%s/%s]  module %s, %u nodes", f->path, fs_scan_str(s, f->stage),
 		fs_scan_str(s, f->transform), fs_scan_str(s, mod->name), a->mine->g->n_calls);
 	if (a->n_inlined)
@@ -151,7 +151,7 @@ static void evolution(const struct fs_discovery *d, const struct fs_evolution *e
 	fprintf(out, "Candidate counts across %s (by dump):\n", d->scan->runs[e->run].dir);
 	char buf[1024];
 	for (uint32_t i = 0; i < e->n_sigs; i++) {
-		evo_summary(d, e, i, buf, sizeof(buf));
+		fs_evo_summary(d, e, i, buf, sizeof(buf));
 		fprintf(out, "  %-40s %s\n", e->names[i], buf);
 	}
 	fputc('\n', out);

@@ -297,15 +297,16 @@ static int base_row_json(const char *path, int i, const cJSON *it, struct base_r
 {
 	const cJSON *du = cJSON_GetObjectItemCaseSensitive(it, "dump"), *mo = cJSON_GetObjectItemCaseSensitive(it, "module"),
 		    *pa = cJSON_GetObjectItemCaseSensitive(it, "pattern"), *ma = cJSON_GetObjectItemCaseSensitive(it, "matches");
+	static const char bad_count[] = "matches: expected a count (an integer from 0 to 4294967295)";
 	const char *bad = !cJSON_IsString(du) ? "dump: expected a string"
 			: !cJSON_IsString(pa) ? "pattern: expected a string"
 			: mo && !cJSON_IsString(mo) ? "module: expected a string"
 			: !cJSON_IsNumber(ma) || !(ma->valuedouble >= 0 && ma->valuedouble <= UINT32_MAX) ||
 				  ma->valuedouble != (double)(uint32_t)ma->valuedouble
-			? "matches: expected a count (an integer from 0 to 4294967295)"
+			? bad_count
 			: NULL;
-	if (bad) {
-		char *got = ma && strstr(bad, "matches") ? cJSON_PrintUnformatted(ma) : NULL;
+	if (bad) { /* a count that is not one: what it was */
+		char *got = ma && bad == bad_count ? cJSON_PrintUnformatted(ma) : NULL;
 		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0, "results[%d].%s%s%.40s%s", i, bad, got ? ", got '" : "",
 			    got ? got : "", got ? "'" : "");
 		free(got);

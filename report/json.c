@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-cJSON *json_diagnostics(const struct fs_diags *d)
+cJSON *fs_json_diagnostics(const struct fs_diags *d)
 {
 	static const char *const sev[] = {"note", "warning", "error"};
 	cJSON *a = cJSON_CreateArray();
@@ -23,7 +23,7 @@ cJSON *json_diagnostics(const struct fs_diags *d)
 	return a;
 }
 
-int json_write(cJSON *root, FILE *out)
+int fs_json_write(cJSON *root, FILE *out)
 {
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);

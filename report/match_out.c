@@ -344,8 +344,8 @@ int fs_match_json(const struct fs_match_run *r, FILE *out)
 		cJSON_AddStringToObject(o, "message", r->gates.v[i].message);
 		cJSON_AddItemToArray(gt, o);
 	}
-	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&r->s->diags));
-	return json_write(root, out);
+	cJSON_AddItemToObject(root, "diagnostics", fs_json_diagnostics(&r->s->diags));
+	return fs_json_write(root, out);
 }
 
 static void xml_text(FILE *out, const char *s)

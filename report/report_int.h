@@ -13,9 +13,9 @@
 #include "fusescan/discover.h"
 
 /* The "diagnostics" array of every JSON report. */
-cJSON *json_diagnostics(const struct fs_diags *d);
+cJSON *fs_json_diagnostics(const struct fs_diags *d);
 /* Prints root, frees it; 0, or -1 if writing failed. */
-int json_write(cJSON *root, FILE *out);
+int fs_json_write(cJSON *root, FILE *out);
 
 enum { LINE = 320, MAX_LINES = 24 };
 
@@ -24,32 +24,31 @@ struct lines {
 	uint32_t n;
 };
 
-void lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fs_lines_add(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "cast -> pow -> mean -> ..." of the first instance's kernels (GEMMs for
  * horizontal candidates), file order. */
-void cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
-		  const struct fs_candidate *k, char *buf, size_t n);
+void fs_cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
+		     const struct fs_candidate *k, char *buf, size_t n);
 /* What the candidate's entry recommends (fs_catalog_pick: with a tree, only
  * what it registers): a kernel, an op that absorbs it, or a transform; NULL. */
-const char *cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k);
+const char *fs_cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k);
 /* The Python wrapper AutoDeploy calls the picked kernel through, or NULL. */
-const char *cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k);
-void cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
-		   const struct fs_candidate *k, struct lines *out);
-void cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
-		     const struct fs_candidate *k, struct lines *out);
+const char *fs_cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k);
+void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
+		      const struct fs_candidate *k, struct lines *out);
+void fs_cand_assessment(const struct fs_discovery *d, const struct fs_analysis *a,
+		        const struct fs_candidate *k, struct lines *out);
 /* The recommendation with its reason, one line. */
-void cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n);
+void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n);
 /* "001-014: 65, 015-035: 0 (gone at 015 pattern_matcher/match_rmsnorm_pattern)" */
-void evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
-		 char *buf, size_t n);
+void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
+		    char *buf, size_t n);
 /* Human-readable byte count: "1.5 GB", "302.0 MB", "4.1 kB", "12 B". */
-const char *human_bytes(int64_t b, char *buf, size_t n);
-/* "s72=1 s70=8192" */
-/* The bindings the cost model used, and the symbols it left unbound. */
-void binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n);
+const char *fs_human_bytes(int64_t b, char *buf, size_t n);
+/* The bindings the cost model used ("s72=1 s70=8192"), and the symbols it left unbound. */
+void fs_binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n);
 /* The symbols left unbound, comma-separated. */
-void unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n);
+void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n);
 
 #endif

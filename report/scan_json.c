@@ -133,6 +133,6 @@ int fs_scan_report_json(const struct fs_scan_report *r, FILE *out)
 		add_str(o, "reason", s->skipped[i].reason);
 		cJSON_AddItemToArray(a, o);
 	}
-	cJSON_AddItemToObject(root, "diagnostics", json_diagnostics(&s->diags));
-	return json_write(root, out);
+	cJSON_AddItemToObject(root, "diagnostics", fs_json_diagnostics(&s->diags));
+	return fs_json_write(root, out);
 }

@@ -99,6 +99,7 @@ enum {
 	FS_OPF_COMMUTATIVE = 1 << 0, /* operands 0 and 1 may be swapped */
 	FS_OPF_INDEX_ONLY = 1 << 1,  /* view that moves no data (absorbable) */
 	FS_OPF_NOFUSE = 1 << 2,      /* never part of a mined region (scans, sorts) */
+	FS_OPF_SOFTMAX = 1 << 3,     /* softmax / log_softmax: attention's row normaliser */
 };
 
 /* An interned op target, split into namespace / name / overload. */

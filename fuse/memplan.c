@@ -1,5 +1,5 @@
-/* arena.c: the unfused chain's buffers planned by lifetime (arena.h) */
-#include "arena.h"
+/* memplan.c: the unfused chain's buffers planned by lifetime (memplan.h) */
+#include "memplan.h"
 
 #include <stdlib.h>
 
@@ -7,7 +7,7 @@
 
 static int larger_first(const void *a, const void *b)
 {
-	const struct fs_arena_item *x = *(const struct fs_arena_item *const *)a, *y = *(const struct fs_arena_item *const *)b;
+	const struct fs_memplan_item *x = *(const struct fs_memplan_item *const *)a, *y = *(const struct fs_memplan_item *const *)b;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->first != y->first)
@@ -17,7 +17,7 @@ static int larger_first(const void *a, const void *b)
 
 static int lower_offset(const void *a, const void *b)
 {
-	const struct fs_arena_item *x = *(const struct fs_arena_item *const *)a, *y = *(const struct fs_arena_item *const *)b;
+	const struct fs_memplan_item *x = *(const struct fs_memplan_item *const *)a, *y = *(const struct fs_memplan_item *const *)b;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -26,16 +26,16 @@ static size_t rounded(size_t bytes, size_t align)
 	return (bytes + align - 1) & ~(align - 1);
 }
 
-size_t fs_arena_plan(struct fs_arena_item *it, uint32_t n, size_t align)
+size_t fs_memplan_offsets(struct fs_memplan_item *it, uint32_t n, size_t align)
 {
-	struct fs_arena_item **order = fs_xcalloc(n + 1, sizeof(*order));
-	const struct fs_arena_item **met = fs_xcalloc(n + 1, sizeof(*met));
+	struct fs_memplan_item **order = fs_xcalloc(n + 1, sizeof(*order));
+	const struct fs_memplan_item **met = fs_xcalloc(n + 1, sizeof(*met));
 	size_t size = 0;
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = &it[i];
 	qsort(order, n, sizeof(*order), larger_first);
 	for (uint32_t j = 0; j < n; j++) {
-		struct fs_arena_item *x = order[j];
+		struct fs_memplan_item *x = order[j];
 		size_t want = rounded(x->bytes, align), at = 0;
 		uint32_t m = 0;
 		for (uint32_t i = 0; i < j; i++) /* the placed ones alive at some launch with x */
