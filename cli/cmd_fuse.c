@@ -13,6 +13,8 @@
  * else, and takes only the options that bear on it. Exit 2 on bad
  * input, an unknown id, an after-graph that fails validation, or a tune that
  * tuned nothing (no GPU ran the kernels); 1 when a numerics verdict fails.
+ * Where stderr is a terminal, or with --progress, each phase of the work
+ * says a line there as it begins.
  */
 #include "plan.h"
 #include "fusescan/discover.h"
@@ -128,6 +130,43 @@ static int gelu_said(const struct fs_discovery *d, const struct fs_plan *pl, int
 	return 1;
 }
 
+/* The progress lines (fusescan/numerics.h) on stderr, each after what the
+ * work is on ("add_rmsnorm site %mul_15"): with --progress, or where stderr
+ * is a terminal (a test's captured stderr stays as it was). */
+struct progress {
+	struct fs_progress p;
+	char about[200];
+};
+
+static void progress_say(void *ctx, const char *line)
+{
+	const struct progress *pr = ctx;
+	fprintf(stderr, "fusescan: %s%s%s...\n", pr->about, pr->about[0] ? ": " : "", line);
+}
+
+/* What the next lines are about, and a line of the command's own (or NULL). */
+static void progress_about(const struct fs_numerics_opts *no, const char *about, const char *line)
+{
+	if (!no->progress)
+		return;
+	struct progress *pr = no->progress->ctx;
+	snprintf(pr->about, sizeof(pr->about), "%s", about);
+	if (line)
+		progress_say(pr, line);
+}
+
+/* The rewrite's line (fuse; tune rewrites nothing). Always true (it only speaks). */
+static int rewrite_said(const struct fs_numerics_opts *no, const struct fs_plan *pl, int draw)
+{
+	uint32_t sites = 0;
+	char line[80];
+	for (uint32_t i = 0; i < pl->n; i++)
+		sites += pl->v[i].n_sites;
+	snprintf(line, sizeof(line), "rewriting %u site%s%s", sites, sites == 1 ? "" : "s", draw ? ", drawing the first" : "");
+	progress_about(no, pl->n == 1 ? pl->v[0].name : "the approvals", line);
+	return 1;
+}
+
 /* The graph to rewrite: a run's last dump (or --dump), or the one file given. */
 static int32_t target_module(const struct fs_discovery *d)
 {
@@ -169,9 +208,12 @@ static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const 
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
 	uint32_t *nodes = fs_site_file_order(site);
 	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
+	const char *last = fs_scan_str(s, g->nodes[nodes[site->n_nodes - 1]].name);
+	char about[200];
+	snprintf(about, sizeof(about), "%s site %%%s", ap->name, last);
+	progress_about(no, about, NULL);
 	no->emit_sites = es;
 	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, r, &s->diags);
-	const char *last = fs_scan_str(s, g->nodes[nodes[site->n_nodes - 1]].name);
 	free(nodes);
 	if (failed) {
 		free(r);
@@ -438,7 +480,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
 	int gelu = FS_GELU_UNSTATED;
-	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0;
+	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0, progress = 0;
 	struct fs_strlist ids = {0};
 	struct fs_discover_opts o = {.tokens = 8192};
 	/* each option with the commands that take it: tune writes nothing but the cache, and runs on the GPU */
@@ -467,6 +509,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		{BOTH, {"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL}},
 		{BOTH, {"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL}},
 		{BOTH, {"cpu-memory", 0, FS_OPT_STRING, "SIZE", "memory of the CPU numerics executions, e.g. 512M, 16G (default 4G)", &cpu_memory_s,
+			 NULL}},
+		{BOTH, {"progress", 0, FS_OPT_FLAG, NULL, "say each phase of the work on stderr (the default where stderr is a terminal)", &progress,
 			 NULL}},
 	};
 	struct fs_option opts[sizeof(all) / sizeof(all[0]) + 1];
@@ -503,6 +547,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .emit_dir = emit_dir,
 				      .buckets = buckets,
 				      .n_buckets = n_buckets};
+	struct progress pr = {.p = {progress_say, &pr}};
+	no.progress = progress || isatty(STDERR_FILENO) ? &pr.p : NULL;
 	if (!r && scaffold_dir && !emit_dir) {
 		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)\n", cmd->name);
 		r = -1;
@@ -537,7 +583,8 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_rewritten rr = {0};
 	char wrote[600] = "";
 	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 && gelu_said(d, &pl, gelu) &&
-	    (tune || apply(d, &pl, outs_stage(&w, OUT_DIR), out_dir, (uint32_t)hops, !no_render, &rr, wrote, sizeof(wrote)) == 0)) {
+	    (tune || (rewrite_said(&no, &pl, !no_render) &&
+		      apply(d, &pl, outs_stage(&w, OUT_DIR), out_dir, (uint32_t)hops, !no_render, &rr, wrote, sizeof(wrote)) == 0))) {
 		int v = 0;
 		struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no.emit_dir, .emit_dir = emit_dir};
 		out.mem = open_memstream(&out.text, &out.len);

@@ -51,7 +51,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
 				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
-				 .graph_calls = b->graph_calls};
+				 .graph_calls = b->graph_calls, .progress = o->progress};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
 	fs_gpu_run(q, &go, g);
 	b->seconds = g->seconds;

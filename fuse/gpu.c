@@ -658,6 +658,8 @@ static int time_and_pick(struct run *R, struct launch *L, struct fs_tactic *list
 		n = fs_tactics(&R->l[0].k, list);
 	}
 	g->n_failed = 0;
+	fs_progress_say(o->progress, "GPU, %s: timing %u tactic%s of the fused kernel%s", o->bucket ? o->bucket : "its size", n,
+			n == 1 ? "" : "s", g->cache_hit ? " (the cached one)" : "");
 	int rc = time_tactics(R, L, list, 0, n, NULL, 0);
 	if (!rc && !g->cache_hit) {
 		uint32_t top[FS_VARIED], k = fastest(g, n, 0, top, FS_VARIED), m = n;
@@ -1085,6 +1087,10 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	R.o = &local;
 	R.calls = local.graph_calls;
 	int exec = local.compile && o->execute && R.c.driver;
+	fs_progress_say(o->progress, "%s: %s", o->bucket ? o->bucket : "kernels",
+			!local.compile ? "generating the kernels (no NVRTC to compile them)"
+			: exec ? "compiling the kernels (NVRTC), running and checking them on the GPU"
+			       : "compiling the kernels (NVRTC), not running them");
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
 	int rc = 0;
 	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
@@ -1147,6 +1153,7 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 				break;
 			}
 		n--; /* the first is R.l[0] */
+		fs_progress_say(o->progress, "compiling %u more tactics of the fused kernel", n);
 		struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
 		char (*why)[192] = fs_xcalloc(n ? n : 1, sizeof(*why));
 		g->kernels += n;

@@ -21,6 +21,7 @@
 #include "fusescan/numerics.h"
 #include "fusescan/tune.h"
 #include "prog.h"
+#include "text.h" /* fs_progress_say */
 
 struct fs_gpu_opts {
 	int execute, compile, triage;
@@ -35,6 +36,7 @@ struct fs_gpu_opts {
 	void *ctx;
 	uint64_t seed;                /* the random inputs (fuse/rand.h), as the CPU draws them */
 	const struct ten *cpu_ref;    /* per value: the CPU's float64 reference outputs, or NULL */
+	const struct fs_progress *progress; /* the phases as they begin (fs_numerics_opts), or NULL */
 };
 
 /* A tactic and what tuning recorded of it (its name, times, failure), as

@@ -1158,7 +1158,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
 				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = fs_numerics_check_tactic, .ctx = r,
 				 .seed = seed, .cpu_ref = ref,
-				 .graph_calls = fs_buckets_graph_calls(p)};
+				 .graph_calls = fs_buckets_graph_calls(p), .progress = o->progress};
 	fs_gpu_run(p, &go, g);
 	r->gpu_seconds = g->seconds;
 	r->kernels = g->kernels, r->compiled = g->compiled, r->ref_kernels = g->ref_kernels, r->gemm_kernels = g->gemm_kernels;
@@ -1416,9 +1416,10 @@ static void emit(const struct prog *p, const struct fs_bucket_set *set, const st
 {
 	if (r->verdict == FS_VERDICT_FAIL)
 		snprintf(r->emitted, sizeof(r->emitted), "nothing (the verdict fails)");
-	else if (set->ne)
+	else if (set->ne) {
+		fs_progress_say(o->progress, "--emit: compiling the op's kernels for %u bucket%s", set->ne, set->ne == 1 ? "" : "s");
 		fs_emit(p, set->eb, set->ne, o, r);
-	else {
+	} else {
 		const struct fs_bucket_run *b = r->n_buckets ? &r->buckets[r->n_buckets - 1] : NULL;
 		snprintf(r->emitted, sizeof(r->emitted), "no bucket has a kernel%s%.900s%s", b && b->error[0] ? " (" : "",
 			 b ? b->error : "", b && b->error[0] ? ")" : "");
@@ -1515,6 +1516,8 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		fill_random(&p.in[i], seed, i);
 	}
 	int rc = 0;
+	if (r->cpu_ran)
+		fs_progress_say(o->progress, "CPU check (float64 reference, %lld tokens, %lld values)", (long long)o->tokens, (long long)elems);
 	for (int m = 0; r->cpu_ran && m < 4 && !rc; m++) {
 		if (m == EMULATED && !o->triage)
 			break;

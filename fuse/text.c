@@ -1,9 +1,10 @@
 /*
- * text.c: a growing string (text.h).
+ * text.c: a growing string, and a phase's progress line (text.h).
  */
 #include "text.h"
 
 #include "fusescan/base.h"
+#include "fusescan/numerics.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,4 +25,16 @@ void fs_text_put(struct fs_text *t, const char *fmt, ...)
 		t->cap = (t->cap + (size_t)k + 1) * 2;
 		t->s = fs_xrealloc(t->s, t->cap);
 	}
+}
+
+void fs_progress_say(const struct fs_progress *p, const char *fmt, ...)
+{
+	if (!p || !p->say)
+		return;
+	char line[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	p->say(p->ctx, line);
 }

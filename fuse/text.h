@@ -1,8 +1,10 @@
 /*
- * text.h (private to fuse/): a growing string the generators print into.
+ * text.h (private to fuse/): a growing string the generators print into,
+ * and the line a phase of a run says as it begins.
  *
  *   struct fs_text t = {0};
  *   fs_text_put(&t, "%s(%d)", name, n);   // t.s, NUL-terminated; free(t.s)
+ *   fs_progress_say(o->progress, "compiling %u kernels", n);
  */
 #ifndef FUSESCAN_TEXT_H
 #define FUSESCAN_TEXT_H
@@ -15,5 +17,9 @@ struct fs_text {
 };
 
 void fs_text_put(struct fs_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct fs_progress;
+/* Says one line (at most 255 bytes) through p (fusescan/numerics.h); nothing when p is NULL. */
+void fs_progress_say(const struct fs_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

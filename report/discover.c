@@ -170,6 +170,7 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 	struct fs_discovery *d = fs_xcalloc(1, sizeof(*d));
 	d->scan = s;
 	d->top = o->top;
+	d->catalog = o->catalog;
 	fs_catalog_init(&d->cat, s);
 	d->cat.gelu = o->gelu;
 	fs_catalog_load_default(&d->cat, o->catalog, &s->diags);

@@ -1,7 +1,8 @@
 /*
  * discover_md.c: the discovery report as Markdown for a pull-request
- * comment: a ranked table per analysed graph, then each candidate's
- * evidence and assessment in a collapsible block.
+ * comment: a ranked table per analysed graph (the text report's), then each
+ * candidate's evidence and assessment in a collapsible block; last, the
+ * commands to run next.
  */
 #include "report_int.h"
 
@@ -28,30 +29,40 @@ static void details(const struct fs_discovery *d, const struct fs_analysis *a, u
 	fprintf(out, "\n</details>\n\n");
 }
 
+/* The text report's summary table (summary_row). */
+static void summary(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	uint32_t rows = summary_rows(d, a), shown = cands_shown(d, a);
+	if (!rows)
+		return;
+	fprintf(out, "| # | candidate | kind | sites | bytes saved | launches saved | kernel | id |\n");
+	fprintf(out, "|---|---|---|---|---|---|---|---|\n");
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct fs_candidate *k = &a->mine->cands[i];
+		struct summary_row r;
+		summary_row(d, k, &r);
+		const char *q = fs_cand_kernel(d, k) ? "`" : ""; /* a kernel's name as code, not "generate" */
+		fprintf(out, "| %u | `%s` | %s | %u | %s | %llu | %s%s%s | `%s` |\n", i + 1, k->name, r.kind, k->n_instances, r.saves,
+			(unsigned long long)k->launches_total, q, r.kernel, q, k->id);
+	}
+	if (shown > rows)
+		fprintf(out, "\n(%u more below)\n", shown - rows);
+	fputc('\n', out);
+}
+
 static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_module *mod = &s->modules[a->module];
 	const struct fs_dumpfile *f = &s->files[mod->file];
 	const struct fs_mine *m = a->mine;
-	char bind[512], b[32];
+	char bind[512];
 	fs_binding_text(d, a, bind, sizeof(bind));
 	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
 		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),
 		m->g->n_calls, bind, m->n_cands);
-	uint32_t n = d->top && d->top < m->n_cands ? d->top : m->n_cands;
-	fprintf(out, "| # | candidate | kind | x | bytes saved | launches saved | existing kernel | recommendation |\n");
-	fprintf(out, "|---|---|---|---|---|---|---|---|\n");
-	for (uint32_t i = 0; i < n; i++) {
-		const struct fs_candidate *k = &m->cands[i];
-		const char *kern = fs_cand_kernel(d, k);
-		fprintf(out, "| %u | `%s` | %s | %u | %s | %llu | %s%s%s | %s |\n", i + 1, k->name,
-			fs_kind_name((enum fs_kind)k->kind), k->n_instances,
-			k->cost_known ? fs_human_bytes(k->bytes_total, b, sizeof(b)) : "?",
-			(unsigned long long)k->launches_total, kern ? "`" : "", kern ? kern : "not found", kern ? "`" : "",
-			fs_rec_name(k->rec));
-	}
-	fputc('\n', out);
+	summary(d, a, out);
+	uint32_t n = cands_shown(d, a);
 	for (uint32_t i = 0; i < n; i++)
 		details(d, a, i + 1, &m->cands[i], out);
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
@@ -73,5 +84,6 @@ int fs_discover_markdown(const struct fs_discovery *d, FILE *out)
 	fprintf(out, "## fusescan %s: fusion candidates\n\n", FS_VERSION);
 	for (uint32_t i = 0; i < d->n_a; i++)
 		analysis(d, &d->a[i], out);
+	next_steps(d, "### Next\n\n```sh\n", "", "```\n", out);
 	return ferror(out) ? -1 : 0;
 }

@@ -1,9 +1,11 @@
 /*
- * discover_text.c: the discovery report as text, in the per-candidate
- * template AutoDeploy's fusion workflow uses (Candidate / Affected graph
- * pattern / Existing kernel lookup / Evidence / Recommendation / Strengths,
- * weaknesses, risks), then already-fused chains, cleanups, and per run the
- * timeline and each candidate's count across the transforms.
+ * discover_text.c: the discovery report as text. Per graph, a summary table
+ * of its ranked candidates, then each in the per-candidate template
+ * AutoDeploy's fusion workflow uses (Candidate / Affected graph pattern /
+ * Existing kernel lookup / Evidence / Recommendation / Strengths,
+ * weaknesses, risks), already-fused chains and cleanups; per run the
+ * timeline and each candidate's count across the transforms; last, the
+ * commands to run next.
  */
 #include "report_int.h"
 
@@ -73,6 +75,38 @@ static void candidate(const struct fs_discovery *d, const struct fs_analysis *a,
 	fputc('\n', out);
 }
 
+static int width(const char *s, int w)
+{
+	int n = (int)strlen(s);
+	return n > w ? n : w;
+}
+
+/* The ranked candidates, a line each (summary_row), columns as wide as
+ * their longest cell. */
+static void summary(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	uint32_t rows = summary_rows(d, a), shown = cands_shown(d, a);
+	struct summary_row r[SUMMARY_ROWS];
+	int wn = 9, wk = 4, wb = 11, wl = 14, wx = 6; /* the headers' widths */
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct fs_candidate *k = &a->mine->cands[i];
+		summary_row(d, k, &r[i]);
+		wn = width(k->name, wn), wk = width(r[i].kind, wk), wb = width(r[i].saves, wb), wx = width(r[i].kernel, wx);
+	}
+	if (!rows)
+		return;
+	fprintf(out, "  %2s  %-*s  %-*s  %5s  %*s  %*s  %-*s  %s\n", "#", wn, "candidate", wk, "kind", "sites", wb, "bytes saved",
+		wl, "launches saved", wx, "kernel", "id");
+	for (uint32_t i = 0; i < rows; i++) {
+		const struct fs_candidate *k = &a->mine->cands[i];
+		fprintf(out, "  %2u  %-*s  %-*s  %5u  %*s  %*llu  %-*s  %s\n", i + 1, wn, k->name, wk, r[i].kind, k->n_instances, wb,
+			r[i].saves, wl, (unsigned long long)k->launches_total, wx, r[i].kernel, k->id);
+	}
+	if (shown > rows)
+		fprintf(out, "  (%u more below)\n", shown - rows);
+	fputc('\n', out);
+}
+
 static void already_fused(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
 	const struct fs_mine *m = a->mine;
@@ -133,9 +167,8 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 			a->n_inlined == 1 ? "" : "s", f->n_modules);
 	fputc('\n', out);
 	fprintf(out, "   sizes: %s; %u candidates\n\n", bind, a->mine->n_cands);
-	uint32_t n = a->mine->n_cands;
-	if (d->top && d->top < n)
-		n = d->top;
+	summary(d, a, out);
+	uint32_t n = cands_shown(d, a);
 	for (uint32_t i = 0; i < n; i++)
 		candidate(d, a, i + 1, &a->mine->cands[i], out);
 	if (n < a->mine->n_cands)
@@ -160,11 +193,12 @@ static void evolution(const struct fs_discovery *d, const struct fs_evolution *e
 int fs_discover_text(const struct fs_discovery *d, FILE *out)
 {
 	const struct fs_scan *s = d->scan;
-	for (uint32_t r = 0; r < s->n_runs; r++)
-		timeline(s, &s->runs[r], out);
 	for (uint32_t i = 0; i < d->n_a; i++)
 		analysis(d, &d->a[i], out);
-	for (uint32_t r = 0; r < s->n_runs; r++)
+	for (uint32_t r = 0; r < s->n_runs; r++) {
+		timeline(s, &s->runs[r], out);
 		evolution(d, &d->evo[r], out);
+	}
+	next_steps(d, "Next (commands to copy; 'fusescan fuse --help' lists every option):\n", "  ", "\n", out);
 	return ferror(out) ? -1 : 0;
 }

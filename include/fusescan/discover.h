@@ -68,6 +68,8 @@ struct fs_discovery {
 	uint32_t n_a, cap_a;
 	struct fs_evolution *evo;  /* per run */
 	uint32_t top;
+	const char *catalog;       /* --catalog (not owned), or NULL: the commands a report
+				      suggests repeat it */
 };
 
 /* The catalog compiled into fusescan (kernels/catalog.txt), or `path`. */

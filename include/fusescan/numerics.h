@@ -45,6 +45,14 @@ struct fs_emit_sites {
 	uint32_t n;
 };
 
+/* A long run's phases as each begins, one line apiece ("CPU check (float64
+ * reference, 16 tokens)"), said through say(ctx, line): the caller decides
+ * whether and where they are shown. */
+struct fs_progress {
+	void (*say)(void *ctx, const char *line);
+	void *ctx;
+};
+
 /* The CPU executions' default memory budget (docs/limits.md). */
 #define FS_CPU_BYTES ((int64_t)4 << 30)
 
@@ -69,6 +77,7 @@ struct fs_numerics_opts {
 	const struct fs_emit_sites *emit_sites; /* with emit_dir: the sites the op replaces, or NULL */
 	const int64_t *buckets; /* token counts the fused kernel is tuned at (0 of them: powers of two up to tokens) */
 	uint32_t n_buckets;
+	const struct fs_progress *progress; /* the run's phases as they begin, or NULL */
 };
 
 

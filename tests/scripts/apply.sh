@@ -2,7 +2,8 @@
 # fusescan --apply on the bundled 2-layer run: the add + RMSNorm candidate and a
 # pattern applied to every site, one site only, an approvals file; every
 # after-dump parses, has the fused nodes and getitems, keeps the graph
-# outputs, and the input is never modified; bad ids are input errors.
+# outputs, and the input is never modified; bad ids are input errors; the
+# progress lines on stderr.
 # usage: apply.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -103,6 +104,25 @@ contains "refusal advice" "$tmp/err" "too many for a readable picture; render a 
 chain 300 > "$tmp/chain300.txt"
 check "300 nodes drawn (bounded layout)" 0 "$exe" render -o "$tmp/chain.svg" "$tmp/chain300.txt"
 contains "bounded layout svg" "$tmp/chain.svg" "<svg"
+# progress on stderr, a line per phase: with --progress, and by default where stderr is a
+# terminal; never where it is not (a file here), so what tests capture stays as it was
+check "progress" 0 "$exe" --apply add_rmsnorm-407262a5 --progress --cpu-only --emit "$tmp/pe" --out "$tmp/pr" "$final"
+site="fusescan: add_rmsnorm site %torch_rmsnorm_default_1: "
+contains "progress: the rewrite" "$tmp/err" "fusescan: add_rmsnorm: rewriting 4 sites, drawing the first..."
+contains "progress: the CPU check" "$tmp/err" "${site}CPU check (float64 reference, 16 tokens, 16640 values)..."
+contains "progress: the kernels" "$tmp/err" "${site}tokens<=16: "
+contains "progress: --emit" "$tmp/err" "${site}--emit: compiling the op's kernels for 5 buckets..."
+count "progress: a line per phase, per kernel emitted (the last layer's differs)" "$tmp/err" "CPU check" 2
+cp "$tmp/err" "$tmp/progress.err"
+check "no progress where stderr is a file" 0 "$exe" --apply add_rmsnorm-407262a5 --cpu-only --out "$tmp/pr" "$final"
+count "no progress lines" "$tmp/err" "fusescan: add_rmsnorm" 0
+check "tune takes --progress" 0 "$exe" tune --help
+contains "tune's --progress" "$tmp/out" "--progress"
+if command -v script >/dev/null; then # a terminal (a pseudo-terminal) for stderr
+	script -qec "'$exe' --apply add_rmsnorm-407262a5 --cpu-only --out '$tmp/pt' '$final' >/dev/null" /dev/null >"$tmp/tty.txt"
+	contains "progress where stderr is a terminal" "$tmp/tty.txt" "${site}CPU check"
+fi
+
 [ "$(cat "$run"/* | md5sum)" = "$sum" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL inputs modified"; }
 
 finish

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# discover's summary table and its "Next" commands: the table opens each
+# graph's report (bounded, the rest counted), Markdown has the same one, and
+# every command the report prints runs as pasted, from a path that needs
+# quoting too, repeating --catalog and --gelu; a file of several
+# GraphModules (which --apply refuses) gets no command, said once.
+# usage: next.sh FUSESCAN TESTS_DIR
+set -u
+exe=$1 tests=$2
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+run=$tests/data/adrun_tiny_llama_2l
+final=$run/035_compile_compile_model.txt
+
+# the table: after the graph's header, before the first candidate, a row per candidate
+check "discover" 0 "$exe" discover "$run"
+contains "table header" "$tmp/out" "  #  candidate                                kind                    sites  bytes saved  launches saved  kernel"
+contains "a row: kernel and id" "$tmp/out" \
+	"   2  add_rmsnorm                              multi_output                4      16.8 MB               4  auto_deploy.flashinfer_fused_add_rms_norm_inplace  add_rmsnorm-407262a5"
+contains "no kernel: generate" "$tmp/out" "  generate  "
+contains "deferred: defer" "$tmp/out" "  defer  "
+opens=$(awk '/^== /{h=NR} /^ *#  candidate/{t=NR} /^Candidate 1:/{c=NR; exit} END{print (h && h < t && t < c) ? "yes" : "no"}' "$tmp/out")
+[ "$opens" = yes ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the table is not between the header and the details"; }
+table_rows() { awk '/^ *#  candidate/{on=1; next} on && /^$/{exit} on' "$1" | grep -c '^ *[0-9]'; }
+[ "$(table_rows "$tmp/out")" -eq 8 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL not a row per candidate"; }
+check "top 2" 0 "$exe" discover --top 2 "$final"
+count "--top bounds the table" "$tmp/out" "parallel_gemm-0d3c7fd0" 0
+check "33 candidates" 0 "$exe" discover "$tests/data/export_qwen3_next_2l/001_export_export_to_gm.txt"
+contains "the table bounded" "$tmp/out" "  (13 more below)"
+rows=$(table_rows "$tmp/out")
+[ "$rows" -eq 20 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $rows rows, want 20"; }
+check "markdown" 0 "$exe" discover --format markdown "$run"
+contains "markdown: the same columns" "$tmp/out" "| # | candidate | kind | sites | bytes saved | launches saved | kernel | id |"
+contains "markdown: a row" "$tmp/out" \
+	'| 2 | `add_rmsnorm` | multi_output | 4 | 16.8 MB | 4 | `auto_deploy.flashinfer_fused_add_rms_norm_inplace` | `add_rmsnorm-407262a5` |'
+contains "markdown: next" "$tmp/out" '```sh'
+
+# the commands, run as printed (the GPU left out: --cpu-only; match as it is)
+fusescan() { if [ "$1" = match ]; then "$exe" "$@"; else "$exe" "$@" --cpu-only --no-render; fi; }
+run_next() { # run_next NAME REPORT: every command line of its Next section exits 0
+	local line n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		(cd "$tmp/cwd" && eval "$line") >"$tmp/cmd.out" 2>&1 && pass=$((pass + 1)) ||
+			{ fail=$((fail + 1)); echo "FAIL $1: $line"; tail -n 4 "$tmp/cmd.out"; }
+	done < <(sed -n '/^Next (/,$p' "$2" | grep '^  fusescan ')
+	[ "$n" -gt 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $1: no command in $2"; }
+}
+mkdir -p "$tmp/cwd"
+check "discover the run" 0 "$exe" discover "$run"
+cp "$tmp/out" "$tmp/run.txt"
+contains "apply the top candidate" "$tmp/run.txt" "  fusescan --apply attention_adjacent.le-cast-__and__-eq-914f1b62 --out apply-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
+contains "emit the generated kernel" "$tmp/run.txt" "--emit emit-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
+contains "count the patterns over the run" "$tmp/run.txt" "  fusescan match -p add_rmsnorm -p parallel_gemm $run"
+run_next "the run's commands" "$tmp/run.txt"
+[ -s "$tmp/cwd/apply-add_rmsnorm-407262a5/035_compile_compile_model.txt" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL the apply command wrote no after-dump"; }
+ls "$tmp"/cwd/emit-*/*.ptx >/dev/null 2>&1 && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the --emit command wrote no kernel"; }
+
+# a path that needs quoting, a catalog and a GELU repeated
+mkdir -p "$tmp/it's here"
+cp "$final" "$tmp/it's here/final dump.txt"
+cp "$tests/../kernels/catalog.txt" "$tmp/my catalog.txt"
+check "discover, quoted" 0 "$exe" discover --catalog "$tmp/my catalog.txt" --gelu erf "$tmp/it's here/final dump.txt"
+cp "$tmp/out" "$tmp/quoted.txt"
+contains "quoted" "$tmp/quoted.txt" "--catalog '$tmp/my catalog.txt' --gelu erf '$tmp/it'\\''s here/final dump.txt'"
+rm -rf "$tmp/cwd"/*
+run_next "quoted commands" "$tmp/quoted.txt"
+
+# several GraphModules in one file: said once, no command
+{
+	printf '# Transform: t\n# Stage: compile\n# GraphModules found: 2\n\n'
+	for m in first second; do
+		printf '%s\n# GraphModule: %s\n%s\n' "$(printf '=%.0s' {1..80})" "$m" "$(printf '=%.0s' {1..80})"
+		sed -n '/^# GraphModule: (root)/,$p' "$final" | tail -n +3
+	done
+} > "$tmp/two.txt"
+check "two modules" 0 "$exe" discover "$tmp/two.txt"
+count "two modules: one note" "$tmp/out" "# --apply rewrites a file of one GraphModule, and this one holds 2: $tmp/two.txt" 1
+count "two modules: no command" "$tmp/out" "  fusescan --apply" 0
+finish
