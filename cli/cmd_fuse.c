@@ -472,46 +472,63 @@ struct scoped {
 	struct fs_option o;
 };
 
-static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
+/* What fuse's or tune's options say, read and range-checked. */
+struct args {
+	const char *out_dir, *approvals, *site, *pdir, *cache_path, *emit_dir, *scaffold_dir;
+	int gelu, plant, triage, cpu_only, no_render, with_gemm, compile_all, progress;
+	long long hops, tokens, seed, reps, cpu_memory;
+	int64_t buckets[FS_MAX_BUCKETS];
+	uint32_t n_buckets;
+	struct fs_strlist ids;
+	struct fs_discover_opts o;
+};
+
+/* The options of fuse (tune: those it takes) into a: 0, 1 after --help,
+ * -1 after saying what is wrong. *npos: the inputs left in argv. */
+static int parse_args(const struct fs_command *cmd, int argc, char **argv, int tune, struct args *a, int *npos)
 {
-	const char *out_dir = "fusescan-apply", *approvals = NULL, *site = NULL, *hops_s = NULL, *pdir = NULL;
-	const char *tokens_s = NULL, *seed_s = NULL, *cache_path = NULL, *emit_dir = NULL, *reps_s = NULL, *buckets_s = NULL;
-	const char *scaffold_dir = NULL, *cpu_memory_s = NULL;
+	const char *hops_s = NULL, *tokens_s = NULL, *seed_s = NULL, *reps_s = NULL, *buckets_s = NULL, *cpu_memory_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
-	int gelu = FS_GELU_UNSTATED;
-	int plant = 0, triage = 0, cpu_only = 0, no_render = 0, with_gemm = 0, compile_all = 0, progress = 0;
-	struct fs_strlist ids = {0};
-	struct fs_discover_opts o = {.tokens = 8192};
+	*a = (struct args){.out_dir = "fusescan-apply", .gelu = FS_GELU_UNSTATED, .hops = 2, .tokens = 16, .reps = 50,
+			   .cpu_memory = FS_CPU_BYTES, .o = {.tokens = 8192}};
 	/* each option with the commands that take it: tune writes nothing but the cache, and runs on the GPU */
 	const struct scoped all[] = {
-		{BOTH, {"apply", 'a', FS_OPT_LIST, "ID", "candidate id (fusescan discover) or pattern name to apply (repeatable)", &ids, NULL}},
-		{BOTH, {"approvals", 0, FS_OPT_STRING, "FILE", "ids to apply, one a line", &approvals, NULL}},
-		{BOTH, {"site", 0, FS_OPT_STRING, "NODE", "apply only the site that contains this node", &site, NULL}},
-		{FUSE, {"out", 0, FS_OPT_STRING, "DIR", "where the after-dump, diff, summary and renders go (default fusescan-apply)", &out_dir, NULL}},
-		{BOTH, {"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to rewrite (default: the last)", &o.dump, NULL}},
+		{BOTH, {"apply", 'a', FS_OPT_LIST, "ID", "candidate id (fusescan discover) or pattern name to apply (repeatable)", &a->ids, NULL}},
+		{BOTH, {"approvals", 0, FS_OPT_STRING, "FILE", "ids to apply, one a line", &a->approvals, NULL}},
+		{BOTH, {"site", 0, FS_OPT_STRING, "NODE", "apply only the site that contains this node", &a->site, NULL}},
+		{FUSE, {"out", 0, FS_OPT_STRING, "DIR", "where the after-dump, diff, summary and renders go (default fusescan-apply)", &a->out_dir,
+			NULL}},
+		{BOTH, {"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to rewrite (default: the last)", &a->o.dump, NULL}},
 		{FUSE, {"hops", 0, FS_OPT_STRING, "K", "neighbourhood drawn around the site (default 2)", &hops_s, NULL}},
-		{BOTH, {"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &pdir, NULL}},
-		{BOTH, {"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL}},
+		{BOTH, {"patterns", 0, FS_OPT_STRING, "DIR", "pattern files to use instead of the built-in library", &a->pdir, NULL}},
+		{BOTH, {"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &a->o.catalog, NULL}},
 		{BOTH, {"tokens", 0, FS_OPT_STRING, "N", "sequence length of the numerics check (default 16 on the CPU)", &tokens_s, NULL}},
 		{BOTH, {"seed", 0, FS_OPT_STRING, "N", "seed of the random inputs (default: fixed)", &seed_s, NULL}},
-		{FUSE, {"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &triage, NULL}},
-		{BOTH, {"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them", &with_gemm,
-			 NULL}},
-		{FUSE, {"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &cpu_only, NULL}},
-		{FUSE, {"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind", &compile_all, NULL}},
-		{FUSE, {"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &no_render, NULL}},
-		{BOTH, {"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf: the dump cannot say (default: tanh, said so)", &gelu, gelus}},
-		{FUSE, {"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)", &plant, plants}},
-		{BOTH, {"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &cache_path, NULL}},
-		{FUSE, {"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &emit_dir, NULL}},
-		{FUSE, {"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)", &scaffold_dir, NULL}},
+		{FUSE, {"triage", 0, FS_OPT_FLAG, NULL, "rerun the fused execution with per-op rounding: rounding or bug", &a->triage, NULL}},
+		{BOTH, {"with-gemm", 0, FS_OPT_FLAG, NULL, "a GEMM-epilogue candidate's sites take in the matrix products feeding them",
+			&a->with_gemm, NULL}},
+		{FUSE, {"cpu-only", 0, FS_OPT_FLAG, NULL, "do not run the generated kernels on the GPU (they are still compiled)", &a->cpu_only,
+			NULL}},
+		{FUSE, {"compile-all", 0, FS_OPT_FLAG, NULL, "where no GPU runs them: compile every tactic, not one of each kind",
+			&a->compile_all, NULL}},
+		{FUSE, {"no-render", 0, FS_OPT_FLAG, NULL, "skip the before / after pictures", &a->no_render, NULL}},
+		{BOTH, {"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf: the dump cannot say (default: tanh, said so)", &a->gelu,
+			gelus}},
+		{FUSE, {"plant-bug", 0, FS_OPT_CHOICE, "BUG", "debug: break the fused side on purpose (eps: eps 0.1; cast: drop the first widening cast)",
+			&a->plant, plants}},
+		{BOTH, {"cache", 0, FS_OPT_STRING, "FILE", "tuning cache (default $FUSESCAN_CACHE or ~/.cache/fusescan, tuning.json)", &a->cache_path,
+			NULL}},
+		{FUSE, {"emit", 0, FS_OPT_STRING, "DIR", "write the fused kernel for every token count: PTX, descriptor, PyTorch op module", &a->emit_dir,
+			NULL}},
+		{FUSE, {"scaffold", 0, FS_OPT_STRING, "DIR", "write each approval's AutoDeploy transform, its tests and iteration note (needs --emit)",
+			&a->scaffold_dir, NULL}},
 		{BOTH, {"buckets", 0, FS_OPT_STRING, "LIST", "token counts to tune at (default: powers of two from 1 to --tokens)", &buckets_s, NULL}},
 		{BOTH, {"reps", 0, FS_OPT_STRING, "N", "timed runs per kernel on the GPU (default 50)", &reps_s, NULL}},
 		{BOTH, {"cpu-memory", 0, FS_OPT_STRING, "SIZE", "memory of the CPU numerics executions, e.g. 512M, 16G (default 4G)", &cpu_memory_s,
-			 NULL}},
-		{BOTH, {"progress", 0, FS_OPT_FLAG, NULL, "say each phase of the work on stderr (the default where stderr is a terminal)", &progress,
-			 NULL}},
+			NULL}},
+		{BOTH, {"progress", 0, FS_OPT_FLAG, NULL, "say each phase of the work on stderr (the default where stderr is a terminal)",
+			&a->progress, NULL}},
 	};
 	struct fs_option opts[sizeof(all) / sizeof(all[0]) + 1];
 	size_t n_opts = 0;
@@ -519,114 +536,133 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 		if (all[i].cmds & (tune ? TUNE : FUSE))
 			opts[n_opts++] = all[i].o;
 	opts[n_opts] = (struct fs_option){0};
-	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
-	char *approvals_text = NULL;
-	long long hops = 2, tokens = 16, seed = 0, reps = 50, cpu_memory = FS_CPU_BYTES;
-	int64_t buckets[FS_MAX_BUCKETS];
-	uint32_t n_buckets = 0;
-	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &tokens) ||
-		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &reps) ||
-		   fs_opt_int_list(cmd, "buckets", buckets_s, 1, 1 << 20, buckets, FS_MAX_BUCKETS, &n_buckets) ||
-		   fs_opt_size(cmd, "cpu-memory", cpu_memory_s, 1 << 20, (long long)1 << 44, &cpu_memory)))
+	int r = fs_opts_parse(cmd, opts, argc, argv, npos);
+	if (!r && (fs_opt_int(cmd, "hops", hops_s, 0, 64, &a->hops) || fs_opt_int(cmd, "tokens", tokens_s, 1, 1 << 20, &a->tokens) ||
+		   fs_opt_int(cmd, "seed", seed_s, 0, LLONG_MAX, &a->seed) || fs_opt_int(cmd, "reps", reps_s, 10, 10000, &a->reps) ||
+		   fs_opt_int_list(cmd, "buckets", buckets_s, 1, 1 << 20, a->buckets, FS_MAX_BUCKETS, &a->n_buckets) ||
+		   fs_opt_size(cmd, "cpu-memory", cpu_memory_s, 1 << 20, (long long)1 << 44, &a->cpu_memory)))
 		r = -1;
-	struct fs_tune_cache cache;
-	fs_tune_open(&cache, cache_path);
-	o.gelu = (uint8_t)gelu;
-	struct fs_numerics_opts no = {.tokens = tokens,
-				      .gelu_tanh = gelu != FS_GELU_ERF,
-				      .seed = (uint64_t)seed,
-				      .triage = triage,
-				      .plant_eps = plant == 1 ? 0.1 : 0,
-				      .plant_drop_cast = plant == 2,
-				      .gpu = !cpu_only,
-				      .compile_all = compile_all,
-				      .max_bytes = cpu_memory,
-				      .reps = (uint32_t)reps,
-				      .cache = &cache,
-				      .retune = tune,
-				      .emit_dir = emit_dir,
-				      .buckets = buckets,
-				      .n_buckets = n_buckets};
-	struct progress pr = {.p = {progress_say, &pr}};
-	no.progress = progress || isatty(STDERR_FILENO) ? &pr.p : NULL;
-	if (!r && scaffold_dir && !emit_dir) {
+	if (!r && a->scaffold_dir && !a->emit_dir) {
 		fprintf(stderr, "fusescan %s: --scaffold needs --emit DIR (its replacements call the emitted ops)\n", cmd->name);
 		r = -1;
 	}
-	if (r || (approvals && fs_plan_read_approvals(approvals, &ids, &approvals_text) < 0) || !npos || !ids.n) {
-		if (!r && (!npos || !ids.n))
+	a->o.gelu = (uint8_t)a->gelu;
+	return r;
+}
+
+/* Each approval checked (tune: tuned) at the sites the rewrite applied,
+ * the runs' reports written, then the scaffold: the worst verdict (1 a
+ * failed check), or -1 where a run or a write failed. */
+static int run_plan(struct fs_discovery *d, struct fs_plan *pl, const struct fs_rewritten *rr, struct fs_numerics_opts *no,
+		    struct outs *w, const struct args *a, int tune)
+{
+	int v = 0;
+	struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no->emit_dir, .emit_dir = a->emit_dir};
+	out.mem = open_memstream(&out.text, &out.len);
+	struct fs_site *applied = fs_xmalloc((rr->applied + 1) * sizeof(*applied)); /* by approval */
+	struct fs_scaffold *sc = fs_xcalloc(pl->n + 1, sizeof(*sc));
+	for (uint32_t i = 0, at = 0; i < pl->n && v >= 0 && out.mem; i++) {
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < rr->applied; k++)
+			if (rr->done[k].rewrite == i)
+				applied[at + n++] = pl->v[i].sites[rr->done[k].site];
+		int vi = tune ? numerics(d, &pl->v[i], &pl->v[i].sites[0], NULL, no, &out, NULL)
+			      : run_approval(d, &pl->v[i], applied + at, n, no, &out, &sc[i]);
+		v = vi < 0 ? vi : v > vi ? v : vi;
+		sc[i].fused = n, sc[i].skipped = pl->v[i].n_sites - n;
+		at += n;
+	}
+	if (!out.mem || (!tune && write_runs(outs_stage(w, OUT_DIR), &out)))
+		v = -1;
+	if (out.mem)
+		fclose(out.mem);
+	if (v >= 0 && a->scaffold_dir && scaffold(d, pl, sc, a->emit_dir, outs_stage(w, OUT_SCAFFOLD), a->scaffold_dir, no))
+		v = -1;
+	for (uint32_t i = 0; i < pl->n; i++)
+		free(sc[i].v);
+	free(sc);
+	free(out.text);
+	free(out.fused);
+	cJSON_Delete(out.json);
+	free(applied);
+	return v;
+}
+
+/* The exit status of a plan's runs (v: run_plan's), the cache saved where
+ * the command did its job (a failed command writes nothing, the cache
+ * included) and its counts said. */
+static int finish_runs(int v, int tune, struct fs_tune_cache *cache)
+{
+	int rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
+	int tuned = cache->hits || cache->misses;
+	if (tune && !tuned && v >= 0) { /* tune could not do its one job: a failure, not a verdict */
+		fprintf(stderr, "fusescan tune: nothing tuned: the kernels did not run on a GPU (see the GPU line above)\n");
+		rc = FS_EXIT_INPUT;
+	}
+	if (rc != FS_EXIT_INPUT && fs_tune_save(cache) == 0 && tuned)
+		fs_tune_print_stats(cache, stdout);
+	else if (tuned)
+		fs_tune_print_stats(cache, stderr);
+	return rc;
+}
+
+static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int tune)
+{
+	struct args a;
+	int npos, r = parse_args(cmd, argc, argv, tune, &a, &npos);
+	char *approvals_text = NULL;
+	struct fs_tune_cache cache;
+	fs_tune_open(&cache, a.cache_path);
+	struct fs_numerics_opts no = {.tokens = a.tokens,
+				      .gelu_tanh = a.gelu != FS_GELU_ERF,
+				      .seed = (uint64_t)a.seed,
+				      .triage = a.triage,
+				      .plant_eps = a.plant == 1 ? 0.1 : 0,
+				      .plant_drop_cast = a.plant == 2,
+				      .gpu = !a.cpu_only,
+				      .compile_all = a.compile_all,
+				      .max_bytes = a.cpu_memory,
+				      .reps = (uint32_t)a.reps,
+				      .cache = &cache,
+				      .retune = tune,
+				      .emit_dir = a.emit_dir,
+				      .buckets = a.buckets,
+				      .n_buckets = a.n_buckets};
+	struct progress pr = {.p = {progress_say, &pr}};
+	no.progress = a.progress || isatty(STDERR_FILENO) ? &pr.p : NULL;
+	if (r || (a.approvals && fs_plan_read_approvals(a.approvals, &a.ids, &approvals_text) < 0) || !npos || !a.ids.n) {
+		if (!r && (!npos || !a.ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
-		free(ids.v);
+		free(a.ids.v);
 		free(approvals_text);
 		fs_tune_close(&cache);
 		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
 	}
-	const char *dirs[N_OUTS] = {tune ? NULL : out_dir, emit_dir, scaffold_dir};
+	const char *dirs[N_OUTS] = {tune ? NULL : a.out_dir, a.emit_dir, a.scaffold_dir};
 	struct fs_guard g = {0};
 	struct outs w = {0};
-	fs_guard_add(&g, "the --approvals file", approvals);
-	fs_guard_add(&g, "the --patterns directory", pdir);
-	fs_guard_add(&g, "the --catalog file", o.catalog);
+	fs_guard_add(&g, "the --approvals file", a.approvals);
+	fs_guard_add(&g, "the --patterns directory", a.pdir);
+	fs_guard_add(&g, "the --catalog file", a.o.catalog);
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, NULL);
 	int refused = outs_open(&w, cmd, &g, cache.path, dirs);
 	fs_guard_release(&g);
 	no.emit_dir = outs_stage(&w, OUT_EMIT);
 	struct fs_patlib lib;
 	fs_patlib_init(&lib);
-	if (pdir)
-		fs_patlib_load_dir(&lib, pdir, &s->diags);
+	if (a.pdir)
+		fs_patlib_load_dir(&lib, a.pdir, &s->diags);
 	else
 		fs_patlib_load_builtin(&lib, &s->diags);
-	struct fs_discovery *d = refused || s->diags.n_errors ? NULL : fs_discover(s, &o);
+	struct fs_discovery *d = refused || s->diags.n_errors ? NULL : fs_discover(s, &a.o);
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
 	char wrote[600] = "";
-	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &ids, site, with_gemm, &pl) == 0 && gelu_said(d, &pl, gelu) &&
-	    (tune || (rewrite_said(&no, &pl, !no_render) &&
-		      apply(d, &pl, outs_stage(&w, OUT_DIR), out_dir, (uint32_t)hops, !no_render, &rr, wrote, sizeof(wrote)) == 0))) {
-		int v = 0;
-		struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no.emit_dir, .emit_dir = emit_dir};
-		out.mem = open_memstream(&out.text, &out.len);
-		struct fs_site *applied = fs_xmalloc((rr.applied + 1) * sizeof(*applied)); /* by approval */
-		struct fs_scaffold *sc = fs_xcalloc(pl.n + 1, sizeof(*sc));
-		for (uint32_t i = 0, at = 0; i < pl.n && v >= 0 && out.mem; i++) {
-			uint32_t n = 0;
-			for (uint32_t k = 0; k < rr.applied; k++)
-				if (rr.done[k].rewrite == i)
-					applied[at + n++] = pl.v[i].sites[rr.done[k].site];
-			int vi = tune ? numerics(d, &pl.v[i], &pl.v[i].sites[0], NULL, &no, &out, NULL)
-				      : run_approval(d, &pl.v[i], applied + at, n, &no, &out, &sc[i]);
-			v = vi < 0 ? vi : v > vi ? v : vi;
-			sc[i].fused = n, sc[i].skipped = pl.v[i].n_sites - n;
-			at += n;
-		}
-		if (!out.mem || (!tune && write_runs(outs_stage(&w, OUT_DIR), &out)))
-			v = -1;
-		if (out.mem)
-			fclose(out.mem);
-		if (v >= 0 && scaffold_dir &&
-		    scaffold(d, &pl, sc, emit_dir, outs_stage(&w, OUT_SCAFFOLD), scaffold_dir, &no))
-			v = -1;
-		for (uint32_t i = 0; i < pl.n; i++)
-			free(sc[i].v);
-		free(sc);
-		free(out.text);
-		free(out.fused);
-		cJSON_Delete(out.json);
-		free(applied);
-		rc = v == 0 ? FS_EXIT_OK : v > 0 ? FS_EXIT_GATE : FS_EXIT_INPUT;
-		int tuned = cache.hits || cache.misses;
-		if (tune && !tuned && v >= 0) { /* tune could not do its one job: a failure, not a verdict */
-			fprintf(stderr, "fusescan tune: nothing tuned: the kernels did not run on a GPU (see the GPU line above)\n");
-			rc = FS_EXIT_INPUT;
-		}
-		/* a failed command writes nothing, the cache included */
-		if (rc != FS_EXIT_INPUT && fs_tune_save(&cache) == 0 && tuned)
-			fs_tune_print_stats(&cache, stdout);
-		else if (tuned)
-			fs_tune_print_stats(&cache, stderr);
-	}
+	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &a.ids, a.site, a.with_gemm, &pl) == 0 && gelu_said(d, &pl, a.gelu) &&
+	    (tune || (rewrite_said(&no, &pl, !a.no_render) &&
+		      apply(d, &pl, outs_stage(&w, OUT_DIR), a.out_dir, (uint32_t)a.hops, !a.no_render, &rr, wrote, sizeof(wrote)) == 0)))
+		rc = finish_runs(run_plan(d, &pl, &rr, &no, &w, &a, tune), tune, &cache);
 	if (outs_close(&w, cmd, rc != FS_EXIT_INPUT))
 		rc = FS_EXIT_INPUT;
 	else if (rc != FS_EXIT_INPUT)
@@ -638,7 +674,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	fs_discovery_free(d);
 	fs_patlib_release(&lib);
 	fs_scan_free(s);
-	free(ids.v);
+	free(a.ids.v);
 	free(approvals_text);
 	return rc;
 }
