@@ -1069,6 +1069,169 @@ int fs_gpu_present(void)
 	return yes;
 }
 
+/* The kernels of every plan generated and compiled (loaded where exec): the
+ * products' plan, the fused kernel and one per unfused op, the references.
+ * 0, or -1 with g->error (g->refused where the region's own limit, not a
+ * compile, stopped it). */
+static int generate_all(struct run *R, int exec)
+{
+	const struct prog *p = R->p;
+	const struct fs_gpu_opts *o = R->o;
+	struct fs_gpu_result *g = R->g;
+	int rc = 0;
+	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
+		R->gemm = 1;
+		rc = fs_gemm_plan(p, &R->gp, g->error, sizeof(g->error));
+		g->refused = rc != 0; /* products no plan runs: a limit of the region's */
+		if (rc)
+			R->q.is_output = fs_xcalloc(p->n_ops + 1, 1), R->kernel = 0;
+		else
+			R->kernel = fs_gemm_kernel_prog(p, &R->gp, &R->q);
+		R->qs = R->q, R->qs.is_output = fs_xcalloc(p->n_ops + 1, 1); /* the later products' operands alone, stored */
+		for (uint32_t i = 0; i < p->n_ops && !rc; i++)
+			R->qs.is_output[i] = R->gp.kernel_out[p->n_in + i];
+	}
+	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
+		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
+			continue; /* a view: no kernel in eager either */
+		struct launch *L = &R->l[R->n++];
+		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
+			fs_gpu_gemm_lt_launch(L, &R->gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
+			continue;
+		}
+		if (i < 0 && !R->kernel)
+			continue; /* only products: no fused kernel */
+		g->kernels++;
+		g->unfused_kernels += i >= 0;
+		rc = prepare(R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
+		g->refused = rc && !L->k.source; /* not generated (not compiled: a generator's bug) */
+	}
+	if (R->gemm && !rc)
+		rc = fs_gpu_gemm_prepare_products(R, exec);
+	if (R->gemm && R->kernel && !rc)
+		rc = fs_gpu_gemm_prepare_gen(R, exec);
+	for (uint32_t i = 0; R->gemm && !rc && i < R->gp.n; i++)
+		if (R->gp.ref[i].post) { /* the reference of the later products' operands, stored */
+			g->kernels++, g->ref_kernels++;
+			rc = prepare(R, &R->store, -1, &fs_tactic_eager, FS_GEN_REF_STORE, 1, exec);
+			g->refused = rc && !R->store.k.source;
+			break;
+		}
+	/* the float64 reference, and the same reading the CPU reference's values */
+	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc && R->kernel; k++) {
+		g->kernels++, g->ref_kernels++;
+		rc = prepare(R, k ? &R->ref64 : &R->ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
+		g->refused = rc && !(k ? R->ref64 : R->ref).k.source;
+	}
+	return rc;
+}
+
+/* The tactics a GPU would time compiled, with no GPU to run them: one of
+ * each kind (the first vectorised one, its variants: each L2 policy, rows
+ * in memory order; the first with fast math), or with compile_all every
+ * one of fs_tactics' and those variants. 0, or -1 with g->error. */
+static int compile_tactics(struct run *R)
+{
+	const struct fs_gpu_opts *o = R->o;
+	struct fs_gpu_result *g = R->g;
+	int rc = 0;
+	struct fs_tactic list[FS_MAX_TACTICS];
+	uint32_t n = fs_tactics(&R->l[0].k, list);
+	if (!o->compile_all)
+		n = representatives(list, n);
+	for (uint32_t i = 1; i < n; i++)
+		if (list[i].vec > 1) {
+			n += fs_tactic_variants(&R->l[0].k, &list[i], list + n);
+			break;
+		}
+	n--; /* the first is R->l[0] */
+	fs_progress_say(o->progress, "compiling %u more tactics of the fused kernel", n);
+	struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
+	char (*why)[192] = fs_xcalloc(n ? n : 1, sizeof(*why));
+	g->kernels += n;
+	if (prepare_tactics(R, L, list + 1, n, FS_GEN_KERNEL, 0, why)) {
+		for (uint32_t i = 0; i < n && !rc; i++)
+			if (why[i][0])
+				snprintf(g->error, sizeof(g->error), "%s", why[i]), rc = -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		unload(R, &L[i]);
+	free(L);
+	free(why);
+	return rc;
+}
+
+/* Everything the run allocated, on the device and here (the fused
+ * kernel's source taken for the report first). */
+static void release_run(struct run *R)
+{
+	const struct prog *p = R->p;
+	if (R->c.driver) {
+		for (uint32_t v = 0; R->dev && v < (R->unfused_block ? p->n_in : p->n_in + p->n_ops) * R->rotate; v++)
+			if (R->dev[v])
+				R->c.cuMemFree(R->dev[v]);
+		if (R->unfused_block)
+			R->c.cuMemFree(R->unfused_block);
+		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
+			if (R->fused_out && R->fused_out[v])
+				R->c.cuMemFree(R->fused_out[v]);
+			if (R->cpu_ref && R->cpu_ref[v])
+				R->c.cuMemFree(R->cpu_ref[v]);
+		}
+		for (uint32_t v = 0; R->refbuf && v < p->n_in + p->n_ops; v++)
+			if (R->refbuf[v])
+				R->c.cuMemFree(R->refbuf[v]);
+		for (uint32_t k = 0; k < R->gp.n_calls; k++) {
+			if (R->catout[k])
+				R->c.cuMemFree(R->catout[k]);
+			for (uint32_t r = 0; R->wcat && r < R->rotate; r++) {
+				if (R->wcat[k * R->rotate + r])
+					R->c.cuMemFree(R->wcat[k * R->rotate + r]);
+				if (R->bcat[k * R->rotate + r])
+					R->c.cuMemFree(R->bcat[k * R->rotate + r]);
+			}
+		}
+		for (uint32_t i = 0; R->gw && R->gen.nm == 2 && i < FS_GEMM_GEN_TACTICS * R->rotate; i++)
+			if (R->gw[i])
+				R->c.cuMemFree(R->gw[i]);
+		for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+			if (R->gen_module[t])
+				R->c.cuModuleUnload(R->gen_module[t]);
+		if (R->stats)
+			R->c.cuMemFree(R->stats);
+		if (R->stream)
+			R->c.cuStreamDestroy(R->stream);
+	}
+	for (uint32_t i = 0; i < R->n; i++)
+		unload(R, &R->l[i]);
+	unload(R, &R->ref);
+	unload(R, &R->ref64);
+	for (uint32_t k = 0; k < FS_GEMM_MAX; k++) {
+		unload(R, &R->gl[k]);
+		unload(R, &R->refg[k]);
+		unload(R, &R->cmp64[k]);
+	}
+	unload(R, &R->absorbed);
+	unload(R, &R->store);
+	unload(R, &R->epi);
+	fs_gemm_gen_release(&R->gen);
+	free(R->gw);
+	if (R->gemm) {
+		free(R->q.is_output);
+		free(R->qs.is_output);
+	}
+	if (R->lt.handle)
+		fs_lt_close(&R->lt);
+	fs_gemm_plan_release(&R->gp);
+	free(R->refbuf);
+	free(R->wcat);
+	free(R->bcat);
+	free(R->dev);
+	free(R->fused_out);
+	free(R->cpu_ref);
+	free(R->l);
+}
+
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
 {
 	struct run R = {.p = p, .q = *p, .o = o, .g = g, .kernel = 1};
@@ -1092,81 +1255,10 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 			: exec ? "compiling the kernels (NVRTC), running and checking them on the GPU"
 			       : "compiling the kernels (NVRTC), not running them");
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
-	int rc = 0;
-	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
-		R.gemm = 1;
-		rc = fs_gemm_plan(p, &R.gp, g->error, sizeof(g->error));
-		g->refused = rc != 0; /* products no plan runs: a limit of the region's */
-		if (rc)
-			R.q.is_output = fs_xcalloc(p->n_ops + 1, 1), R.kernel = 0;
-		else
-			R.kernel = fs_gemm_kernel_prog(p, &R.gp, &R.q);
-		R.qs = R.q, R.qs.is_output = fs_xcalloc(p->n_ops + 1, 1); /* the later products' operands alone, stored */
-		for (uint32_t i = 0; i < p->n_ops && !rc; i++)
-			R.qs.is_output[i] = R.gp.kernel_out[p->n_in + i];
-	}
-	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
-		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
-			continue; /* a view: no kernel in eager either */
-		struct launch *L = &R.l[R.n++];
-		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
-			fs_gpu_gemm_lt_launch(L, &R.gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
-			continue;
-		}
-		if (i < 0 && !R.kernel)
-			continue; /* only products: no fused kernel */
-		g->kernels++;
-		g->unfused_kernels += i >= 0;
-		rc = prepare(&R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
-		g->refused = rc && !L->k.source; /* not generated (not compiled: a generator's bug) */
-	}
-	if (R.gemm && !rc)
-		rc = fs_gpu_gemm_prepare_products(&R, exec);
-	if (R.gemm && R.kernel && !rc)
-		rc = fs_gpu_gemm_prepare_gen(&R, exec);
-	for (uint32_t i = 0; R.gemm && !rc && i < R.gp.n; i++)
-		if (R.gp.ref[i].post) { /* the reference of the later products' operands, stored */
-			g->kernels++, g->ref_kernels++;
-			rc = prepare(&R, &R.store, -1, &fs_tactic_eager, FS_GEN_REF_STORE, 1, exec);
-			g->refused = rc && !R.store.k.source;
-			break;
-		}
-	/* the float64 reference, and the same reading the CPU reference's values */
-	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc && R.kernel; k++) {
-		g->kernels++, g->ref_kernels++;
-		rc = prepare(&R, k ? &R.ref64 : &R.ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
-		g->refused = rc && !(k ? R.ref64 : R.ref).k.source;
-	}
+	int rc = generate_all(&R, exec);
 	g->row = R.l[0].k.row;
-	if (!rc && local.compile && !exec && R.kernel) {
-		/* the tactics a GPU would time compile, with no GPU to run them: one
-		 * of each kind (the first vectorised one, its variants: each L2 policy,
-		 * rows in memory order; the first with fast math), or with compile_all
-		 * every one of fs_tactics' and those variants */
-		struct fs_tactic list[FS_MAX_TACTICS];
-		uint32_t n = fs_tactics(&R.l[0].k, list);
-		if (!o->compile_all)
-			n = representatives(list, n);
-		for (uint32_t i = 1; i < n; i++)
-			if (list[i].vec > 1) {
-				n += fs_tactic_variants(&R.l[0].k, &list[i], list + n);
-				break;
-			}
-		n--; /* the first is R.l[0] */
-		fs_progress_say(o->progress, "compiling %u more tactics of the fused kernel", n);
-		struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
-		char (*why)[192] = fs_xcalloc(n ? n : 1, sizeof(*why));
-		g->kernels += n;
-		if (prepare_tactics(&R, L, list + 1, n, FS_GEN_KERNEL, 0, why)) {
-			for (uint32_t i = 0; i < n && !rc; i++)
-				if (why[i][0])
-					snprintf(g->error, sizeof(g->error), "%s", why[i]), rc = -1;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			unload(&R, &L[i]);
-		free(L);
-		free(why);
-	}
+	if (!rc && local.compile && !exec && R.kernel)
+		rc = compile_tactics(&R);
 	if (!rc && !o->compile)
 		snprintf(g->skipped, sizeof(g->skipped), "kernels generated only, not compiled");
 	else if (!rc && !R.c.nvrtc)
@@ -1181,72 +1273,9 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 		rc = triage_run(&R, FS_GEN_KERNEL, &g->no_fma) || triage_run(&R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
 		g->triaged = !rc;
 	}
-	if (R.c.driver) {
-		for (uint32_t v = 0; R.dev && v < (R.unfused_block ? p->n_in : p->n_in + p->n_ops) * R.rotate; v++)
-			if (R.dev[v])
-				R.c.cuMemFree(R.dev[v]);
-		if (R.unfused_block)
-			R.c.cuMemFree(R.unfused_block);
-		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
-			if (R.fused_out && R.fused_out[v])
-				R.c.cuMemFree(R.fused_out[v]);
-			if (R.cpu_ref && R.cpu_ref[v])
-				R.c.cuMemFree(R.cpu_ref[v]);
-		}
-		for (uint32_t v = 0; R.refbuf && v < p->n_in + p->n_ops; v++)
-			if (R.refbuf[v])
-				R.c.cuMemFree(R.refbuf[v]);
-		for (uint32_t k = 0; k < R.gp.n_calls; k++) {
-			if (R.catout[k])
-				R.c.cuMemFree(R.catout[k]);
-			for (uint32_t r = 0; R.wcat && r < R.rotate; r++) {
-				if (R.wcat[k * R.rotate + r])
-					R.c.cuMemFree(R.wcat[k * R.rotate + r]);
-				if (R.bcat[k * R.rotate + r])
-					R.c.cuMemFree(R.bcat[k * R.rotate + r]);
-			}
-		}
-		for (uint32_t i = 0; R.gw && R.gen.nm == 2 && i < FS_GEMM_GEN_TACTICS * R.rotate; i++)
-			if (R.gw[i])
-				R.c.cuMemFree(R.gw[i]);
-		for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
-			if (R.gen_module[t])
-				R.c.cuModuleUnload(R.gen_module[t]);
-		if (R.stats)
-			R.c.cuMemFree(R.stats);
-		if (R.stream)
-			R.c.cuStreamDestroy(R.stream);
-	}
 	if (R.n) /* the fused kernel's source goes to the report */
 		g->fused_source = R.l[0].k.source, R.l[0].k.source = NULL;
-	for (uint32_t i = 0; i < R.n; i++)
-		unload(&R, &R.l[i]);
-	unload(&R, &R.ref);
-	unload(&R, &R.ref64);
-	for (uint32_t k = 0; k < FS_GEMM_MAX; k++) {
-		unload(&R, &R.gl[k]);
-		unload(&R, &R.refg[k]);
-		unload(&R, &R.cmp64[k]);
-	}
-	unload(&R, &R.absorbed);
-	unload(&R, &R.store);
-	unload(&R, &R.epi);
-	fs_gemm_gen_release(&R.gen);
-	free(R.gw);
-	if (R.gemm) {
-		free(R.q.is_output);
-		free(R.qs.is_output);
-	}
-	if (R.lt.handle)
-		fs_lt_close(&R.lt);
-	fs_gemm_plan_release(&R.gp);
-	free(R.refbuf);
-	free(R.wcat);
-	free(R.bcat);
-	free(R.dev);
-	free(R.fused_out);
-	free(R.cpu_ref);
-	free(R.l);
+	release_run(&R);
 	fs_cuda_close(&R.c);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	g->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
