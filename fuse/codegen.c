@@ -541,6 +541,337 @@ static void inline_reduce(struct gen *G, const struct op *op, const struct ix *x
 	free(to);
 }
 
+/* The dtype op oi is computed in by a planted bug (--plant-bug cast: the
+ * dropped widening cast), or 0. */
+static uint8_t planted_narrow(const struct gen *G, int32_t oi)
+{
+	return G->plants && G->p->narrow ? G->p->narrow[oi] : 0;
+}
+
+/* Each kind's value at index x (GEMM: none, the products run apart). */
+typedef void expr_rule(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b);
+
+/* an elementwise op: op_<key>(a, b, c), or GELU in its tanh form */
+static void expr_math(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	(void)to;
+	int gelu_tanh = tanh_gelu(G->p, op);
+	fs_text_put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
+	for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
+		fs_text_put(b, k ? ", " : "");
+		if (k < op->n_args)
+			operand(G, op, k, x, b);
+		else
+			fs_text_put(b, "0.0f");
+	}
+	fs_text_put(b, ")");
+}
+
+/* the dropped cast keeps its input (narrow); the reference ignores casts */
+static void expr_cast(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	uint8_t narrow = planted_narrow(G, (int32_t)(op - G->p->ops));
+	(void)to;
+	if (G->ref)
+		fs_text_put(b, "(");
+	else
+		fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow ? narrow : out->dtype));
+	operand(G, op, 0, x, b);
+	fs_text_put(b, ")");
+}
+
+/* identity in inference (dropout, clone) and broadcasting: the operand, read at its own index */
+static void expr_same(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	(void)to;
+	operand(G, op, 0, x, b);
+}
+
+/* same linear index, another shape */
+static void expr_view(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct ten *out = &op->out;
+	int V = G->vec;
+	const struct ten *src = fs_prog_value(p, op->src[0]);
+	int r = out->rank, keep = r && src->rank && x->lane[r - 1] && divisible(G, out, r - 1, V) &&
+				   divisible(G, src, src->rank - 1, V);
+	int any = 0;
+	for (int k = 0; k < r; k++) {
+		keep &= k == r - 1 || !moves(x, k);
+		any |= moves(x, k);
+	}
+	/* lane 0's linear index is a multiple of V; with V | both last dims
+	 * the lane stays inside one row of the source */
+	struct fs_text lin = {0};
+	offset(G, out, x, keep, 0, 1, &lin);
+	char stride[DIM_LEN], len[DIM_LEN];
+	for (int k = src->rank - 1; k >= 0; k--) {
+		fmt_idx(G, to->t[k], "((%s / %s) %% %s)", lin.s, dims(G, src, k + 1, src->rank, stride), dims(G, src, k, k + 1, len));
+		to->lane[k] = (uint8_t)(keep && k == src->rank - 1), to->dep[k] = (uint8_t)(!keep && any);
+	}
+	free(lin.s);
+	expr(G, op->src[0], to, b);
+}
+
+/* a permutation: the operand read with its dims swapped */
+static void expr_permute(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	int64_t perm[MAX_RANK];
+	if (fs_op_perm(op, out->rank, perm)) {
+		fail(G, "a permutation the generator cannot read");
+		return;
+	}
+	for (uint8_t k = 0; k < out->rank; k++)
+		set_dim(to, (int)perm[k], x->t[k], x->lane[k], x->dep[k]);
+	expr(G, op->src[0], to, b);
+}
+
+/* a slice: the operand read from its start, by its step */
+static void expr_slice(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	int V = G->vec;
+	const struct ten *src = fs_prog_value(p, op->src[0]);
+	int64_t d = fs_dim_at(op->ints[0], out->rank), len = src->shape[d];
+	int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
+	start = start < 0 ? 0 : start > len ? len : start;
+	/* from the end of a symbolic dim: the start moves with the symbols */
+	int moving = fs_dim_symbolic(src, (int)d) && op->ints[1] < 0;
+	char from[DIM_LEN + 32], lent[DIM_LEN];
+	if (moving)
+		snprintf(from, sizeof(from), "(%s - %lld)", dims(G, src, (int)d, (int)d + 1, lent), (long long)-op->ints[1]);
+	else
+		snprintf(from, sizeof(from), "%lld", (long long)start);
+	memcpy(to, x, sizeof(*to));
+	if (x->lane[d] && op->ints[3] == 1 && !moving && start % V == 0) {
+		fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s))", from, x->t[d]);
+		to->lane[d] = 1, to->dep[d] = 0;
+	} else {
+		fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s) * %lld)", from, flat(x, (int)d, tmp), (long long)op->ints[3]);
+		to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
+	}
+	expr(G, op->src[0], to, b);
+}
+
+/* the input where the index falls inside it, else the fill value; the input's vector loads
+ * only there (a guard) when the last dim is not padded (the condition is the same for every lane) */
+static void expr_pad(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	const struct ten *src = fs_prog_value(p, op->src[0]);
+	char saved[IDX_LEN], cond[IDX_LEN] = "1", ext[DIM_LEN], oext[DIM_LEN], at[IDX_LEN + 16];
+	int last = 0;
+	memcpy(saved, G->guard, sizeof(saved));
+	memcpy(to, x, sizeof(*to));
+	for (int d = 0; d < out->rank; d++) {
+		if (!op->ints[d] && !strcmp(dims(G, src, d, d + 1, ext), dims(G, out, d, d + 1, oext)))
+			continue; /* not padded, whatever the symbols' values */
+		snprintf(at, sizeof(at), "%s", flat(x, d, tmp));
+		fmt_idx(G, to->t[d], "((fs_ix)(%s) - %lld)", at, (long long)op->ints[d]);
+		to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, d);
+		fmt_idx(G, cond, "%s && (fs_ix)(%s) >= %lld && (fs_ix)(%s) < %lld + %s", cond, at, (long long)op->ints[d], at,
+			(long long)op->ints[d], dims(G, src, d, d + 1, ext));
+		last |= d == out->rank - 1;
+	}
+	if (!last)
+		fmt_idx(G, G->guard, "%s && %s", saved, cond);
+	fs_text_put(b, "((%s) ? (fs_real)(", cond);
+	expr(G, op->src[0], to, b);
+	fs_text_put(b, ") : ");
+	literal(op->eps, b);
+	fs_text_put(b, ")");
+	memcpy(G->guard, saved, sizeof(saved));
+}
+
+/* nested selects on the stack dim's index; each part read at the other dims */
+static void expr_stack(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	int64_t d = fs_dim_at(op->ints[0], out->rank);
+	char at[IDX_LEN + 16];
+	snprintf(at, sizeof(at), "%s", flat(x, (int)d, tmp));
+	for (int k = 0; k + 1 < out->rank; k++) {
+		int o = k < d ? k : k + 1;
+		set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
+	}
+	for (uint32_t k = 0; k < op->n_src; k++) {
+		if (k + 1 < op->n_src)
+			fs_text_put(b, "((fs_ix)(%s) == %u ? ", at, k);
+		expr(G, op->src[k], to, b);
+		if (k + 1 < op->n_src)
+			fs_text_put(b, " : ");
+	}
+	for (uint32_t k = 0; k + 1 < op->n_src; k++)
+		fs_text_put(b, ")");
+}
+
+/* element i of the repeated dim reads element i / repeats */
+static void expr_repeat(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	int64_t d = fs_dim_at(op->ints[0], out->rank);
+	memcpy(to, x, sizeof(*to));
+	fmt_idx(G, to->t[d], "((fs_ix)(%s) / %lld)", flat(x, (int)d, tmp), (long long)op->ints[1]);
+	to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
+	expr(G, op->src[0], to, b);
+}
+
+/* element i of a tiled dim reads element i mod the input's size */
+static void expr_tile(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	const struct ten *in = fs_prog_value(p, op->src[0]);
+	memcpy(to, x, sizeof(*to));
+	for (int k = 0; k < out->rank; k++)
+		if (op->ints[k] > 1) {
+			char d[DIM_LEN];
+			fmt_idx(G, to->t[k], "((fs_ix)(%s) %% (fs_ix)(%s))", flat(x, k, tmp), dims(G, in, k, k + 1, d));
+			to->lane[k] = 0, to->dep[k] = (uint8_t)moves(x, k);
+		}
+	expr(G, op->src[0], to, b);
+}
+
+/* the input (same index) on one side of the diagonal, else 0 */
+static void expr_tril(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	(void)to;
+	char i[IDX_LEN + 16];
+	int r = out->rank;
+	snprintf(i, sizeof(i), "%s", flat(x, r - 2, tmp));
+	fs_text_put(b, "((fs_ix)(%s) - (fs_ix)(%s) %s %lld ? (fs_real)(", flat(x, r - 1, tmp), i,
+		    strcmp(op->sem->key, "triu") ? "<=" : ">=", (long long)op->ints[0]);
+	expr(G, op->src[0], x, b);
+	fs_text_put(b, ") : (fs_real)0)");
+}
+
+/* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
+static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct ten *out = &op->out;
+	char tmp[IDX_LEN + 16];
+	int V = G->vec;
+	int64_t d = fs_dim_at(op->ints[0], out->rank);
+	int uniform = x->lane[d];
+	for (uint32_t k = 0; k < op->n_src; k++)
+		uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
+	const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
+	char saved[IDX_LEN], at[IDX_LEN] = "0", end[IDX_LEN], part[DIM_LEN];
+	memcpy(saved, G->guard, sizeof(saved));
+	for (uint32_t k = 0; k < op->n_src; k++) { /* this part is [at, end) of the cat dim */
+		const struct ten *t = fs_prog_value(p, op->src[k]);
+		fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
+		memcpy(to, x, sizeof(*to));
+		fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
+		to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
+		if (k + 1 < op->n_src)
+			fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
+		if (uniform) /* this part's vector loads happen only where it is selected */
+			fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
+		expr(G, op->src[k], to, b);
+		if (k + 1 < op->n_src)
+			fs_text_put(b, " : ");
+		memcpy(at, end, sizeof(at));
+	}
+	memcpy(G->guard, saved, sizeof(saved));
+	for (uint32_t k = 0; k + 1 < op->n_src; k++)
+		fs_text_put(b, ")");
+}
+
+/* a reduction: across a non-last dim computed inline, else the row's reduced value */
+static void expr_red(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	int32_t oi = (int32_t)(op - G->p->ops);
+	(void)to;
+	if (reduces_across(op, fs_prog_value(p, op->src[0])->rank)) {
+		inline_reduce(G, op, x, b);
+		return;
+	}
+	int32_t r = red_slot(G, oi, 0);
+	if (r < 0)
+		fail(G, "a reduction outside a row kernel");
+	fs_text_put(b, "red[%d]", r);
+}
+
+/* softmax (log_softmax) from the row's max and sum */
+static void expr_softmax(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct ten *out = &op->out;
+	int32_t oi = (int32_t)(op - G->p->ops);
+	(void)to;
+	int32_t mx = red_slot(G, oi, 1), sm = red_slot(G, oi, 2);
+	if (mx < 0 || sm < 0)
+		fail(G, "a softmax outside a row kernel");
+	int logsm = (op->sem->flags & LOG_OUT) != 0;
+	/* the sum is at least 1 (the max's own term): its reciprocal by
+	 * fs_quot, without IEEE division's slow-path branch on every row */
+	if (!logsm && G->cache && G->exp_slot[sm] == oi && own_index(out, x)) { /* the sum pass kept exp(x - max) */
+		fs_text_put(b, "(E%d[it][u] * fs_quot((fs_real)1, red[%d]))", sm, sm);
+		return;
+	}
+	fs_text_put(b, logsm ? "((" : "(fs_exp(");
+	operand(G, op, 0, x, b);
+	fs_text_put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * fs_quot((fs_real)1, red[%d]))", mx, sm);
+}
+
+/* layer norm / RMS norm from the row's statistics, weight and bias */
+static void expr_norm(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	int32_t oi = (int32_t)(op - G->p->ops);
+	(void)to;
+	int ln = op->sem->kind == LAYERNORM;
+	int32_t mean = ln ? red_slot(G, oi, 3) : -1, var = red_slot(G, oi, 4);
+	if (var < 0 || (ln && mean < 0))
+		fail(G, "a norm outside a row kernel");
+	fs_text_put(b, "((");
+	expr(G, op->src[0], x, b);
+	if (ln)
+		fs_text_put(b, " - red[%d]", mean);
+	fs_text_put(b, ") * fs_rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
+	operand(G, op, 0, x, b);
+	fs_text_put(b, " + ");
+	operand(G, op, 1, x, b);
+	fs_text_put(b, ")");
+}
+
+static expr_rule *const expr_rules[GEMM + 1] = {
+	[UN] = expr_math,
+	[BIN] = expr_math,
+	[TER] = expr_math,
+	[CMP] = expr_math,
+	[CAST] = expr_cast,
+	[ID] = expr_same,
+	[RED] = expr_red,
+	[SOFTMAX] = expr_softmax,
+	[LAYERNORM] = expr_norm,
+	[RMSNORM] = expr_norm,
+	[VIEW] = expr_view,
+	[EXPAND] = expr_same,
+	[PERMUTE] = expr_permute,
+	[SLICE] = expr_slice,
+	[CAT] = expr_cat,
+	[STACK] = expr_stack,
+	[PAD] = expr_pad,
+	[TRIL] = expr_tril,
+	[REPEAT] = expr_repeat,
+	[TILE] = expr_tile,
+};
+
 static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct prog *p = G->p;
@@ -555,251 +886,18 @@ static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b
 	int32_t oi = v - (int32_t)p->n_in;
 	const struct op *op = &p->ops[oi];
 	const struct ten *out = &op->out;
-	uint8_t narrow = G->plants && p->narrow ? p->narrow[oi] : 0; /* planted bug: computed narrow */
+	uint8_t narrow = planted_narrow(G, oi);
 	uint8_t emulate = G->emulate && !is_view(op) && fs_dt_ctype(out->dtype) ? out->dtype : 0;
 	if (narrow)
 		fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow));
 	if (emulate)
 		fs_text_put(b, "rnd_%s(", fs_dt_suffix(emulate));
 	struct ix *to = fs_xmalloc(sizeof(*to));
-	char tmp[IDX_LEN + 16];
-	int V = G->vec;
-	switch (op->sem->kind) {
-	case UN:
-	case BIN:
-	case TER:
-	case CMP: {
-		int gelu_tanh = tanh_gelu(G->p, op);
-		fs_text_put(b, gelu_tanh ? "fs_gelu_tanh<fs_real>(" : "op_%s(", op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key);
-		for (uint32_t k = 0; k < (gelu_tanh ? 1u : 3u); k++) { /* op_* take (a, b, c) */
-			fs_text_put(b, k ? ", " : "");
-			if (k < op->n_args)
-				operand(G, op, k, x, b);
-			else
-				fs_text_put(b, "0.0f");
-		}
-		fs_text_put(b, ")");
-		break;
-	}
-	case CAST: /* the dropped cast keeps its input (narrow); the reference ignores casts */
-		if (G->ref)
-			fs_text_put(b, "(");
-		else
-			fs_text_put(b, "rnd_%s(", fs_dt_suffix(narrow ? narrow : out->dtype));
-		operand(G, op, 0, x, b);
-		fs_text_put(b, ")");
-		break;
-	case ID:
-	case EXPAND:
-		operand(G, op, 0, x, b);
-		break;
-	case VIEW: { /* same linear index, another shape */
-		const struct ten *src = fs_prog_value(p, op->src[0]);
-		int r = out->rank, keep = r && src->rank && x->lane[r - 1] && divisible(G, out, r - 1, V) &&
-					   divisible(G, src, src->rank - 1, V);
-		int any = 0;
-		for (int k = 0; k < r; k++) {
-			keep &= k == r - 1 || !moves(x, k);
-			any |= moves(x, k);
-		}
-		/* lane 0's linear index is a multiple of V; with V | both last dims
-		 * the lane stays inside one row of the source */
-		struct fs_text lin = {0};
-		offset(G, out, x, keep, 0, 1, &lin);
-		char stride[DIM_LEN], len[DIM_LEN];
-		for (int k = src->rank - 1; k >= 0; k--) {
-			fmt_idx(G, to->t[k], "((%s / %s) %% %s)", lin.s, dims(G, src, k + 1, src->rank, stride), dims(G, src, k, k + 1, len));
-			to->lane[k] = (uint8_t)(keep && k == src->rank - 1), to->dep[k] = (uint8_t)(!keep && any);
-		}
-		free(lin.s);
-		expr(G, op->src[0], to, b);
-		break;
-	}
-	case PERMUTE: {
-		int64_t perm[MAX_RANK];
-		if (fs_op_perm(op, out->rank, perm)) {
-			fail(G, "a permutation the generator cannot read");
-			break;
-		}
-		for (uint8_t k = 0; k < out->rank; k++)
-			set_dim(to, (int)perm[k], x->t[k], x->lane[k], x->dep[k]);
-		expr(G, op->src[0], to, b);
-		break;
-	}
-	case SLICE: {
-		const struct ten *src = fs_prog_value(p, op->src[0]);
-		int64_t d = fs_dim_at(op->ints[0], out->rank), len = src->shape[d];
-		int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
-		start = start < 0 ? 0 : start > len ? len : start;
-		/* from the end of a symbolic dim: the start moves with the symbols */
-		int moving = fs_dim_symbolic(src, (int)d) && op->ints[1] < 0;
-		char from[DIM_LEN + 32], lent[DIM_LEN];
-		if (moving)
-			snprintf(from, sizeof(from), "(%s - %lld)", dims(G, src, (int)d, (int)d + 1, lent), (long long)-op->ints[1]);
-		else
-			snprintf(from, sizeof(from), "%lld", (long long)start);
-		memcpy(to, x, sizeof(*to));
-		if (x->lane[d] && op->ints[3] == 1 && !moving && start % V == 0) {
-			fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s))", from, x->t[d]);
-			to->lane[d] = 1, to->dep[d] = 0;
-		} else {
-			fmt_idx(G, to->t[d], "(%s + (fs_ix)(%s) * %lld)", from, flat(x, (int)d, tmp), (long long)op->ints[3]);
-			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
-		}
-		expr(G, op->src[0], to, b);
-		break;
-	}
-	case PAD: { /* the input where the index falls inside it, else the fill value; the input's vector loads
-		     * only there (a guard) when the last dim is not padded (the condition is the same for every lane) */
-		const struct ten *src = fs_prog_value(p, op->src[0]);
-		char saved[IDX_LEN], cond[IDX_LEN] = "1", ext[DIM_LEN], oext[DIM_LEN], at[IDX_LEN + 16];
-		int last = 0;
-		memcpy(saved, G->guard, sizeof(saved));
-		memcpy(to, x, sizeof(*to));
-		for (int d = 0; d < out->rank; d++) {
-			if (!op->ints[d] && !strcmp(dims(G, src, d, d + 1, ext), dims(G, out, d, d + 1, oext)))
-				continue; /* not padded, whatever the symbols' values */
-			snprintf(at, sizeof(at), "%s", flat(x, d, tmp));
-			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %lld)", at, (long long)op->ints[d]);
-			to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, d);
-			fmt_idx(G, cond, "%s && (fs_ix)(%s) >= %lld && (fs_ix)(%s) < %lld + %s", cond, at, (long long)op->ints[d], at,
-				(long long)op->ints[d], dims(G, src, d, d + 1, ext));
-			last |= d == out->rank - 1;
-		}
-		if (!last)
-			fmt_idx(G, G->guard, "%s && %s", saved, cond);
-		fs_text_put(b, "((%s) ? (fs_real)(", cond);
-		expr(G, op->src[0], to, b);
-		fs_text_put(b, ") : ");
-		literal(op->eps, b);
-		fs_text_put(b, ")");
-		memcpy(G->guard, saved, sizeof(saved));
-		break;
-	}
-	case STACK: { /* nested selects on the stack dim's index; each part read at the other dims */
-		int64_t d = fs_dim_at(op->ints[0], out->rank);
-		char at[IDX_LEN + 16];
-		snprintf(at, sizeof(at), "%s", flat(x, (int)d, tmp));
-		for (int k = 0; k + 1 < out->rank; k++) {
-			int o = k < d ? k : k + 1;
-			set_dim(to, k, x->t[o], x->lane[o], x->dep[o]);
-		}
-		for (uint32_t k = 0; k < op->n_src; k++) {
-			if (k + 1 < op->n_src)
-				fs_text_put(b, "((fs_ix)(%s) == %u ? ", at, k);
-			expr(G, op->src[k], to, b);
-			if (k + 1 < op->n_src)
-				fs_text_put(b, " : ");
-		}
-		for (uint32_t k = 0; k + 1 < op->n_src; k++)
-			fs_text_put(b, ")");
-		break;
-	}
-	case REPEAT: { /* element i of the repeated dim reads element i / repeats */
-		int64_t d = fs_dim_at(op->ints[0], out->rank);
-		memcpy(to, x, sizeof(*to));
-		fmt_idx(G, to->t[d], "((fs_ix)(%s) / %lld)", flat(x, (int)d, tmp), (long long)op->ints[1]);
-		to->lane[d] = 0, to->dep[d] = (uint8_t)moves(x, (int)d);
-		expr(G, op->src[0], to, b);
-		break;
-	}
-	case TILE: { /* element i of a tiled dim reads element i mod the input's size */
-		const struct ten *in = fs_prog_value(p, op->src[0]);
-		memcpy(to, x, sizeof(*to));
-		for (int k = 0; k < out->rank; k++)
-			if (op->ints[k] > 1) {
-				char d[DIM_LEN];
-				fmt_idx(G, to->t[k], "((fs_ix)(%s) %% (fs_ix)(%s))", flat(x, k, tmp), dims(G, in, k, k + 1, d));
-				to->lane[k] = 0, to->dep[k] = (uint8_t)moves(x, k);
-			}
-		expr(G, op->src[0], to, b);
-		break;
-	}
-	case TRIL: { /* the input (same index) on one side of the diagonal, else 0 */
-		char i[IDX_LEN + 16];
-		int r = out->rank;
-		snprintf(i, sizeof(i), "%s", flat(x, r - 2, tmp));
-		fs_text_put(b, "((fs_ix)(%s) - (fs_ix)(%s) %s %lld ? (fs_real)(", flat(x, r - 1, tmp), i,
-			    strcmp(op->sem->key, "triu") ? "<=" : ">=", (long long)op->ints[0]);
-		expr(G, op->src[0], x, b);
-		fs_text_put(b, ") : (fs_real)0)");
-		break;
-	}
-	case CAT: { /* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
-		int64_t d = fs_dim_at(op->ints[0], out->rank);
-		int uniform = x->lane[d];
-		for (uint32_t k = 0; k < op->n_src; k++)
-			uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
-		const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
-		char saved[IDX_LEN], at[IDX_LEN] = "0", end[IDX_LEN], part[DIM_LEN];
-		memcpy(saved, G->guard, sizeof(saved));
-		for (uint32_t k = 0; k < op->n_src; k++) { /* this part is [at, end) of the cat dim */
-			const struct ten *t = fs_prog_value(p, op->src[k]);
-			fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
-			memcpy(to, x, sizeof(*to));
-			fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
-			to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
-			if (k + 1 < op->n_src)
-				fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
-			if (uniform) /* this part's vector loads happen only where it is selected */
-				fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
-			expr(G, op->src[k], to, b);
-			if (k + 1 < op->n_src)
-				fs_text_put(b, " : ");
-			memcpy(at, end, sizeof(at));
-		}
-		memcpy(G->guard, saved, sizeof(saved));
-		for (uint32_t k = 0; k + 1 < op->n_src; k++)
-			fs_text_put(b, ")");
-		break;
-	}
-	case RED: {
-		if (reduces_across(op, fs_prog_value(p, op->src[0])->rank)) {
-			inline_reduce(G, op, x, b);
-			break;
-		}
-		int32_t r = red_slot(G, oi, 0);
-		if (r < 0)
-			fail(G, "a reduction outside a row kernel");
-		fs_text_put(b, "red[%d]", r);
-		break;
-	}
-	case SOFTMAX: {
-		int32_t mx = red_slot(G, oi, 1), sm = red_slot(G, oi, 2);
-		if (mx < 0 || sm < 0)
-			fail(G, "a softmax outside a row kernel");
-		int logsm = (op->sem->flags & LOG_OUT) != 0;
-		/* the sum is at least 1 (the max's own term): its reciprocal by
-		 * fs_quot, without IEEE division's slow-path branch on every row */
-		if (!logsm && G->cache && G->exp_slot[sm] == oi && own_index(out, x)) { /* the sum pass kept exp(x - max) */
-			fs_text_put(b, "(E%d[it][u] * fs_quot((fs_real)1, red[%d]))", sm, sm);
-			break;
-		}
-		fs_text_put(b, logsm ? "((" : "(fs_exp(");
-		operand(G, op, 0, x, b);
-		fs_text_put(b, logsm ? ") - red[%d] - log(red[%d]))" : " - red[%d]) * fs_quot((fs_real)1, red[%d]))", mx, sm);
-		break;
-	}
-	case LAYERNORM:
-	case RMSNORM: {
-		int ln = op->sem->kind == LAYERNORM;
-		int32_t mean = ln ? red_slot(G, oi, 3) : -1, var = red_slot(G, oi, 4);
-		if (var < 0 || (ln && mean < 0))
-			fail(G, "a norm outside a row kernel");
-		fs_text_put(b, "((");
-		expr(G, op->src[0], x, b);
-		if (ln)
-			fs_text_put(b, " - red[%d]", mean);
-		fs_text_put(b, ") * fs_rsqrt(red[%d] + (fs_real)(%.17g)) * ", var, G->plants && p->plant_eps > 0 ? p->plant_eps : op->eps);
-		operand(G, op, 0, x, b);
-		fs_text_put(b, " + ");
-		operand(G, op, 1, x, b);
-		fs_text_put(b, ")");
-		break;
-	}
-	default:
+	expr_rule *rule = expr_rules[op->sem->kind];
+	if (rule)
+		rule(G, op, x, to, b);
+	else
 		fail(G, "an op the generator does not know");
-	}
 	if (emulate)
 		fs_text_put(b, ")");
 	if (narrow)
