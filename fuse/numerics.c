@@ -1770,6 +1770,77 @@ static cJSON *check_json(const struct fs_check *c)
 	return o;
 }
 
+/* The kernels generated and compiled, under "kernels". */
+static void kernels_json(const struct fs_numerics *r, cJSON *o)
+{
+	cJSON *k = cJSON_AddObjectToObject(o, "kernels");
+	cJSON_AddNumberToObject(k, "generated", r->kernels);
+	cJSON_AddNumberToObject(k, "compiled", r->compiled);
+	cJSON_AddStringToObject(k, "arch", r->arch);
+	cJSON_AddStringToObject(k, "nvrtc", r->nvrtc);
+	cJSON_AddStringToObject(k, "error", r->kernel_error);
+	cJSON_AddNumberToObject(k, "unfused", r->unfused_kernels);
+	cJSON_AddNumberToObject(k, "reference", r->ref_kernels);
+	cJSON_AddNumberToObject(k, "gemm", r->gemm_kernels);
+	if (r->emitted[0])
+		cJSON_AddStringToObject(k, "emitted", r->emitted);
+}
+
+/* The tuning of the fused kernel (and its buckets), under gp's "tuning". */
+static void tuning_json(const struct fs_numerics *r, cJSON *gp)
+{
+	cJSON *t = cJSON_AddObjectToObject(gp, "tuning");
+	cJSON_AddStringToObject(t, "bucket", r->bucket);
+	fs_buckets_json(r, t);
+	cJSON_AddBoolToObject(t, "cache_hit", r->cache_hit);
+	cJSON_AddStringToObject(t, "chosen", r->chosen >= 0 ? r->tactics[r->chosen].name : "");
+	cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");
+	cJSON_AddNumberToObject(t, "failed", r->n_failed);
+	cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
+	for (uint32_t i = 0; i < r->n_tactics; i++)
+		cJSON_AddItemToArray(tab, fs_numerics_tactic_json(&r->tactics[i]));
+}
+
+/* What the GPU ran: errors, times, speedup, tuning, under "gpu". */
+static void gpu_json(const struct fs_numerics *r, cJSON *o)
+{
+	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");
+	cJSON_AddBoolToObject(gp, "ran", r->gpu_ran);
+	if (!r->gpu_ran) {
+		cJSON_AddStringToObject(gp, "skipped", r->gpu_skipped);
+		return;
+	}
+	cJSON_AddStringToObject(gp, "device", r->device);
+	if (r->gemm[0])
+		cJSON_AddStringToObject(gp, "matrix_products", r->gemm);
+	if (r->ref_checked)
+		cJSON_AddItemToObject(gp, "reference_vs_cpu", errors_json(&r->ref_vs_cpu));
+	cJSON_AddItemToObject(gp, "unfused", errors_json(&r->gpu_unfused));
+	cJSON_AddItemToObject(gp, "fused", errors_json(&r->gpu_fused));
+	cJSON_AddNumberToObject(gp, "fused_ms", r->fused_ms);
+	cJSON_AddNumberToObject(gp, "unfused_ms", r->unfused_ms);
+	cJSON_AddNumberToObject(gp, "fused_ci95_ms", r->fused_ci);
+	cJSON_AddNumberToObject(gp, "unfused_ci95_ms", r->unfused_ci);
+	cJSON_AddItemToObject(gp, "speedup", cJSON_CreateDoubleArray((const double[]){r->speedup, r->speedup_lo, r->speedup_hi}, 3));
+	cJSON_AddBoolToObject(gp, "timed_apart", r->timed_apart);
+	if (r->plan_failed[0])
+		cJSON_AddStringToObject(gp, "plan_failed", r->plan_failed);
+	cJSON_AddNumberToObject(gp, "fused_bytes", (double)r->fused_bytes);
+	cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
+	cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
+	cJSON_AddNumberToObject(gp, "copy_same_size_gbs", r->copy_same_gbs);
+	if (r->flops > 0)
+		cJSON_AddNumberToObject(gp, "flops", r->flops);
+	cJSON_AddNumberToObject(gp, "reps", r->reps);
+	cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
+	cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
+	tuning_json(r, gp);
+	if (r->gpu_triaged) {
+		cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
+		cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));
+	}
+}
+
 void *fs_numerics_json(const struct fs_numerics *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1797,61 +1868,8 @@ void *fs_numerics_json(const struct fs_numerics *r)
 	cJSON_AddStringToObject(o, "reason", r->why);
 	cJSON_AddStringToObject(o, "triage", fs_triage_name(r->triage));
 	cJSON_AddStringToObject(o, "triage_on", r->gpu_triaged ? "gpu" : "cpu");
-	cJSON *k = cJSON_AddObjectToObject(o, "kernels");
-	cJSON_AddNumberToObject(k, "generated", r->kernels);
-	cJSON_AddNumberToObject(k, "compiled", r->compiled);
-	cJSON_AddStringToObject(k, "arch", r->arch);
-	cJSON_AddStringToObject(k, "nvrtc", r->nvrtc);
-	cJSON_AddStringToObject(k, "error", r->kernel_error);
-	cJSON_AddNumberToObject(k, "unfused", r->unfused_kernels);
-	cJSON_AddNumberToObject(k, "reference", r->ref_kernels);
-	cJSON_AddNumberToObject(k, "gemm", r->gemm_kernels);
-	if (r->emitted[0])
-		cJSON_AddStringToObject(k, "emitted", r->emitted);
-	cJSON *gp = cJSON_AddObjectToObject(o, "gpu");
-	cJSON_AddBoolToObject(gp, "ran", r->gpu_ran);
-	if (!r->gpu_ran)
-		cJSON_AddStringToObject(gp, "skipped", r->gpu_skipped);
-	else {
-		cJSON_AddStringToObject(gp, "device", r->device);
-		if (r->gemm[0])
-			cJSON_AddStringToObject(gp, "matrix_products", r->gemm);
-		if (r->ref_checked)
-			cJSON_AddItemToObject(gp, "reference_vs_cpu", errors_json(&r->ref_vs_cpu));
-		cJSON_AddItemToObject(gp, "unfused", errors_json(&r->gpu_unfused));
-		cJSON_AddItemToObject(gp, "fused", errors_json(&r->gpu_fused));
-		cJSON_AddNumberToObject(gp, "fused_ms", r->fused_ms);
-		cJSON_AddNumberToObject(gp, "unfused_ms", r->unfused_ms);
-		cJSON_AddNumberToObject(gp, "fused_ci95_ms", r->fused_ci);
-		cJSON_AddNumberToObject(gp, "unfused_ci95_ms", r->unfused_ci);
-		cJSON_AddItemToObject(gp, "speedup", cJSON_CreateDoubleArray((const double[]){r->speedup, r->speedup_lo, r->speedup_hi}, 3));
-		cJSON_AddBoolToObject(gp, "timed_apart", r->timed_apart);
-		if (r->plan_failed[0])
-			cJSON_AddStringToObject(gp, "plan_failed", r->plan_failed);
-		cJSON_AddNumberToObject(gp, "fused_bytes", (double)r->fused_bytes);
-		cJSON_AddNumberToObject(gp, "unfused_bytes", (double)r->unfused_bytes);
-		cJSON_AddNumberToObject(gp, "copy_gbs", r->copy_gbs);
-		cJSON_AddNumberToObject(gp, "copy_same_size_gbs", r->copy_same_gbs);
-		if (r->flops > 0)
-			cJSON_AddNumberToObject(gp, "flops", r->flops);
-		cJSON_AddNumberToObject(gp, "reps", r->reps);
-		cJSON_AddNumberToObject(gp, "input_copies", r->rotate);
-		cJSON_AddNumberToObject(gp, "unfused_launches", r->unfused_launches);
-		cJSON *t = cJSON_AddObjectToObject(gp, "tuning");
-		cJSON_AddStringToObject(t, "bucket", r->bucket);
-		fs_buckets_json(r, t);
-		cJSON_AddBoolToObject(t, "cache_hit", r->cache_hit);
-		cJSON_AddStringToObject(t, "chosen", r->chosen >= 0 ? r->tactics[r->chosen].name : "");
-		cJSON_AddStringToObject(t, "runner_up", r->runner_up >= 0 ? r->tactics[r->runner_up].name : "");
-		cJSON_AddNumberToObject(t, "failed", r->n_failed);
-		cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
-		for (uint32_t i = 0; i < r->n_tactics; i++)
-			cJSON_AddItemToArray(tab, fs_numerics_tactic_json(&r->tactics[i]));
-		if (r->gpu_triaged) {
-			cJSON_AddItemToObject(gp, "fused_no_fma", errors_json(&r->gpu_no_fma));
-			cJSON_AddItemToObject(gp, "fused_per_op_rounding", errors_json(&r->gpu_emulated));
-		}
-	}
+	kernels_json(r, o);
+	gpu_json(r, o);
 	if (r->planted[0])
 		cJSON_AddStringToObject(o, "planted_bug", r->planted);
 	return o;
