@@ -7,6 +7,7 @@
 #include "emit_op.h"
 #include "gemm.h"
 #include "gpu.h"
+#include "verdict.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 		 struct fs_numerics *r, struct fs_bucket_run *b)
 {
 	char key[20], bucket[64];
-	fs_prog_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
+	fs_codegen_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
 	b->graph_calls = fs_buckets_graph_calls(q);
 	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
 				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
@@ -251,10 +252,28 @@ void fs_buckets_json(const struct fs_numerics *r, void *parent)
 			cJSON_AddNumberToObject(q, "unfused_max_abs", b->unfused.max_abs);
 			cJSON *f = cJSON_AddArrayToObject(q, "finalists");
 			for (uint32_t j = 0; j < b->n_finalists; j++)
-				cJSON_AddItemToArray(f, fs_numerics_tactic_json(&b->finalists[j]));
+				cJSON_AddItemToArray(f, fs_tactic_json(&b->finalists[j]));
 		}
 		if (b->error[0])
 			cJSON_AddStringToObject(q, "error", b->error);
 		cJSON_AddItemToArray(a, q);
 	}
+}
+
+/* one row of numerics.json's tactic table (buckets.h) */
+void *fs_tactic_json(const struct fs_numerics_tactic *t)
+{
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "name", t->name);
+	cJSON_AddNumberToObject(q, "median_ms", t->ms);
+	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
+	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
+	cJSON_AddBoolToObject(q, "final", t->final);
+	if (t->worst > 0) {
+		cJSON_AddItemToObject(q, "companies_ms", cJSON_CreateDoubleArray(t->company_ms, 3));
+		cJSON_AddNumberToObject(q, "worst_ratio", t->worst);
+	}
+	if (t->failed[0])
+		cJSON_AddStringToObject(q, "failed", t->failed);
+	return q;
 }

@@ -49,9 +49,7 @@ void fs_bucket_set_release(struct fs_bucket_set *set);
 void fs_buckets_print(const struct fs_numerics *r, FILE *out);
 void fs_buckets_json(const struct fs_numerics *r, void *parent);
 
-/* numerics.c: a tactic's errors pass the verdict's bound (ctx: the fs_numerics) */
-int fs_numerics_check_tactic(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);
-/* numerics.c: one row of a tactic table in numerics.json (a cJSON object) */
-void *fs_numerics_tactic_json(const struct fs_numerics_tactic *t);
+/* One row of a tactic table in numerics.json (a cJSON object). */
+void *fs_tactic_json(const struct fs_numerics_tactic *t);
 
 #endif

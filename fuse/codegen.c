@@ -1815,3 +1815,24 @@ void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n)
 	snprintf(out, n, "v%u %s%u %s%u%s%s%s", t->vec, row ? "t" : "b", t->threads, row ? "r" : "e", t->per, t->fast ? " fast" : "",
 		 t->l2 == 1 ? " l2" : t->l2 ? " l2i" : "", t->lin ? " lin" : "");
 }
+
+/* The tuning cache's kernel key: a hash of the fallback fused kernel
+ * generated at the bucket b, so every token count of a bucket shares one
+ * entry. */
+void fs_codegen_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
+			char *bucket, size_t bn)
+{
+	snprintf(bucket, bn, "tokens<=%lld", (long long)b);
+	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
+	struct fs_diags d;
+	struct fs_kernel k;
+	char why[256];
+	fs_diags_init(&d);
+	key[0] = '\0';
+	if (fs_prog_build(&q, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
+		snprintf(key, kn, "%016llx", (unsigned long long)fs_hash_bytes(k.source, strlen(k.source), 0x74756e65ull));
+		fs_kernel_release(&k);
+	}
+	fs_prog_free(&q);
+	fs_diags_release(&d);
+}

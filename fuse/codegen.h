@@ -118,4 +118,9 @@ extern const struct fs_tactic fs_tactic_eager;
 /* "v8 t128 r2" */
 void fs_tactic_name(const struct fs_tactic *t, int row, char *out, size_t n);
 
+/* The tuning cache's kernel key (a hash of the fallback kernel generated at
+ * bucket b) and bucket ("tokens<=b"). */
+void fs_codegen_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
+			   char *bucket, size_t bn);
+
 #endif

@@ -1,6 +1,6 @@
 /*
  * layout.c: the memory layout eager PyTorch gives each value of a program
- * (prog.h, fs_prog_layout). A kernel that writes its outputs as eager lays
+ * (prog.h, fs_prog_build). A kernel that writes its outputs as eager lays
  * them out reads and writes memory in the same order where eager keeps a
  * view's layout: RoPE's q.transpose(1, 2) * cos + ... comes out of eager
  * (and of torch.compile, which keeps eager's output strides) as a
@@ -240,22 +240,27 @@ static void decide(struct prog *p)
 		p->ops[i].out.strided = 0;
 }
 
-void fs_prog_layout(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens)
+int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
 {
+	if (fs_prog_bind(p, nodes, n, tokens, d))
+		return -1;
 	if (tokens >= 2) {
 		decide(p);
-		return;
+		return 0;
 	}
 	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
-	struct fs_diags d;
-	fs_diags_init(&d);
-	if (fs_prog_build(&q, nodes, n, 2, &d) == 0 && q.n_ops == p->n_ops)
+	struct fs_diags dq;
+	fs_diags_init(&dq);
+	if (fs_prog_bind(&q, nodes, n, 2, &dq) == 0 && q.n_ops == p->n_ops) {
+		decide(&q);
 		for (uint32_t i = 0; i < p->n_ops; i++) {
 			p->ops[i].out.strided = q.ops[i].out.strided;
 			memcpy(p->ops[i].out.order, q.ops[i].out.order, sizeof(q.ops[i].out.order));
 		}
+	}
 	fs_prog_free(&q);
-	fs_diags_release(&d);
+	fs_diags_release(&dq);
+	return 0;
 }
 
 void fs_ten_to_memory(const struct ten *t, const double *src, double *dst)

@@ -1,6 +1,7 @@
 /*
- * numerics.c: the CPU executions of a region and the verdict (see
- * fusescan/numerics.h). Every value is a contiguous float64 array in the
+ * numerics.c: the CPU executions of a region's program (prog.c), the
+ * verdict, and the check --apply runs: the GPU's run (gpu.c), the buckets
+ * (buckets.c) and --emit (emit.c) driven from here (see fusescan/numerics.h). Every value is a contiguous float64 array in the
  * node's dumped shape, bound to concrete sizes; an execution mode decides
  * where values are rounded to a narrower dtype.
  */
@@ -14,31 +15,18 @@
 #include "half.h"
 #include "prog.h"
 #include "rand.h"
+#include "verdict.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FS_SQRT1_2 0.70710678118654752440
-#define fs_exp exp
-#define fs_tanh tanh
-#define fs_quot(a, b) ((a) / (b))
-#define fs_rsqrt(a) (1 / sqrt(a))
+/* the result's tactic table holds every tactic the tuner times */
+_Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_numerics_tactic) == FS_MAX_TACTICS,
+	       "one tactic table size");
+
 enum { FS_CPU_ELEMS = 1 << 25 }; /* the CPU executions' values where a GPU will check larger ones (a few seconds) */
-#define FS_SEM(id, key, kind, nt, flags, expr)              \
-	static double sem_##id(double a, double b, double c) \
-	{                                                  \
-		(void)a, (void)b, (void)c;                 \
-		return (double)(expr);                     \
-	}
-#include "sem.def"
-#undef FS_SEM
-#define FS_SEM(id, key, kind, nt, flags, expr) {key, kind, nt, flags, sem_##id, #expr},
-static const struct sem sems[] = {
-#include "sem.def"
-};
-#undef FS_SEM
 
 static double gelu_tanh(double a)
 {
@@ -76,16 +64,6 @@ static int is_float(uint8_t dt)
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-/* Elements of a shape; -1 past `cap`. */
-static int64_t numel(const int64_t *shape, uint8_t rank, int64_t cap)
-{
-	int64_t n = 1;
-	for (uint8_t i = 0; i < rank; i++)
-		if (__builtin_mul_overflow(n, shape[i], &n) || n > cap)
-			return -1;
-	return n;
-}
-
 static void unravel(int64_t i, const int64_t *shape, uint8_t rank, int64_t *idx)
 {
 	for (int k = rank - 1; k >= 0; k--) {
@@ -103,581 +81,6 @@ static double bcast(const struct ten *t, const int64_t *oidx, uint8_t orank)
 		off = off * t->shape[k] + (t->shape[k] == 1 ? 0 : i);
 	}
 	return t->d[off];
-}
-
-/* ---- the program: region nodes with bound shapes ---------------------------------------- */
-
-static int bound_type(const struct prog *p, const struct fs_type *t, struct ten *out)
-{
-	const struct fs_shape *sh = &p->s->types.shapes[t->shape];
-	memset(out, 0, sizeof(*out));
-	out->dtype = t->dtype;
-	if (sh->kind == FS_SHAPE_SCALAR)
-		return out->n = 1, 0;
-	if (sh->kind != FS_SHAPE_DIMS || sh->rank > MAX_RANK)
-		return -1;
-	out->rank = (uint8_t)sh->rank;
-	for (uint32_t i = 0; i < sh->rank; i++) {
-		const struct fs_dim *dim = &p->s->types.dims[sh->dims + i];
-		if (fs_dim_eval(&p->s->types, dim, p->bind, p->n_bind, &out->shape[i]) || out->shape[i] < 0)
-			return -1;
-		out->sym[i] = dim->expr >= 0 ? sh->dims + i + 1 : 0;
-	}
-	out->n = numel(out->shape, out->rank, (int64_t)1 << 40); /* beyond any GPU's memory */
-	return out->n < 0 ? -1 : 0;
-}
-
-static const struct sem *sem_by_key(const char *key)
-{
-	for (size_t i = 0; i < sizeof(sems) / sizeof(sems[0]); i++)
-		if (!strcmp(sems[i].key, key))
-			return &sems[i];
-	return NULL;
-}
-
-/* max / min over a dim: a tuple (values, indices) */
-static int tuple_reduction(const struct fs_scan *s, const struct fs_node *x)
-{
-	const char *key = fs_scan_str(s, s->ops[x->op].key);
-	return x->kind == FS_NODE_CALL && x->n_out == 2 && (!strcmp(key, "max") || !strcmp(key, "min"));
-}
-
-/* a node's semantics: its op's row of the table; max / min over a dim (a
- * tuple) the values' reduction, amax / amin, whose getitem 0 reads them */
-static const struct sem *sem_of(const struct fs_scan *s, const struct fs_node *x)
-{
-	const char *key = fs_scan_str(s, s->ops[x->op].key);
-	return tuple_reduction(s, x) ? sem_by_key(!strcmp(key, "max") ? "amax" : "amin") : sem_by_key(key);
-}
-
-static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
-{
-	for (uint32_t i = 0; i < p->n_ops; i++)
-		if (p->ops[i].node == node)
-			return (int32_t)(p->n_in + i);
-	for (uint32_t i = 0; i < p->n_in; i++)
-		if (p->in_node[i] == node)
-			return (int32_t)i;
-	if (p->n_ops)
-		return -1; /* inputs are all known before the first op: values would shift */
-	p->in = fs_xrealloc(p->in, (p->n_in + 1) * sizeof(*p->in));
-	p->in_node = fs_xrealloc(p->in_node, (p->n_in + 1) * sizeof(uint32_t));
-	const struct fs_node *x = &p->g->nodes[node];
-	const struct fs_type *tt = x->kind == FS_NODE_CALL && x->n_out == 1 ? &p->g->types[x->out] : t;
-	if (bound_type(p, tt, &p->in[p->n_in]) && bound_type(p, t, &p->in[p->n_in]))
-		return -1;
-	p->in_node[p->n_in] = node;
-	return (int32_t)p->n_in++;
-}
-
-/* Integer literals of a list argument (or one int) into op->ints. */
-static int ints_of(const struct fs_graph *g, uint32_t a, struct op *op)
-{
-	const struct fs_arg *x = &g->args[a];
-	if (x->kind == FS_ARG_INT) {
-		op->ints[op->n_ints++] = x->i;
-		return 0;
-	}
-	if (x->kind != FS_ARG_LIST && x->kind != FS_ARG_TUPLE)
-		return -1;
-	for (uint32_t c = a + 1; c < a + x->span; c += g->args[c].span) {
-		if (g->args[c].kind != FS_ARG_INT || op->n_ints >= MAX_RANK)
-			return -1;
-		op->ints[op->n_ints++] = g->args[c].i;
-	}
-	return 0;
-}
-
-static const char *fail_at(struct prog *p, uint32_t node, const char *why, char *buf, size_t n)
-{
-	snprintf(buf, n, "%%%s (%s): %s", fs_scan_str(p->s, p->g->nodes[node].name),
-		 fs_scan_str(p->s, p->s->ops[p->g->nodes[node].op].target), why);
-	return buf;
-}
-
-/* A positional argument of a node. */
-struct parg {
-	uint32_t a;       /* index into g->args */
-	int32_t value;    /* a value (input or op), else -1 */
-	double lit;       /* a number (NAN for None and others) */
-	uint8_t none;
-	uint8_t sym;      /* a SymInt (a size computed in the graph) */
-};
-
-/* A tensor value, not a SymInt / Python number the graph computes. Names in
- * a list print bare, without their type: the node's own type says. */
-static int tensor_arg(const struct fs_graph *g, uint32_t a)
-{
-	if (g->args[a].kind != FS_ARG_NODE)
-		return 0;
-	const struct fs_node *x = &g->nodes[g->args[a].node];
-	uint8_t dt = x->kind == FS_NODE_EXTERN || !x->n_out ? g->args[a].type.dtype : g->types[x->out].dtype;
-	return fs_dtype_size((enum fs_dtype)dt) > 0;
-}
-
-static double number(const struct fs_arg *y)
-{
-	return y->kind == FS_ARG_INT || y->kind == FS_ARG_BOOL ? (double)y->i : y->kind == FS_ARG_FLOAT ? y->f : NAN;
-}
-
-/* An elementwise op's literal operand k that the dump leaves out or gives
- * as None: the schema's default (torch.export omits a trailing positional
- * argument at its default); NAN where there is none. */
-static double default_literal(const char *key, uint32_t k)
-{
-	if (!strcmp(key, "clamp")) /* clamp(x, min = None, max = None) */
-		return k == 1 ? -INFINITY : INFINITY;
-	if (!strcmp(key, "softplus")) /* softplus(x, beta = 1, threshold = 20) */
-		return k == 1 ? 1 : 20;
-	if (!strcmp(key, "hardtanh")) /* hardtanh(x, min_val = -1, max_val = 1) */
-		return k == 1 ? -1 : 1;
-	if (!strcmp(key, "leaky_relu")) /* leaky_relu(x, negative_slope = 0.01) */
-		return 0.01;
-	return NAN;
-}
-
-/* The non-operand arguments of each kind (dims, bounds, pads, repeats) into
- * op->ints / eps, and the operands of those that take lists or optional
- * tensors. NULL, or why the node cannot be executed. */
-typedef const char *arg_rule(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n);
-
-static const char *args_reduction(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	if (np > 1 && ints_of(g, pa[1].a, op))
-		return fail_at(p, node, "reduction dims are not integers", buf, n);
-	if (op->sem->kind == RED && np > 2 && g->args[pa[2].a].kind == FS_ARG_BOOL)
-		op->keepdim = (uint8_t)g->args[pa[2].a].i;
-	return NULL;
-}
-
-static const char *args_permute(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	if ((np > 1 && ints_of(g, pa[1].a, op)) || (np > 2 && ints_of(g, pa[2].a, op)))
-		return fail_at(p, node, "dims are not integers", buf, n);
-	/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
-	if (!strcmp(op->sem->key, "permute") && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
-		op->ints[1] = op->ints[0];
-	return NULL;
-}
-
-/* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
-static const char *args_slice(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	op->n_ints = 4;
-	op->ints[0] = 0, op->ints[1] = 0, op->ints[2] = INT64_MAX, op->ints[3] = 1;
-	for (uint32_t k = 1; k < np && k < 5; k++)
-		if (g->args[pa[k].a].kind == FS_ARG_INT)
-			op->ints[k - 1] = g->args[pa[k].a].i;
-		else if (pa[k].sym && k == 3)
-			op->ints[2] = INT64_MAX; /* a size as the end: the output shape bounds it */
-		else if (!pa[k].none)
-			return fail_at(p, node, "slice bounds are not integers", buf, n);
-	return NULL;
-}
-
-/* cat([a, b, ...], dim = 0); stack the same along a new dim */
-static const char *args_cat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
-		return fail_at(p, node, "cat without a list", buf, n);
-	for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
-		int32_t v = tensor_arg(g, c) ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
-		if (v < 0 || op->n_src >= MAX_ARGS)
-			return fail_at(p, node, "cat of something else than values", buf, n);
-		op->src[op->n_src++] = v;
-	}
-	op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
-	return NULL;
-}
-
-/* pad(x, pads, mode = "constant", value = None), constant_pad_nd(x, pads, value = 0):
- * pads from the last dim on, (before, after) pairs; the output's shape gives the afters */
-static const char *args_pad(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	int nd = !strcmp(op->sem->key, "constant_pad_nd");
-	const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
-	if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
-		return fail_at(p, node, "a pad without its list of pads", buf, n);
-	op->n_ints = op->out.rank;
-	uint32_t e = 0;
-	for (uint32_t c = pa[1].a + 1; c < pa[1].a + l->span; c += g->args[c].span, e++) {
-		if (e / 2 >= op->out.rank)
-			return fail_at(p, node, "more pads than dims", buf, n);
-		if (e % 2 == 0 && (g->args[c].kind != FS_ARG_INT || g->args[c].i < 0))
-			return fail_at(p, node, "a pad before a dim that is not a number at least 0", buf, n);
-		if (e % 2 == 0)
-			op->ints[op->out.rank - 1 - e / 2] = g->args[c].i;
-	}
-	const struct fs_arg *mode = !nd && np > 2 ? &g->args[pa[2].a] : NULL;
-	if (mode && !(mode->kind == FS_ARG_STR && !strcmp(fs_scan_str(p->s, mode->text), "constant")))
-		return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", buf, n);
-	uint32_t at = nd ? 2 : 3;
-	op->eps = at < np && !isnan(pa[at].lit) ? pa[at].lit : 0;
-	return NULL;
-}
-
-/* repeat_interleave(x, repeats, dim, output_size = None): each element `repeats` times along dim */
-static const char *args_repeat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	if (np < 3 || g->args[pa[1].a].kind != FS_ARG_INT || g->args[pa[1].a].i < 1 || g->args[pa[2].a].kind != FS_ARG_INT)
-		return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", buf, n);
-	op->ints[op->n_ints++] = g->args[pa[2].a].i;
-	op->ints[op->n_ints++] = g->args[pa[1].a].i;
-	return NULL;
-}
-
-/* repeat(x, repeats): the tensor tiled, repeats[k] copies along dim k */
-static const char *args_tile(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	if (np < 2 || ints_of(p->g, pa[1].a, op))
-		return fail_at(p, node, "repeat without a list of integer repeats", buf, n);
-	return NULL;
-}
-
-/* tril / triu(x, diagonal = 0) */
-static const char *args_tril(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	(void)node, (void)buf, (void)n;
-	op->ints[op->n_ints++] = np > 1 && p->g->args[pa[1].a].kind == FS_ARG_INT ? p->g->args[pa[1].a].i : 0;
-	return NULL;
-}
-
-/* layer_norm(x, normalized_shape, w, b, eps) */
-static const char *args_layernorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	if (np < 2 || pa[0].value < 0 || ints_of(p->g, pa[1].a, op))
-		return fail_at(p, node, "layer_norm without a value and a normalized shape", buf, n);
-	op->src[op->n_src++] = pa[0].value;
-	for (uint32_t k = 2; k < 4; k++) /* args[0] / args[1]: weight, bias (-1 when None) */
-		if (k < np && pa[k].value >= 0) {
-			op->args[k - 2] = (struct arg){(int8_t)op->n_src, 0};
-			op->src[op->n_src++] = pa[k].value;
-		} else
-			op->args[k - 2] = (struct arg){-1, k == 2 ? 1.0 : 0.0};
-	op->n_args = 2;
-	op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
-	return NULL;
-}
-
-/* rms_norm(x, weight, eps) */
-static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
-		return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
-	op->src[op->n_src++] = pa[0].value;
-	op->args[0] = (struct arg){(int8_t)op->n_src, 0};
-	op->src[op->n_src++] = pa[1].value;
-	op->args[1] = (struct arg){-1, 0.0};
-	op->n_args = 2;
-	op->n_ints = 1; /* normalise the last dim */
-	op->eps = pa[2].lit;
-	return NULL;
-}
-
-/* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
-static const char *args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
-{
-	int addmm = !strcmp(op->sem->key, "addmm"), linear = (op->sem->flags & NK_WEIGHT) != 0;
-	uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
-	if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
-		return fail_at(p, node, "a matrix product without two values", buf, n);
-	if (np > most)
-		return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", buf, n);
-	op->src[op->n_src++] = pa[a0].value;
-	op->src[op->n_src++] = pa[a0 + 1].value;
-	uint32_t b = addmm ? 0 : 2; /* the bias */
-	if ((addmm || linear) && b < np && pa[b].value >= 0)
-		op->src[op->n_src++] = pa[b].value;
-	else if ((addmm || linear) && b < np && !pa[b].none)
-		return fail_at(p, node, "a matrix product's bias is neither a value nor None", buf, n);
-	op->ints[op->n_ints++] = linear; /* b is [N, K] */
-	return NULL;
-}
-
-/* kinds whose arguments are their operands alone (elementwise, views, expand) have none */
-static arg_rule *const arg_rules[GEMM + 1] = {
-	[RED] = args_reduction, [SOFTMAX] = args_reduction, [PERMUTE] = args_permute, [SLICE] = args_slice,
-	[CAT] = args_cat,       [STACK] = args_cat,         [PAD] = args_pad,         [REPEAT] = args_repeat,
-	[TILE] = args_tile,     [TRIL] = args_tril,         [LAYERNORM] = args_layernorm, [RMSNORM] = args_rmsnorm,
-	[GEMM] = args_gemm,
-};
-
-/* One region node -> op. NULL, or the reason it cannot be executed. */
-static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *buf, size_t n)
-{
-	const struct fs_graph *g = p->g;
-	const struct fs_node *x = &g->nodes[node];
-	memset(op, 0, sizeof(*op));
-	op->node = node;
-	if (x->kind != FS_NODE_CALL || (x->n_out != 1 && !tuple_reduction(p->s, x)))
-		return fail_at(p, node, "not a single-output op", buf, n);
-	op->sem = sem_of(p->s, x);
-	if (op->sem && !strcmp(op->sem->key, "getitem") &&
-	    (x->n_args != 2 || g->args[x->args].kind != FS_ARG_NODE || !tuple_reduction(p->s, &g->nodes[g->args[x->args].node]) ||
-	     g->args[x->args + 1].kind != FS_ARG_INT || g->args[x->args + 1].i != 0))
-		return fail_at(p, node, "an element of a tuple other than the values of a max or min over a dim", buf, n);
-	if (!op->sem)
-		return fail_at(p, node, "no semantics for this op (fuse/sem.def)", buf, n);
-	if (bound_type(p, &g->types[x->out], &op->out))
-		return fail_at(p, node, "output shape cannot be bound to sizes", buf, n);
-	struct parg pa[MAX_ARGS];
-	uint32_t np = 0;
-	for (uint32_t a = x->args; a < x->args + x->n_args && np < MAX_ARGS; a += g->args[a].span) {
-		const struct fs_arg *y = &g->args[a];
-		pa[np] = (struct parg){a, -1, number(y), y->kind == FS_ARG_NONE, y->kind == FS_ARG_NODE && !tensor_arg(g, a)};
-		if (tensor_arg(g, a) && (pa[np].value = value_of(p, y->node, &y->type)) < 0)
-			return fail_at(p, node, "an input shape cannot be bound to sizes", buf, n);
-		np++;
-	}
-	uint8_t kind = op->sem->kind;
-	/* the operands: values become tensor sources, numbers literals */
-	uint32_t n_operands = kind == UN || kind == BIN || kind == TER || kind == CMP ? op->sem->n_tensors
-			      : kind == LAYERNORM || kind == RMSNORM || kind == CAT || kind == STACK || kind == GEMM ? 0 : 1;
-	for (uint32_t k = 0; k < n_operands; k++) {
-		double lit = k < np ? pa[k].lit : NAN;
-		if (k >= np || pa[k].none)
-			lit = default_literal(op->sem->key, k);
-		if (k < np && pa[k].value >= 0) {
-			op->args[op->n_args++] = (struct arg){(int8_t)op->n_src, 0};
-			op->src[op->n_src++] = pa[k].value;
-		} else if (!isnan(lit) && (kind == UN || kind == BIN || kind == TER || kind == CMP))
-			op->args[op->n_args++] = (struct arg){-1, lit};
-		else
-			return fail_at(p, node, "an operand is neither a value nor a number", buf, n);
-	}
-	if (!strcmp(op->sem->key, "bitwise_not") && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
-		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
-	if (strstr(fs_scan_str(p->s, p->s->ops[x->op].target), "_mode")) /* div.Tensor_mode: the dump drops rounding_mode= */
-		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
-	arg_rule *r = arg_rules[kind];
-	return r ? r(p, node, op, pa, np, buf, n) : NULL;
-}
-
-/* ---- shape checks: a dump may say anything; execution only reads in bounds -------------- */
-
-/* t broadcasts to out (right-aligned, each dim equal or 1) */
-static int broadcasts(const struct ten *t, const struct ten *out)
-{
-	if (t->rank > out->rank)
-		return 0;
-	for (uint8_t k = 0; k < t->rank; k++)
-		if (t->shape[k] != 1 && t->shape[k] != out->shape[out->rank - t->rank + k])
-			return 0;
-	return 1;
-}
-
-static int same_shape(const struct ten *a, const struct ten *b)
-{
-	return a->rank == b->rank && !memcmp(a->shape, b->shape, a->rank * sizeof(int64_t));
-}
-
-static int dim_ok(int64_t d, uint8_t rank)
-{
-	d = d < 0 ? d + rank : d;
-	return d >= 0 && d < rank;
-}
-
-/* The shape rule of each kind: NULL where the output and operands agree,
- * else what contradicts. in: the first operand (NULL for none). */
-typedef const char *shape_rule(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out);
-
-static const char *shapes_broadcast(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)in;
-	for (uint32_t k = 0; k < op->n_src; k++)
-		if (!broadcasts(fs_prog_value(p, op->src[k]), out))
-			return "an operand does not broadcast to the output shape";
-	return NULL;
-}
-
-static const char *shapes_reduction(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	uint8_t red[MAX_RANK] = {0};
-	int64_t kept = 1;
-	for (uint32_t k = 0; k < op->n_ints; k++) {
-		if (!dim_ok(op->ints[k], in->rank))
-			return "a reduction dim is out of range";
-		red[fs_dim_at(op->ints[k], in->rank)] = 1;
-	}
-	for (uint8_t k = 0; k < in->rank; k++)
-		kept *= op->n_ints && !red[k] ? in->shape[k] : 1;
-	return kept == out->n ? NULL : "the reduction's output shape does not match its input";
-}
-
-static const char *shapes_softmax(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	return same_shape(in, out) && (!op->n_ints || dim_ok(op->ints[0], in->rank)) ? NULL : "softmax changes the shape";
-}
-
-static const char *shapes_norm(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	if (!same_shape(in, out) || op->n_ints > in->rank)
-		return "the norm changes the shape";
-	for (uint32_t k = 0; k < 2; k++)
-		if (op->args[k].ten >= 0 && !broadcasts(fs_prog_value(p, op->src[op->args[k].ten]), out))
-			return "a norm weight does not broadcast to the output";
-	return NULL;
-}
-
-static const char *shapes_view(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p, (void)op;
-	return in->n == out->n ? NULL : "the view changes the number of elements";
-}
-
-static const char *shapes_permute(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	int64_t perm[MAX_RANK];
-	uint8_t seen[MAX_RANK] = {0};
-	if (in->rank != out->rank)
-		return "a permutation changes the rank";
-	if (fs_op_perm(op, out->rank, perm))
-		return op->n_ints == 2 ? "a transposed dim is out of range" : "not a permutation";
-	for (uint8_t k = 0; k < out->rank; k++)
-		if (seen[perm[k]]++)
-			return "not a permutation";
-	for (uint8_t k = 0; k < out->rank; k++)
-		if (out->shape[k] != in->shape[perm[k]])
-			return "the permuted shape does not match";
-	return NULL;
-}
-
-static const char *shapes_slice(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank) || op->ints[3] < 1)
-		return "a slice of another rank, dim or step";
-	int64_t d = fs_dim_at(op->ints[0], in->rank), len = in->shape[d];
-	int64_t start = op->ints[1] < 0 ? op->ints[1] + len : op->ints[1];
-	start = start < 0 ? 0 : start > len ? len : start;
-	for (uint8_t k = 0; k < in->rank; k++)
-		if (k != d && in->shape[k] != out->shape[k])
-			return "a slice changes another dim";
-	return out->shape[d] == 0 || start + (out->shape[d] - 1) * op->ints[3] < len ? NULL : "the slice reads past its input";
-}
-
-static const char *shapes_pad(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	if (in->rank != out->rank)
-		return "a pad of another rank";
-	for (uint8_t k = 0; k < in->rank; k++)
-		if (op->ints[k] < 0 || out->shape[k] < in->shape[k] + op->ints[k])
-			return "the padded shape does not hold its input";
-	return NULL;
-}
-
-static const char *shapes_tril(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p, (void)op;
-	return in->rank >= 2 && same_shape(in, out) ? NULL : "tril / triu of other than its input's shape (two dims at least)";
-}
-
-static const char *shapes_repeat(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	if (in->rank != out->rank || !dim_ok(op->ints[0], in->rank))
-		return "repeat_interleave of another rank or dim";
-	int64_t d = fs_dim_at(op->ints[0], in->rank);
-	for (uint8_t k = 0; k < in->rank; k++)
-		if (out->shape[k] != in->shape[k] * (k == d ? op->ints[1] : 1))
-			return "repeat_interleave's output is not its input repeated";
-	return NULL;
-}
-
-static const char *shapes_tile(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)p;
-	if (op->n_ints != in->rank || in->rank != out->rank)
-		return "a repeat that adds leading dims (more repeats than the input's dims)";
-	for (uint8_t k = 0; k < in->rank; k++)
-		if (op->ints[k] < 1 || out->shape[k] != in->shape[k] * op->ints[k])
-			return "repeat's output is not its input tiled";
-	return NULL;
-}
-
-static const char *shapes_stack(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)in;
-	if (!dim_ok(op->ints[0], out->rank) || out->shape[fs_dim_at(op->ints[0], out->rank)] != op->n_src)
-		return "the stack dim is out of range or not the number of parts";
-	int64_t d = fs_dim_at(op->ints[0], out->rank);
-	for (uint32_t k = 0; k < op->n_src; k++) {
-		const struct ten *t = fs_prog_value(p, op->src[k]);
-		if (t->rank + 1 != out->rank)
-			return "a stack part of another rank";
-		for (uint8_t j = 0; j < t->rank; j++)
-			if (t->shape[j] != out->shape[j < d ? j : j + 1])
-				return "a stack part differs from the output outside the stack dim";
-	}
-	return NULL;
-}
-
-static const char *shapes_cat(const struct prog *p, const struct op *op, const struct ten *in, const struct ten *out)
-{
-	(void)in;
-	if (!dim_ok(op->ints[0], out->rank))
-		return "the cat dim is out of range";
-	int64_t d = fs_dim_at(op->ints[0], out->rank), total = 0;
-	for (uint32_t k = 0; k < op->n_src; k++) {
-		const struct ten *t = fs_prog_value(p, op->src[k]);
-		if (t->rank != out->rank)
-			return "a cat part of another rank";
-		for (uint8_t j = 0; j < t->rank; j++)
-			if (j != d && t->shape[j] != out->shape[j])
-				return "a cat part differs outside the cat dim";
-		total += t->shape[d];
-	}
-	return total == out->shape[d] ? NULL : "the cat parts do not add up to the output";
-}
-
-static const char *shapes_gemm(const struct prog *p, const struct op *op, const struct ten *a, const struct ten *out)
-{
-	const struct ten *b = fs_prog_value(p, op->src[1]);
-	int64_t K = a->rank ? a->shape[a->rank - 1] : 0;
-	if (op->ints[0]) { /* linear: x [.., K], w [N, K] -> [.., N] */
-		if (!a->rank || b->rank != 2 || b->shape[1] != K || out->rank != a->rank || out->shape[out->rank - 1] != b->shape[0] ||
-		    memcmp(out->shape, a->shape, (a->rank - 1) * sizeof(int64_t)))
-			return "a linear's shapes do not match (x [.., K], weight [N, K], output [.., N])";
-	} else {
-		uint8_t r = a->rank > b->rank ? a->rank : b->rank;
-		if (a->rank < 2 || b->rank < 2 || out->rank != r || b->shape[b->rank - 2] != K || out->shape[r - 2] != a->shape[a->rank - 2] ||
-		    out->shape[r - 1] != b->shape[b->rank - 1])
-			return "a matrix product's shapes do not match ([.., M, K] x [.., K, N] -> [.., M, N])";
-		for (uint8_t d = 0; d + 2 < r; d++) { /* batch dims broadcast, right-aligned */
-			int64_t da = d + a->rank >= r ? a->shape[d + a->rank - r] : 1, db = d + b->rank >= r ? b->shape[d + b->rank - r] : 1;
-			if ((da != 1 && da != out->shape[d]) || (db != 1 && db != out->shape[d]))
-				return "a matrix product's batch dims do not broadcast to its output";
-		}
-	}
-	if (op->n_src > 2 && !broadcasts(fs_prog_value(p, op->src[2]), out))
-		return "a matrix product's bias does not broadcast to its output";
-	return NULL;
-}
-
-static shape_rule *const shape_rules[] = {
-	[UN] = shapes_broadcast,   [BIN] = shapes_broadcast, [TER] = shapes_broadcast,   [CMP] = shapes_broadcast,
-	[CAST] = shapes_broadcast, [ID] = shapes_broadcast,  [EXPAND] = shapes_broadcast, [RED] = shapes_reduction,
-	[SOFTMAX] = shapes_softmax, [LAYERNORM] = shapes_norm, [RMSNORM] = shapes_norm,   [VIEW] = shapes_view,
-	[PERMUTE] = shapes_permute, [SLICE] = shapes_slice,   [PAD] = shapes_pad,         [TRIL] = shapes_tril,
-	[REPEAT] = shapes_repeat,  [TILE] = shapes_tile,     [STACK] = shapes_stack,     [CAT] = shapes_cat,
-	[GEMM] = shapes_gemm,
-};
-_Static_assert(sizeof(shape_rules) / sizeof(shape_rules[0]) == GEMM + 1, "a shape rule for every kind");
-
-static const char *check_shapes(const struct prog *p, const struct op *op)
-{
-	const struct ten *in = op->n_src ? fs_prog_value(p, op->src[0]) : NULL;
-	return shape_rules[op->sem->kind](p, op, in, &op->out);
 }
 
 /* ---- execution -------------------------------------------------------------------------- */
@@ -1019,76 +422,6 @@ static void errors_of(const struct prog *p, const struct ten *got, const struct 
 }
 
 /* fused <= k x unfused + tol on max abs error; NaN, Inf or unwritten never pass */
-static void check(const struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c)
-{
-	double bound = r->k * unfused->max_abs + r->tol;
-	c->min_tol = fused->max_abs > r->k * unfused->max_abs ? fused->max_abs - r->k * unfused->max_abs : 0;
-	c->verdict = fused->nonfinite || fused->unwritten || fused->max_abs > bound ? FS_VERDICT_FAIL : FS_VERDICT_PASS;
-	c->why[0] = '\0';
-	if (fused->nonfinite || fused->unwritten)
-		snprintf(c->why, sizeof(c->why), "%llu NaN / Inf or unwritten elements in the fused result",
-			 (unsigned long long)(fused->nonfinite + fused->unwritten));
-	else if (c->verdict == FS_VERDICT_FAIL)
-		snprintf(c->why, sizeof(c->why), "fused max abs error %.3g > %.0f x unfused %.3g + %.0e", fused->max_abs, r->k,
-			 unfused->max_abs, r->tol);
-}
-
-/* The one rule: the verdict is the worst check of every plan the run would
- * use, each failure named once (the first found: the run's own checks, a
- * compile or GPU error, the GPU reference against the CPU's, the plans
- * fs_gpu_run found failing, then each bucket's); where every plan
- * passes, a fused plan slower than the unfused chain at the run's own size
- * (side by side, the speedup's interval wholly below 1) is correct but not
- * profitable. */
-static void settle(struct fs_numerics *r)
-{
-	const struct fs_check *c = r->cpu_ran && r->cpu_check.verdict == FS_VERDICT_FAIL ? &r->cpu_check
-				 : r->gpu_ran && r->gpu_check.verdict == FS_VERDICT_FAIL ? &r->gpu_check
-											  : NULL;
-	r->verdict = FS_VERDICT_FAIL;
-	if (c) {
-		snprintf(r->why, sizeof(r->why), "%s check: %s", c == &r->cpu_check ? "the CPU" : "the GPU", c->why);
-		return;
-	}
-	if (r->gpu_failed) {
-		snprintf(r->why, sizeof(r->why), "the kernels' compile or GPU run failed: %.250s", r->kernel_error);
-		return;
-	}
-	/* the reference kernel is generated like the fused one: the CPU's float64 reference is the independent check of it */
-	if (r->ref_checked && (r->ref_vs_cpu.nonfinite || r->ref_vs_cpu.unwritten || r->ref_vs_cpu.nrmse > 1e-9)) {
-		snprintf(r->why, sizeof(r->why), "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
-			 r->ref_vs_cpu.nrmse, (unsigned long long)(r->ref_vs_cpu.nonfinite + r->ref_vs_cpu.unwritten));
-		return;
-	}
-	if (r->plan_failed[0]) {
-		snprintf(r->why, sizeof(r->why), "%s", r->plan_failed);
-		return;
-	}
-	for (uint32_t i = 0; i < r->n_buckets; i++)
-		if ((r->buckets[i].tuned && !r->buckets[i].passed) || r->buckets[i].run_failed) {
-			snprintf(r->why, sizeof(r->why), "the bucket of %lld tokens: %.250s", (long long)r->buckets[i].tokens, r->buckets[i].error);
-			return;
-		}
-	r->verdict = FS_VERDICT_PASS;
-	r->why[0] = '\0';
-	if (r->gpu_ran && r->speedup_hi < 1.0) {
-		r->verdict = FS_VERDICT_NOT_PROFITABLE;
-		snprintf(r->why, sizeof(r->why), "the fused plan is slower than the unfused chain here: %.4f against %.4f ms, speedup %.3fx "
-						 "[%.3f, %.3f]%s",
-			 r->fused_ms, r->unfused_ms, r->speedup, r->speedup_lo, r->speedup_hi, r->timed_apart ? " (timed apart)" : "");
-	}
-}
-
-const char *fs_verdict_name(enum fs_verdict v)
-{
-	return v == FS_VERDICT_PASS ? "pass" : v == FS_VERDICT_FAIL ? "fail" : "correct, not profitable";
-}
-
-const char *fs_triage_name(enum fs_triage t)
-{
-	return t == FS_TRIAGE_ROUNDING ? "rounding" : t == FS_TRIAGE_BUG ? "bug" : "none";
-}
-
 static void describe(const struct prog *p, struct fs_numerics *r)
 {
 	size_t k = 0;
@@ -1114,37 +447,6 @@ static void describe(const struct prog *p, struct fs_numerics *r)
 	for (uint32_t i = 0; i < p->n_bind && k < sizeof(r->binding); i++)
 		k += (size_t)snprintf(r->binding + k, sizeof(r->binding) - k, "%s%s=%lld", i ? " " : "",
 				      fs_scan_str(p->s, p->bind[i].sym), (long long)p->bind[i].value);
-}
-
-/* The dump a graph was read from, for diagnostics. */
-static const char *path_of(const struct fs_scan *s, const struct fs_graph *g)
-{
-	for (uint32_t i = 0; i < s->n_modules; i++)
-		if (s->modules[i].graph == g)
-			return s->files[s->modules[i].file].path;
-	return "";
-}
-
-static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
-}
-
-/* a tactic's outputs pass when they would pass the verdict */
-_Static_assert(sizeof(((struct fs_numerics *)0)->tactics) / sizeof(struct fs_numerics_tactic) == FS_MAX_TACTICS,
-	       "one tactic table size");
-
-int fs_numerics_check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
-{
-	struct fs_check c;
-	check(ctx, u, f, &c);
-	if (c.verdict == FS_VERDICT_PASS)
-		return 0;
-	snprintf(why, n, "%s", c.why);
-	return -1;
 }
 
 /* The generated kernels: compiled always, run (and the fused one tuned) on
@@ -1188,7 +490,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 		snprintf(r->plan_failed, sizeof(r->plan_failed), "%s", g->plan_failed);
 		r->fused_bytes = g->fused_bytes, r->unfused_bytes = g->unfused_bytes;
 		r->reps = g->reps, r->rotate = g->rotate, r->unfused_launches = g->unfused_launches;
-		check(r, &r->gpu_unfused, &r->gpu_fused, &r->gpu_check);
+		fs_verdict_check(r, &r->gpu_unfused, &r->gpu_fused, &r->gpu_check);
 		if (g->triaged) {
 			/* on the generated kernel itself: a failure that vanishes with FMA
 			 * contraction off or with eager rounding is rounding, else a bug */
@@ -1212,186 +514,13 @@ static void release(struct prog *p, struct ten *vals[4])
 			free(vals[m][p->n_in + i].d);
 		free(vals[m]);
 	}
-	for (uint32_t i = 0; i < p->n_in; i++)
-		free(p->in[i].d);
-	free(p->in);
-	free(p->in_node);
-	free(p->ops);
-	free(p->is_output);
-}
-
-void fs_prog_free(struct prog *p)
-{
-	struct ten *none[4] = {NULL, NULL, NULL, NULL};
-	release(p, none);
-}
-
-/* A transpose of a matrix input that only 2-D matrix products read, as their
- * second operand (the decomposed graph's mm(x, t(w))), is read in place: the
- * product takes the input as linear's [N, K] weight and the transpose is
- * never computed, so a region's weights count once against the CPU budget. */
-static void elide_transposes(struct prog *p)
-{
-	for (uint32_t i = 0; i < p->n_ops; i++) {
-		struct op *t = &p->ops[i];
-		int32_t v = (int32_t)(p->n_in + i), in = t->n_src ? t->src[0] : -1;
-		if (t->sem->kind != PERMUTE || p->is_output[i] || in < 0 || in >= (int32_t)p->n_in || p->in[in].rank != 2 ||
-		    (t->n_ints == 2 && fs_dim_at(t->ints[0], 2) == fs_dim_at(t->ints[1], 2)) || (t->n_ints != 0 && t->n_ints != 2))
-			continue;
-		int only = 1, any = 0;
-		for (uint32_t j = i + 1; j < p->n_ops && only; j++) {
-			const struct op *u = &p->ops[j];
-			for (uint32_t s = 0; s < u->n_src && only; s++)
-				if (u->src[s] == v) {
-					only = u->sem->kind == GEMM && s == 1 && !u->ints[0] && u->out.rank == 2 &&
-					       fs_prog_value(p, u->src[0])->rank == 2;
-					any = 1;
-				}
-		}
-		if (!only || !any)
-			continue;
-		for (uint32_t j = i + 1; j < p->n_ops; j++)
-			if (p->ops[j].sem->kind == GEMM && p->ops[j].src[1] == v)
-				p->ops[j].src[1] = in, p->ops[j].ints[0] = 1;
-		t->elided = 1;
-	}
-}
-
-static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain);
-
-/* "1x32x64x128" (or "scalar") into buf */
-static const char *shape_text(const struct ten *t, char *buf, size_t n)
-{
-	size_t at = 0;
-	buf[0] = '\0';
-	for (uint8_t k = 0; k < t->rank && at < n; k++)
-		at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? "x" : "", (long long)t->shape[k]);
-	return t->rank ? buf : "scalar";
-}
-
-/* An op whose dumped shapes disagree at this binding: the shapes bound, the
- * binding, and the largest token count (below `tokens`) at which every op of
- * the region agrees, found by bisection: an export traced at a short
- * sequence bakes in sizes (a chunked scan's number of chunks: 1) that hold
- * only up to a length, and the error says which. */
-static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, const struct op *op, const char *what,
-			char *buf, size_t bn)
-{
-	char sh[64], bind[128];
-	size_t at = (size_t)snprintf(buf, bn, "%s (at ", what);
-	bind[0] = '\0';
-	for (size_t i = 0, b = 0; i < p->n_bind && b < sizeof(bind); i++)
-		b += (size_t)snprintf(bind + b, sizeof(bind) - b, "%s%s=%lld", i ? " " : "", fs_scan_str(p->s, p->bind[i].sym),
-				      (long long)p->bind[i].value);
-	at += (size_t)snprintf(buf + at, at < bn ? bn - at : 0, "%s:", p->n_bind ? bind : "these sizes");
-	for (uint32_t k = 0; k < op->n_src && at < bn; k++)
-		at += (size_t)snprintf(buf + at, bn - at, " operand %u %s,", k + 1, shape_text(fs_prog_value(p, op->src[k]), sh, sizeof(sh)));
-	if (at < bn)
-		at += (size_t)snprintf(buf + at, bn - at, " output %s)", shape_text(&op->out, sh, sizeof(sh)));
-	int64_t lo = 0, hi = tokens; /* lo: the largest count known to bind; hi: the smallest known not to */
-	while (hi - lo > 1) {
-		int64_t mid = lo + (hi - lo) / 2;
-		struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
-		struct fs_diags d;
-		fs_diags_init(&d);
-		int bad = prog_build(&q, nodes, n, mid, &d, 0);
-		fs_prog_free(&q);
-		fs_diags_release(&d);
-		if (bad)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	if (lo && at < bn)
-		snprintf(buf + at, bn - at, "; the region's dumped shapes agree up to %lld tokens: the export fixed a size that holds "
-					    "only that far (export again at the length to check, or lower --tokens)",
-			 (long long)lo);
-}
-
-/* fs_prog_build; `explain`: a shape that disagrees says where the region stops binding (shape_error) */
-static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain)
-{
-	const struct fs_scan *s = p->s;
-	const struct fs_graph *g = p->g;
-	char why[512];
-	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
-	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
-	p->is_output = fs_xcalloc(n + 1, 1);
-	/* external inputs first (values are numbered inputs, then ops): the
-	 * top-level operands, and the parts of a cat; sizes inside lists (a
-	 * view's [sym_size_int, -1]) come from the dumped shapes instead */
-	for (uint32_t i = 0; i < n; i++) {
-		const struct fs_node *x = &g->nodes[nodes[i]];
-		int cat = !strcmp(fs_scan_str(s, s->ops[x->op].key), "cat");
-		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
-			int top = 0;
-			for (uint32_t t = x->args; t <= a; t += g->args[t].span)
-				top |= t == a;
-			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
-			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
-			    value_of(p, g->args[a].node, &g->args[a].type) < 0) {
-				fs_diag_add(d, FS_ERROR, path_of(s, g), x->line, 1, NULL, 0,
-					    "numerics: the shape of input %%%s cannot be bound to sizes",
-					    fs_scan_str(s, g->nodes[g->args[a].node].name));
-				return -1;
-			}
-		}
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
-		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);
-		char full[400];
-		if (bad && explain)
-			shape_error(p, nodes, n, tokens, &p->ops[p->n_ops], bad, full, sizeof(full));
-		if (bad)
-			err = fail_at(p, nodes[i], explain ? full : bad, why, sizeof(why));
-		if (err) {
-			fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[i]].line, 1, NULL, 0,
-				    "numerics: cannot execute %s", err);
-			return -1;
-		}
-		const struct fs_node *x = &g->nodes[nodes[i]];
-		p->is_output[p->n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
-		for (uint32_t u = 0; u < x->n_users; u++)
-			if (!in_set(nodes, n, g->users[x->users + u]) && !(g->nodes[g->users[x->users + u]].flags & FS_NODE_SIDE_EFFECT))
-				p->is_output[p->n_ops] = 1;
-		p->n_ops++;
-	}
-	elide_transposes(p);
-	fs_prog_layout(p, nodes, n, tokens);
-	return 0;
-}
-
-int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d)
-{
-	return prog_build(p, nodes, n, tokens, d, 1);
-}
-
-/* The tuning cache's kernel key: a hash of the fallback fused kernel
- * generated at the bucket b, so every token count of a bucket shares one
- * entry. */
-void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
-			char *bucket, size_t bn)
-{
-	snprintf(bucket, bn, "tokens<=%lld", (long long)b);
-	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
-	struct fs_diags d;
-	struct fs_kernel k;
-	char why[256];
-	fs_diags_init(&d);
-	key[0] = '\0';
-	if (fs_prog_build(&q, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
-		snprintf(key, kn, "%016llx", (unsigned long long)fs_hash_bytes(k.source, strlen(k.source), 0x74756e65ull));
-		fs_kernel_release(&k);
-	}
-	fs_prog_free(&q);
-	fs_diags_release(&d);
+	fs_prog_free(p);
 }
 
 int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint32_t node)
 {
 	const struct fs_node *x = &g->nodes[node];
-	const struct sem *m = x->kind == FS_NODE_CALL ? sem_of(s, x) : NULL;
+	const struct sem *m = x->kind == FS_NODE_CALL ? fs_prog_sem(s, x) : NULL;
 	return m && (m->kind == PERMUTE || m->kind == SLICE || !strcmp(m->key, "unsqueeze") || !strcmp(m->key, "squeeze"));
 }
 
@@ -1404,7 +533,7 @@ int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, co
 	fs_diags_init(&d);
 	key[0] = '\0';
 	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0)
-		fs_prog_tuning_key(&p, nodes, n, tokens, key, 20, bucket, sizeof(bucket));
+		fs_codegen_tuning_key(&p, nodes, n, tokens, key, 20, bucket, sizeof(bucket));
 	fs_prog_free(&p);
 	fs_diags_release(&d);
 	return key[0] ? 0 : -1;
@@ -1527,14 +656,14 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	}
 	if (rc) {
 		free(narrow);
-		fs_diag_add(d, FS_ERROR, path_of(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
+		fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), 0, 0, NULL, 0, "numerics: a view does not fit its input");
 		release(&p, vals);
 		return -1;
 	}
 	if (r->cpu_ran) {
 		errors_of(&p, vals[UNFUSED], vals[REF], &r->unfused);
 		errors_of(&p, vals[FUSED], vals[REF], &r->fused);
-		check(r, &r->unfused, &r->fused, &r->cpu_check);
+		fs_verdict_check(r, &r->unfused, &r->fused, &r->cpu_check);
 	}
 	if (r->cpu_ran && o->triage) {
 		errors_of(&p, vals[EMULATED], vals[REF], &r->emulated);
@@ -1548,10 +677,10 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	int64_t b = 1; /* the main run's bucket: tokens rounded up to a power of two */
 	while (b < o->tokens)
 		b *= 2;
-	fs_prog_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
+	fs_codegen_tuning_key(&p, nodes, n, b, key, sizeof(key), r->bucket, sizeof(r->bucket));
 	gpu(&p, o, seed, vals[REF], key, r);
 	if (r->refused) { /* no kernel fusescan can generate: nothing to check, emit or tune */
-		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0, "numerics: the generator does not take this region: %s",
+		fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), g->nodes[nodes[0]].line, 1, NULL, 0, "numerics: the generator does not take this region: %s",
 			    r->kernel_error);
 		free(narrow);
 		release(&p, vals);
@@ -1559,7 +688,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 		return -1;
 	}
 	if (!r->cpu_ran && !r->gpu_ran) { /* nothing checked: nothing tuned, settled or emitted */
-		fs_diag_add(d, FS_ERROR, path_of(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
+		fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), g->nodes[nodes[0]].line, 1, NULL, 0,
 			    "numerics: %s, and the GPU did not run (%s): lower --tokens%s", r->cpu_skipped,
 			    r->gpu_skipped[0] ? r->gpu_skipped : r->kernel_error, over_memory ? " or raise --cpu-memory" : "");
 		free(narrow);
@@ -1571,7 +700,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 	struct fs_bucket_set set = {0};
 	if (!o->generate_only && (o->emit_dir || (r->gpu_ran && !fs_gemm_any(&p))))
 		fs_buckets_run(&p, nodes, n, o, seed, r, &set);
-	settle(r);
+	fs_verdict_settle(r);
 	if (o->emit_dir && !o->generate_only)
 		emit(&p, &set, o, r);
 	fs_bucket_set_release(&set);
@@ -1586,7 +715,7 @@ void fs_numerics_release(struct fs_numerics *r)
 	r->fused_source = NULL;
 }
 
-/* the last line: the one verdict (settle) */
+/* the last line: the one verdict (fs_verdict_settle) */
 static void print_verdict(const struct fs_numerics *r, FILE *out)
 {
 	fprintf(out, "  verdict: %s%s%s\n", fs_verdict_name(r->verdict), r->why[0] ? ": " : "", r->why);
@@ -1732,24 +861,6 @@ void fs_numerics_print(const struct fs_numerics *r, FILE *out)
 	print_verdict(r, out);
 }
 
-/* one row of numerics.json's tactic table (buckets.h) */
-void *fs_numerics_tactic_json(const struct fs_numerics_tactic *t)
-{
-	cJSON *q = cJSON_CreateObject();
-	cJSON_AddStringToObject(q, "name", t->name);
-	cJSON_AddNumberToObject(q, "median_ms", t->ms);
-	cJSON_AddNumberToObject(q, "spread_ms", t->spread);
-	cJSON_AddNumberToObject(q, "ci95_ms", t->ci);
-	cJSON_AddBoolToObject(q, "final", t->final);
-	if (t->worst > 0) {
-		cJSON_AddItemToObject(q, "companies_ms", cJSON_CreateDoubleArray(t->company_ms, 3));
-		cJSON_AddNumberToObject(q, "worst_ratio", t->worst);
-	}
-	if (t->failed[0])
-		cJSON_AddStringToObject(q, "failed", t->failed);
-	return q;
-}
-
 static cJSON *errors_json(const struct fs_errors *e)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1798,7 +909,7 @@ static void tuning_json(const struct fs_numerics *r, cJSON *gp)
 	cJSON_AddNumberToObject(t, "failed", r->n_failed);
 	cJSON *tab = cJSON_AddArrayToObject(t, "tactics");
 	for (uint32_t i = 0; i < r->n_tactics; i++)
-		cJSON_AddItemToArray(tab, fs_numerics_tactic_json(&r->tactics[i]));
+		cJSON_AddItemToArray(tab, fs_tactic_json(&r->tactics[i]));
 }
 
 /* What the GPU ran: errors, times, speedup, tuning, under "gpu". */

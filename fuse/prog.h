@@ -1,6 +1,7 @@
 /*
  * prog.h (private to fuse/): a fused region as a program of ops on bound
- * shapes, shared by the CPU executions (numerics.c) and the CUDA generator
+ * shapes (prog.c builds it, layout.c lays it out), shared by the CPU
+ * executions (numerics.c) and the CUDA generator
  * (codegen.c). Values are numbered: the region's external inputs first,
  * then its ops in file order.
  */
@@ -125,21 +126,31 @@ static inline int fs_op_perm(const struct op *op, uint8_t rank, int64_t perm[MAX
 	return 0;
 }
 
-/* numerics.c: the region's nodes (file order) as a program bound at
- * `tokens` (p->s, p->g and p->gelu_tanh set by the caller), without data.
- * 0, or -1 with the reason in d. */
-int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d);
+/* Elements of a shape; -1 past `cap`. */
+static inline int64_t fs_numel(const int64_t *shape, uint8_t rank, int64_t cap)
+{
+	int64_t n = 1;
+	for (uint8_t i = 0; i < rank; i++)
+		if (__builtin_mul_overflow(n, shape[i], &n) || n > cap)
+			return -1;
+	return n;
+}
+
+/* prog.c: the region's nodes (file order) as a program bound at `tokens`
+ * (p->s, p->g and p->gelu_tanh set by the caller), without data or
+ * layouts. 0, or -1 with the reason in d. */
+int fs_prog_bind(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d);
 void fs_prog_free(struct prog *p);
-/* layout.c: the op outputs' memory layouts (struct ten's strided, order),
- * as eager PyTorch lays them out, decided as at `tokens` >= 2 (a program
- * built at 1 token takes those of one built at 2 from the same nodes);
- * called by fs_prog_build. */
-void fs_prog_layout(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens);
+/* prog.c: the semantics of a node's op (sem.def), or NULL; the dump a graph
+ * was read from, for diagnostics. */
+const struct sem *fs_prog_sem(const struct fs_scan *s, const struct fs_node *x);
+const char *fs_prog_path(const struct fs_scan *s, const struct fs_graph *g);
+/* layout.c: fs_prog_bind, then the op outputs' memory layouts (struct
+ * ten's strided, order) as eager PyTorch lays them out, decided as at
+ * `tokens` >= 2 (a program bound at 1 token takes those of one bound at 2
+ * from the same nodes): the program every other file builds. */
+int fs_prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d);
 /* The n elements of t in row-major order (src) as its memory holds them (dst). */
 void fs_ten_to_memory(const struct ten *t, const double *src, double *dst);
-/* The tuning cache's kernel key (a hash of the fallback kernel generated at
- * bucket b) and bucket ("tokens<=b"). */
-void fs_prog_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t n, int64_t b, char *key, size_t kn,
-			char *bucket, size_t bn);
 
 #endif
