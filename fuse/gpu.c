@@ -191,7 +191,7 @@ static void shuffled(uint32_t *order, uint32_t k, uint64_t r)
  * an order drawn afresh for each i: a graph's time at decode sizes follows
  * its place in the capture order (all of one thing's graphs captured
  * together read up to 6% off another's, measured in bench_torch.py's A/A
- * control; round-robin and shuffled, within 1%: BENCHMARKS.md, session 19). */
+ * control; round-robin and shuffled, within 1%). */
 static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t m, uint32_t calls)
 {
 	void **exec = fs_xcalloc((size_t)k * m, sizeof(void *));
@@ -530,7 +530,7 @@ static uint32_t fastest(const struct fs_gpu_result *g, uint32_t n, int near, uin
  * FS_GRAPH_CALL_BYTES (its graphs hold FS_GRAPH_CALLS calls: every decode
  * size, whose time is its latency), what ran just before moves a
  * kernel's time by up to 9% and reorders tactics 1-3% apart, one way after
- * one kernel and the other way after another (BENCHMARKS.md, session 22),
+ * one kernel and the other way after another,
  * and in serving a kernel never follows its rival tactics. So there they
  * are timed in three companies: among themselves, each after the chain's
  * unfused sequence (eager's kernels), and each after a device-to-device copy

@@ -103,7 +103,7 @@ __device__ __forceinline__ float fs_tanh(float a)
 // arithmetic is not free: at an H200's bandwidth a GeGLU element (6 bytes) has
 // about 40 instruction slots of its SM, and the tuner timed GeGLU at 8192
 // tokens there at 166.3 us with tanhf (v8 b128 e1) against 162.5 with
-// tanh.approx (v8 b256 e1 fast l2; BENCHMARKS.md, sessions 25-26).
+// tanh.approx (v8 b256 e1 fast l2).
 template <typename R> __device__ __forceinline__ R fs_gelu_tanh(R a)
 {
 	return fs_quot(a, (R)1 + fs_exp((R)-1.5957691216057308 * (a + (R)0.044715 * a * a * a)));
