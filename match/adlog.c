@@ -60,15 +60,6 @@ static int lit(const char *p, const char *e, const char *s)
 	return (size_t)(e - p) >= n && !memcmp(p, s, n);
 }
 
-static const char *find(const char *p, const char *e, const char *s)
-{
-	size_t n = strlen(s);
-	for (; p + n <= e; p++)
-		if (*p == *s && !memcmp(p, s, n))
-			return p;
-	return NULL;
-}
-
 static int name_char(char c)
 {
 	return c == '_' || c == '.' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -102,12 +93,12 @@ static const char *stage_transform(const char *p, const char *e, char stop, stru
  * Returns the text after the tag, or NULL when the segment has none. */
 static const char *find_tag(const char *p, const char *e, struct tag *t)
 {
-	for (const char *q = p; (q = find(q, e, "[stage=")); q++) {
+	for (const char *q = p; (q = fs_find(q, e, "[stage=")); q++) {
 		const char *r = stage_transform(q + 1, e, ']', t);
 		if (r)
 			return t->start = q, t->bare = 0, r;
 	}
-	for (const char *q = p; (q = find(q, e, "stage=")); q++) {
+	for (const char *q = p; (q = fs_find(q, e, "stage=")); q++) {
 		if (q > p && q[-1] != ' ' && q[-1] != ']')
 			continue;
 		const char *r = stage_transform(q, e, ',', t);
@@ -120,7 +111,7 @@ static const char *find_tag(const char *p, const char *e, struct tag *t)
 /* The [RANK n] of the line head, before the tag; -1 without one. */
 static int32_t rank_of(const char *p, const char *e)
 {
-	const char *r = find(p, e, "[RANK ");
+	const char *r = fs_find(p, e, "[RANK ");
 	int64_t v = 0;
 	if (!r)
 		return -1;
@@ -287,7 +278,7 @@ static void segment(struct lparse *P, const char *p, const char *e)
 	struct tag t;
 	const char *rest = find_tag(p, e, &t);
 	if (!rest) {
-		const char *s = find(p, e, "[SUMMARY]");
+		const char *s = fs_find(p, e, "[SUMMARY]");
 		if (s)
 			warn(P, s, "[SUMMARY] without [stage=S, transform=T] before it");
 		else

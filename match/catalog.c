@@ -288,18 +288,6 @@ uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags
 
 /* ---- matching -------------------------------------------------------------- */
 
-static int has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have)
-{
-	for (uint32_t i = 0; i < n_need; i++) {
-		uint32_t k = 0;
-		while (k < n_have && have[k] != need[i])
-			k++;
-		if (k == n_have)
-			return 0;
-	}
-	return 1;
-}
-
 int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint32_t n,
 			 const uint32_t *views, uint32_t n_views, uint32_t from)
 {
@@ -307,7 +295,7 @@ int32_t fs_catalog_match(const struct fs_catalog *c, const uint32_t *keys, uint3
 		for (uint32_t k = 0; k < c->e[i].n_chains; k++) {
 			const struct fs_chain *ch = &c->e[i].chains[k];
 			if (ch->n_ops == n && !memcmp(ch->ops, keys, n * sizeof(*keys)) &&
-			    has_all(ch->views, ch->n_views, views, n_views))
+			    fs_u32_has_all(ch->views, ch->n_views, views, n_views))
 				return (int32_t)i;
 		}
 	return -1;

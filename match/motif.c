@@ -219,18 +219,6 @@ static void grow_within(struct motif *M, uint32_t *rank)
 	}
 }
 
-static int has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have)
-{
-	for (uint32_t i = 0; i < n_need; i++) {
-		uint32_t k = 0;
-		while (k < n_have && have[k] != need[i])
-			k++;
-		if (k == n_have)
-			return 0;
-	}
-	return 1;
-}
-
 /* The chain's views are in the motif or feed it, and no op of it but the
  * root is read outside it (nor is a graph output). */
 static int sound(const struct motif *M, uint32_t *views, uint32_t max)
@@ -239,7 +227,7 @@ static int sound(const struct motif *M, uint32_t *views, uint32_t max)
 	const struct fs_graph *g = c->g;
 	uint32_t nv;
 	fs_mine_keys(c, M->set, M->n, NULL, views, &nv, max);
-	if (!has_all(M->ch->views, M->ch->n_views, views, nv))
+	if (!fs_u32_has_all(M->ch->views, M->ch->n_views, views, nv))
 		return 0;
 	for (uint32_t i = 0; i < M->n; i++) {
 		const struct fs_node *x = &g->nodes[M->set[i]];

@@ -32,15 +32,6 @@ static const char *ident(const char *p, const char *e, char *buf)
 	return q;
 }
 
-static const char *find(const char *p, const char *e, const char *s)
-{
-	size_t n = strlen(s);
-	for (; p + n <= e; p++)
-		if (*p == *s && !memcmp(p, s, n))
-			return p;
-	return NULL;
-}
-
 /* ---- Python wrappers ------------------------------------------------------------------------- */
 
 struct pyscan {
@@ -64,7 +55,7 @@ static void py_line(struct pyscan *S, const char *p, const char *e, uint32_t no,
 	}
 	const char *t;
 	char ns[NAME_LEN + 1], op[NAME_LEN + 1], sym[2 * NAME_LEN + 16], detail[2 * NAME_LEN + 4];
-	if (!S->def[0] || S->found || !(t = find(p, e, "torch.ops.")))
+	if (!S->def[0] || S->found || !(t = fs_find(p, e, "torch.ops.")))
 		return;
 	const char *q = ident(t + 10, e, ns);
 	if (!q || q == e || *q != '.' || !ident(q + 1, e, op))

@@ -224,3 +224,24 @@ int fs_cmp_u32(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return x < y ? -1 : x > y;
 }
+
+int fs_u32_has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have)
+{
+	for (uint32_t i = 0; i < n_need; i++) {
+		uint32_t k = 0;
+		while (k < n_have && have[k] != need[i])
+			k++;
+		if (k == n_have)
+			return 0;
+	}
+	return 1;
+}
+
+const char *fs_find(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+	for (; p + n <= end; p++)
+		if (*p == *s && !memcmp(p, s, n))
+			return p;
+	return NULL;
+}

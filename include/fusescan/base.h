@@ -136,6 +136,10 @@ void fs_arena_release(struct fs_arena *a);
 uint64_t fs_hash_bytes(const void *data, size_t n, uint64_t seed);
 /* qsort order of uint32_t values, ascending. */
 int fs_cmp_u32(const void *a, const void *b);
+/* Every value of need is among have's (a linear scan each: short lists). */
+int fs_u32_has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have);
+/* The first s in [p, end) (text that need not end in NUL), or NULL. */
+const char *fs_find(const char *p, const char *end, const char *s);
 
 /* String interner: text -> dense id (0 is the empty string). */
 struct fs_strent {
