@@ -159,14 +159,14 @@ part_memcheck() {
 	)
 	local -a cmds=()
 	local r name
+	# first, as it takes longest: past 2^31 elements: 32 x 8200 x 8200 scores (2.15e9), its tactic tuned first without the
+	# sanitizer (every tactic under it would take hours), then every kernel the run launches under it
+	local big="--apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $a --cache '$out/memcheck/big.json' $eager"
+	cmds+=("'$exe' $big --out '$out/memcheck/big0' >'$out/memcheck/big0.log' 2>&1 && $ms $big --out '$out/memcheck/big' >'$out/memcheck/big.log' 2>&1; rc=\$?; echo \"memcheck softmax past 2^31 elements (32 x 8200 x 8200): exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/big.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
 	for r in "${runs[@]}"; do
 		name=${r%% *}
 		cmds+=("$ms ${r#* } $a --cache '$out/memcheck/$name.json' --out '$out/memcheck/$name' >'$out/memcheck/$name.log' 2>&1; rc=\$?; echo \"memcheck $name: exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/$name.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
 	done
-	# past 2^31 elements: 32 x 8200 x 8200 scores (2.15e9), its tactic tuned first without the
-	# sanitizer (every tactic under it would take hours), then every kernel the run launches under it
-	local big="--apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $a --cache '$out/memcheck/big.json' $eager"
-	cmds+=("'$exe' $big --out '$out/memcheck/big0' >'$out/memcheck/big0.log' 2>&1 && $ms $big --out '$out/memcheck/big' >'$out/memcheck/big.log' 2>&1; rc=\$?; echo \"memcheck softmax past 2^31 elements (32 x 8200 x 8200): exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/big.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
 	spread "$out/memcheck/logs" "${cmds[@]}"
 }
 
