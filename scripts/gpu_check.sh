@@ -7,6 +7,8 @@
 #                                  # + the dumps into gpu-carry/ (git-ignored)
 #   scripts/gpu_check.sh run [OUT] # there (carry gpu-carry): the parts, each
 #                                  # one's log and results under OUT
+#   scripts/gpu_check.sh gpus      # the GPUs run spreads over (GPUS, else
+#                                  # CUDA_VISIBLE_DEVICES, else every one listed)
 #
 # Parts (PARTS, default "tests gemm bench memcheck sweep plants"):
 #   tests     every ctest labelled gpu: tests/scripts/gpu.sh (the kernels, tuning, the cache, --emit,
@@ -68,12 +70,18 @@ spread() {
 	return $status
 }
 
+# the GPUs the parts spread over, comma-separated: GPUS, else CUDA_VISIBLE_DEVICES, else every one
+# nvidia-smi lists, else 0
+list_gpus() {
+	local l=${GPUS:-${CUDA_VISIBLE_DEVICES:-$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | tr -d ' ' | paste -sd, -)}}
+	echo "${l:-0}"
+}
+
 run() {
 	local out=${1:-${OUT:-/tmp/fusescan-gpu}} status=0 part
 	mkdir -p "$out"
 	export LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FUSESCAN_CACHE=${FUSESCAN_CACHE:-/tmp/fusescan-cache}
-	IFS=, read -ra gpus <<<"${GPUS:-${CUDA_VISIBLE_DEVICES:-$(nvidia-smi -L 2>/dev/null | awk '{printf "%s%d", NR > 1 ? "," : "", NR - 1}')}}"
-	[ ${#gpus[@]} -gt 0 ] || gpus=(0)
+	IFS=, read -ra gpus <<<"$(list_gpus)"
 	echo "gpu_check: $(nvidia-smi -L 2>/dev/null | head -1 | sed 's/ (UUID.*//') x${#gpus[@]}; parts: ${PARTS:-tests gemm bench memcheck sweep plants}"
 	for part in ${PARTS:-tests gemm bench memcheck sweep plants}; do
 		local t0=$SECONDS
@@ -210,5 +218,6 @@ part_model() {
 case "${1:-}" in
 prepare) prepare ;;
 run) shift; run "$@" ;;
-*) echo "usage: $0 prepare | run [OUT]" >&2; exit 2 ;;
+gpus) list_gpus ;;
+*) echo "usage: $0 prepare | run [OUT] | gpus" >&2; exit 2 ;;
 esac
