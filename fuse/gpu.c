@@ -14,61 +14,6 @@
 enum { CU_ATTR_L2 = 38, CU_OUT_OF_MEMORY = 2 /* CUDA_ERROR_OUT_OF_MEMORY */ };
 
 
-static size_t bytes_of(const struct ten *t)
-{
-	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
-}
-
-/* a buffer's size for t (cuMemAlloc refuses 0 bytes) */
-static size_t alloc_bytes(const struct ten *t)
-{
-	return bytes_of(t) ? bytes_of(t) : 1;
-}
-
-/* where value v lies for a run on input copy `copy` of the results in w */
-fs_devptr fs_gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w)
-{
-	if (v < (int32_t)R->p->n_in)
-		return R->dev[(size_t)v * R->rotate + copy];
-	return w == FUSED_BUFS ? R->fused_out[v] : w == CPU_REF_BUFS ? R->cpu_ref[v] : R->dev[(size_t)v * R->rotate];
-}
-
-
-uint32_t fs_gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A)
-{
-	uint32_t i;
-	for (i = 0; i < L->k.n_params; i++) {
-		int32_t v = L->k.value[i];
-		int given = !L->k.write[i] && R->q.given && R->q.given[v];
-		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : fs_gpu_buffer(R, v, copy, w);
-		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
-			long long ld;
-			fs_gpu_gemm_in_group(R, v, &A->ptr[i], &ld);
-		}
-		A->p[i] = &A->ptr[i];
-	}
-	for (uint32_t j = 0; j < L->k.n_syms; j++) {
-		A->sym[j] = L->k.sym_value[j];
-		A->p[i++] = &A->sym[j];
-	}
-	for (uint32_t j = 0; j < L->k.n_syms; j++) {
-		A->magic[j] = fs_div_magic(L->k.sym_value[j]);
-		A->p[i++] = &A->magic[j];
-	}
-	if (L->k.check)
-		A->p[i++] = &R->stats;
-	return i;
-}
-
-int fs_gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w)
-{
-	if (L->gc)
-		return fs_gpu_gemm_launch_lt(R, L, copy, w);
-	struct kargs A;
-	fs_gpu_kernel_args(R, L, copy, w, &A);
-	CK(R->c.cuLaunchKernel(L->fn, (unsigned)L->k.grid, 1, 1, (unsigned)L->k.block, 1, 1, 0, R->stream, A.p, NULL));
-	return 0;
-}
 
 static int run_unfused(struct run *R, uint32_t copy)
 {
@@ -78,297 +23,10 @@ static int run_unfused(struct run *R, uint32_t copy)
 	return 0;
 }
 
-/* The errors of the results in `w` against the float64 reference kernel
- * (and, with products, their reference). */
-static int measure(struct run *R, enum where w, struct fs_errors *e)
-{
-	uint64_t st[6]; /* struct fs_stats */
-	double se, sr;
-	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
-	if (R->gemm && fs_gpu_gemm_compare_products(R, w))
-		return -1;
-	if ((!R->gemm || R->ref.fn) && fs_gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
-		return -1;
-	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
-	memset(e, 0, sizeof(*e));
-	memcpy(&e->max_abs, &st[0], 8);
-	memcpy(&e->max_rel, &st[1], 8);
-	memcpy(&se, &st[2], 8);
-	memcpy(&sr, &st[3], 8);
-	e->nrmse = sr > 0 ? sqrt(se / sr) : sqrt(se);
-	e->unwritten = st[4];
-	e->nonfinite = st[5];
-	return 0;
-}
-
-uint32_t fs_gpu_graph_calls(double bytes)
-{
-	if (bytes < FS_GRAPH_CALL_BYTES)
-		return FS_GRAPH_CALLS;
-	double calls = FS_GRAPH_BYTES / bytes;
-	return calls < 1 ? 1 : calls > FS_GRAPH_CALLS ? FS_GRAPH_CALLS : (uint32_t)calls;
-}
-
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* one timed run r: the fused kernel, the unfused sequence, or a copy */
-
-int fs_gpu_run_fused(struct run *R, const void *L, uint32_t r)
-{
-	return fs_gpu_launch(R, L, r % R->rotate, FUSED_BUFS);
-}
-
 static int run_unfused_seq(struct run *R, const void *none, uint32_t r)
 {
 	(void)none;
 	return run_unfused(R, r % R->rotate);
-}
-
-struct copies {
-	fs_devptr src[8], dst[8];
-	uint32_t pairs;
-	size_t n;
-};
-
-/* c->pairs buffer pairs of c->n bytes each: 0, or -1 with the error in
- * g->error (what was allocated is freed by copies_free either way) */
-static int copies_alloc(struct run *R, struct copies *c)
-{
-	int rc = 0;
-	for (uint32_t i = 0; i < c->pairs && !rc; i++)
-		rc = fs_cuda_check(&R->c, R->c.cuMemAlloc(&c->src[i], c->n), "cuMemAlloc", R->g->error, sizeof(R->g->error)) ||
-		     fs_cuda_check(&R->c, R->c.cuMemAlloc(&c->dst[i], c->n), "cuMemAlloc", R->g->error, sizeof(R->g->error));
-	return rc ? -1 : 0;
-}
-
-static void copies_free(struct run *R, struct copies *c)
-{
-	for (uint32_t i = 0; i < c->pairs; i++) {
-		if (c->src[i])
-			R->c.cuMemFree(c->src[i]);
-		if (c->dst[i])
-			R->c.cuMemFree(c->dst[i]);
-	}
-}
-
-static int run_copy(struct run *R, const void *what, uint32_t r)
-{
-	const struct copies *c = what;
-	CK(R->c.cuMemcpyDtoDAsync(c->dst[r % c->pairs], c->src[r % c->pairs], c->n, R->stream));
-	return 0;
-}
-
-
-/* the median of x[0..n) (sorted in place) and its distribution-free 95%
- * interval's ends: ranks n/2 -+ 0.98 sqrt(n) */
-static void median_interval(float *x, uint32_t n, double *median, double *lo, double *hi)
-{
-	qsort(x, n, sizeof(float), cmp_float);
-	double h = 0.98 * sqrt((double)n);
-	int64_t a = (int64_t)floor(n / 2.0 - h), b = (int64_t)ceil(n / 2.0 + h);
-	a = a < 0 ? 0 : a, b = b > (int64_t)n - 1 ? (int64_t)n - 1 : b;
-	*median = x[n / 2], *lo = x[a], *hi = x[b];
-}
-
-/* The order of k things in round r, drawn by a Fisher-Yates shuffle seeded
- * by the round (no thing keeps one place, one predecessor). */
-static void shuffled(uint32_t *order, uint32_t k, uint64_t r)
-{
-	for (uint32_t j = 0; j < k; j++) {
-		uint32_t at = (uint32_t)(fs_mix((r << 32) | j) % (j + 1));
-		order[j] = order[at], order[at] = j;
-	}
-}
-
-/* Each of what[0..k-1] captured in `m` CUDA graphs of `calls` runs each
- * (input copies rotated within it), for timing as serving replays small
- * kernels: what[j]'s are exec[j * m ...]; NULL where a capture fails
- * (g->error says why). Captured round-robin, every thing's i-th graph in
- * an order drawn afresh for each i: a graph's time at decode sizes follows
- * its place in the capture order (all of one thing's graphs captured
- * together read up to 6% off another's, measured in bench_torch.py's A/A
- * control; round-robin and shuffled, within 1%). */
-static void **capture(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t m, uint32_t calls)
-{
-	void **exec = fs_xcalloc((size_t)k * m, sizeof(void *));
-	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t));
-	int rc = 0;
-	for (uint32_t i = 0; i < k * m && !rc; i++) {
-		if (i % k == 0) /* seeds apart from the timing rounds' */
-			shuffled(order, k, UINT32_MAX - i / k);
-		uint32_t j = order[i % k] * m + i / k;
-		void *graph = NULL;
-		rc = fs_cuda_check(&R->c, R->c.cuStreamBeginCapture(R->stream, 2 /* relaxed */), "cuStreamBeginCapture", R->g->error,
-				   sizeof(R->g->error));
-		for (uint32_t c = 0; c < calls && !rc; c++)
-			rc = one(R, what[j / m], c);
-		if (fs_cuda_check(&R->c, R->c.cuStreamEndCapture(R->stream, &graph), "cuStreamEndCapture", rc ? NULL : R->g->error,
-				  rc ? 0 : sizeof(R->g->error)))
-			rc = -1;
-		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuGraphInstantiate(&exec[j], graph, 0), "cuGraphInstantiate", R->g->error,
-					   sizeof(R->g->error));
-		if (graph)
-			R->c.cuGraphDestroy(graph);
-	}
-	free(order);
-	for (uint32_t j = 0; j < k * m && rc; j++)
-		if (exec[j])
-			R->c.cuGraphExecDestroy(exec[j]);
-	if (rc) {
-		free(exec);
-		return NULL;
-	}
-	return exec;
-}
-
-/* Times k things, what[0..k-1], interleaved: each of `reps` rounds (after 5
- * warm-up rounds) runs every one once, on the round's input copy
- * (rotated), so a drift of the device's clocks or temperature falls on all
- * of them alike; the order is drawn afresh each round (what runs just
- * before a small kernel moves its time by a few percent: a fixed order would
- * give each its own bias). Every run sits between two events, all enqueued back to
- * back and read after the last: the GPU never waits for the host between
- * runs, so a run's time is the device's, without the host's launch latency.
- * With R->calls > 1 (fs_gpu_graph_calls: how serving replays a step, and
- * how bench_torch.py times the op) a run is the replay of a CUDA graph of
- * that many calls, and a time is per call;
- * each thing is captured FS_GRAPH_INSTANCES times and round r replays its
- * graph r mod FS_GRAPH_INSTANCES: two captures of the same calls differ by
- * up to 4% at decode sizes, alike round after round (measured on an H200):
- * one capture each would hand that to the comparison, and more rounds do
- * not average it; more captures, captured round-robin (capture), do. With
- * `before`, each run follows a run of it (captured alike, as graphs of as
- * many calls, launched outside the events): the company a run keeps. With
- * `rounds` (k x reps), each thing's time per call in every round, in round
- * order: paired comparisons. */
-int fs_gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		    struct timing *out, float *rounds)
-{
-	uint32_t n = (reps + 5) * k, calls = R->calls > 1 && one != run_copy ? R->calls : 1;
-	uint32_t m = calls > 1 ? FS_GRAPH_INSTANCES : 1;
-	void **exec = calls > 1 ? capture(R, one, what, k, m, calls) : NULL;
-	if (calls > 1 && !exec)
-		return -1;
-	void **pre = before ? capture(R, before->one, &before->what, 1, m, calls) : NULL;
-	if (before && !pre) {
-		for (uint32_t j = 0; exec && j < k * m; j++)
-			R->c.cuGraphExecDestroy(exec[j]);
-		free(exec);
-		return -1;
-	}
-	void **ev = fs_xcalloc(2 * (size_t)n, sizeof(void *));
-	float *t = fs_xmalloc(reps * sizeof(float));
-	int rc = 0;
-	for (uint32_t i = 0; i < 2 * n && !rc; i++)
-		rc = fs_cuda_check(&R->c, R->c.cuEventCreate(&ev[i], 0), "cuEventCreate", R->g->error, sizeof(R->g->error));
-	uint32_t *order = fs_xcalloc(k, sizeof(uint32_t)), last = 0;
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		if (i % k == 0) /* a new round */
-			shuffled(order, k, i / k);
-		uint32_t j = order[i % k], e = i - i % k + j; /* what[j]'s events of this round */
-		last = e;
-		if (pre)
-			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(pre[i / k % m], R->stream), "cuGraphLaunch", R->g->error,
-					   sizeof(R->g->error));
-		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e], R->stream), "cuEventRecord", R->g->error, sizeof(R->g->error));
-		if (!rc && exec)
-			rc = fs_cuda_check(&R->c, R->c.cuGraphLaunch(exec[j * m + i / k % m], R->stream), "cuGraphLaunch", R->g->error,
-					   sizeof(R->g->error));
-		else if (!rc)
-			rc = one(R, what[j], i / k);
-		if (!rc)
-			rc = fs_cuda_check(&R->c, R->c.cuEventRecord(ev[2 * e + 1], R->stream), "cuEventRecord", R->g->error,
-					   sizeof(R->g->error));
-	}
-	free(order);
-	if (!rc) /* the last run enqueued ends last */
-		rc = fs_cuda_check(&R->c, R->c.cuEventSynchronize(ev[2 * last + 1]), "cuEventSynchronize", R->g->error, sizeof(R->g->error));
-	for (uint32_t j = 0; j < k && !rc; j++) {
-		for (uint32_t r = 0; r < reps && !rc; r++) {
-			uint32_t i = (r + 5) * k + j;
-			rc = fs_cuda_check(&R->c, R->c.cuEventElapsedTime(&t[r], ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime",
-					   R->g->error, sizeof(R->g->error));
-			t[r] /= (float)calls;
-			if (rounds)
-				rounds[(size_t)j * reps + r] = t[r];
-		}
-		if (rc)
-			break;
-		double med, lo, hi;
-		median_interval(t, reps, &med, &lo, &hi);
-		out[j] = (struct timing){.ms = med, .spread = t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10],
-					 .ci = (hi - lo) / 2};
-	}
-	for (uint32_t i = 0; i < 2 * n; i++)
-		if (ev[i])
-			R->c.cuEventDestroy(ev[i]);
-	for (uint32_t j = 0; exec && j < k * m; j++)
-		R->c.cuGraphExecDestroy(exec[j]);
-	for (uint32_t j = 0; pre && j < m; j++)
-		R->c.cuGraphExecDestroy(pre[j]);
-	free(exec);
-	free(pre);
-	free(ev);
-	free(t);
-	return rc ? -1 : 0;
-}
-
-/* Device-to-device copies of n bytes (2n moved each), timed like the
- * kernels, over enough buffer pairs to exceed twice the L2. */
-static int copy_bandwidth(struct run *R, size_t n, int l2, double *gbs)
-{
-	struct copies c = {.n = n < 256 ? 256 : n};
-	size_t pairs = (2 * (size_t)l2 + 2 * c.n - 1) / (2 * c.n);
-	c.pairs = pairs < 1 ? 1 : pairs > 8 ? 8 : (uint32_t)pairs;
-	struct timing tm = {0};
-	const void *what = &c;
-	int rc = copies_alloc(R, &c);
-	if (!rc)
-		rc = fs_gpu_time_set(R, run_copy, &what, 1, 20, NULL, &tm, NULL);
-	copies_free(R, &c);
-	*gbs = rc ? 0 : 2.0 * (double)c.n / (tm.ms * 1e-3) / 1e9;
-	return rc ? -1 : 0;
-}
-
-/* cubin loaded as *module, and its function `name` (if any) as *fn: 0, or
- * -1 with the error in g->error */
-static int load_cubin(struct run *R, const char *cubin, void **module, const char *name, void **fn)
-{
-	struct fs_gpu_result *g = R->g;
-	return fs_cuda_check(&R->c, R->c.cuModuleLoadData(module, cubin), "cuModuleLoadData", g->error, sizeof(g->error)) ||
-			       (name && fs_cuda_check(&R->c, R->c.cuModuleGetFunction(fn, *module, name), "cuModuleGetFunction",
-						      g->error, sizeof(g->error)))
-		       ? -1
-		       : 0;
-}
-
-/* Compiles a translation unit (counted in g->compiled when `count`) and,
- * with `load`, loads it as *module and its function `name` as *fn. 0, or
- * -1 with the error in g->error. */
-int fs_gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
-		     void **fn)
-{
-	struct fs_gpu_result *g = R->g;
-	char *cubin = NULL;
-	size_t len;
-	if (fs_cuda_compile(&R->c, source, arch, fmad, &cubin, &len, g->error, sizeof(g->error)))
-		return -1;
-	g->compiled += count != 0;
-	int rc = load && load_cubin(R, cubin, module, name, fn);
-	free(cubin);
-	return rc ? -1 : 0;
-}
-
-/* compiled for the device's architecture */
-int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn)
-{
-	return fs_gpu_build_for(R, R->g->arch, source, fmad, count, load, module, name, fn);
 }
 
 /* Generates the fused kernel (only < 0) under tactic t, or op `only`'s
@@ -419,7 +77,7 @@ static uint32_t prepare_tactics(struct run *R, struct launch *L, const struct fs
 			snprintf(failed[i], sizeof(failed[i]), "%.190s", jobs[j].err);
 		else {
 			R->g->compiled++;
-			if (load && load_cubin(R, jobs[j].cubin, &L[i].module, "fs_k", &L[i].fn))
+			if (load && fs_gpu_load_cubin(R, jobs[j].cubin, &L[i].module, "fs_k", &L[i].fn))
 				snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
 		}
 		free(jobs[j].cubin);
@@ -442,59 +100,9 @@ static void unload(struct run *R, struct launch *L)
 	L->module = L->fn = NULL;
 }
 
-/* The fused plan on input copy `copy`: products, the fused kernel L (NULL:
- * none), the products after it. */
-int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
-{
-	if (!R->gemm)
-		return fs_gpu_launch(R, L, copy, FUSED_BUFS);
-	if (variant == 2) /* the generated GEMM, then the products reading what it writes */
-		return fs_gpu_gemm_launch_gen(R, copy) || fs_gpu_gemm_run_products(R, 0, copy, 1) ? -1 : 0;
-	return fs_gpu_gemm_run_products(R, variant, copy, 0) || (L && fs_gpu_launch(R, L, copy, FUSED_BUFS)) || fs_gpu_gemm_run_products(R, variant, copy, 1) ? -1 : 0;
-}
-
-/* The fused plan once, on copy 0 of the inputs, into poisoned outputs,
- * checked against the reference: its products (variant), then the fused
- * kernel L (NULL: none). */
-int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e)
-{
-	const struct prog *p = R->p;
-	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
-		if (R->fused_out[v])
-			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, bytes_of(fs_prog_value(p, (int32_t)v))));
-	for (uint32_t k = 0; R->gemm && k < R->gp.n_calls; k++)
-		if (R->catout[k])
-			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
-								  fs_dtype_size((enum fs_dtype)R->gp.calls[k].mm.dtype)));
-	if (fs_gpu_run_plan(R, variant, L, 0))
-		return -1;
-	CK(R->c.cuCtxSynchronize());
-	return measure(R, FUSED_BUFS, e);
-}
-
-void fs_gpu_plan_failed(struct run *R, const char *plan, const char *why)
-{
-	if (!R->g->plan_failed[0])
-		snprintf(R->g->plan_failed, sizeof(R->g->plan_failed), "%.60s: %.190s", plan, why);
-}
-
 static void tactic_name(const struct run *R, const struct fs_tactic *t, char *out, size_t n)
 {
 	fs_tactic_name(t, R->g->row, out, n);
-}
-
-void fs_gpu_cache_key(const struct run *R, struct fs_tune_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	snprintf(k->kernel, sizeof(k->kernel), "%s", R->o->kernel_key ? R->o->kernel_key : "");
-	snprintf(k->bucket, sizeof(k->bucket), "%s", R->o->bucket ? R->o->bucket : "");
-	snprintf(k->device, sizeof(k->device), "%s", R->g->device);
-	snprintf(k->nvrtc, sizeof(k->nvrtc), "%s", R->g->nvrtc);
-	int at = snprintf(k->policy, sizeof(k->policy), "exact kernels; median of %u after 5 warm-up, all interleaved, inputs past 2x L2; %d finalists x %u interleaved, shuffled, fastest median",
-			  R->o->reps, FS_FINALISTS, 4 * R->o->reps);
-	if (R->calls > 1 && at > 0 && (size_t)at < sizeof(k->policy))
-		snprintf(k->policy + at, sizeof(k->policy) - (size_t)at, "; graphs of %u calls, %d captures round-robin%s", R->calls,
-			 FS_GRAPH_INSTANCES, R->calls >= FS_GRAPH_CALLS ? "; finalists in 3 companies, least worst ratio" : "");
 }
 
 /* The eligible tactics of g->tactics[0..n) by median, the fastest first,
@@ -554,14 +162,14 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 	struct timing tm[FS_FINALISTS];
 	double worst[FS_FINALISTS] = {0};
 	struct copies c = {.n = (size_t)L[idx[0]].k.bytes / 2, .pairs = 1};
-	const struct side company[] = {{run_unfused_seq, NULL}, {run_copy, &c}};
+	const struct side company[] = {{run_unfused_seq, NULL}, {fs_gpu_run_copy, &c}};
 	uint32_t companies = latency ? 3 : 1;
 	int rc = 0;
 	for (uint32_t j = 0; j < k; j++)
 		what[j] = &L[idx[j]];
 	if (companies > 1) {
 		c.n = c.n < 256 ? 256 : c.n;
-		rc = copies_alloc(R, &c);
+		rc = fs_gpu_copies_alloc(R, &c);
 	}
 	for (uint32_t q = 0; q < companies && !rc; q++) {
 		if ((rc = fs_gpu_time_set(R, fs_gpu_run_fused, what, k, 4 * R->o->reps, q ? &company[q - 1] : NULL, tm, NULL)))
@@ -586,7 +194,7 @@ static int final_round(struct run *R, struct launch *L, uint32_t n, int32_t *pic
 			p = j;
 	}
 	*pick = (int32_t)idx[p];
-	copies_free(R, &c);
+	fs_gpu_copies_free(R, &c);
 	return rc ? -1 : 0;
 }
 
@@ -809,7 +417,7 @@ static int draw_inputs(struct run *R)
 		     fs_cuda_check(&R->c, R->c.cuLaunchKernel(F.fn, (unsigned)grid, 1, 1, 256, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel",
 				   R->g->error, sizeof(R->g->error));
 		for (uint32_t c = 1; c < R->rotate && !rc; c++)
-			rc = fs_cuda_check(&R->c, R->c.cuMemcpyDtoD(R->dev[(size_t)v * R->rotate + c], ptr, bytes_of(t)), "cuMemcpyDtoD",
+			rc = fs_cuda_check(&R->c, R->c.cuMemcpyDtoD(R->dev[(size_t)v * R->rotate + c], ptr, fs_value_bytes(t)), "cuMemcpyDtoD",
 					   R->g->error, sizeof(R->g->error));
 	}
 	if (!rc)
@@ -841,7 +449,7 @@ static int check_reference(struct run *R)
 		if (bad)
 			return -1;
 	}
-	if (measure(R, CPU_REF_BUFS, &R->g->ref_vs_cpu))
+	if (fs_gpu_measure(R, CPU_REF_BUFS, &R->g->ref_vs_cpu))
 		return -1;
 	R->g->ref_checked = 1;
 	return 0;
@@ -860,7 +468,7 @@ static int alloc_unfused(struct run *R)
 	uint32_t nv = p->n_in + p->n_ops;
 	if (R->gemm) {
 		for (uint32_t v = p->n_in; v < nv; v++) {
-			size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
+			size_t nb = fs_value_alloc_bytes(fs_prog_value(p, (int32_t)v));
 			if (fs_codegen_buffered(p, (int32_t)v)) {
 				CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate], nb));
 				CK(R->c.cuMemsetD8(R->dev[(size_t)v * R->rotate], 0xff, nb));
@@ -887,7 +495,7 @@ static int alloc_unfused(struct run *R)
 	for (uint32_t v = p->n_in; v < nv; v++)
 		if (fs_codegen_buffered(p, (int32_t)v)) { /* a view has no buffer; every other value its launch */
 			it[v].first = it[v].first == UINT32_MAX ? 0 : it[v].first;
-			it[v].bytes = alloc_bytes(fs_prog_value(p, (int32_t)v));
+			it[v].bytes = fs_value_alloc_bytes(fs_prog_value(p, (int32_t)v));
 			of[m] = v, items[m++] = it[v];
 		}
 	size_t size = fs_memplan_offsets(items, m, 256);
@@ -916,7 +524,7 @@ static int alloc_fused(struct run *R)
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++) {
 		if (!(R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) || (R->q.pitch && R->q.pitch[v]))
 			continue;
-		size_t nb = alloc_bytes(fs_prog_value(p, (int32_t)v));
+		size_t nb = fs_value_alloc_bytes(fs_prog_value(p, (int32_t)v));
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
 		if (e == CU_OUT_OF_MEMORY && R->unfused_block && R->calls < FS_GRAPH_CALLS) {
 			R->c.cuMemFree(R->unfused_block);
@@ -971,7 +579,7 @@ static int compare(struct run *R, const struct timing *unfused_alone)
 	} else if (!rc) {
 		for (uint32_t r = 0; r < reps; r++)
 			rounds[r] = rounds[reps + r] / rounds[r];
-		median_interval(rounds, reps, &g->speedup, &g->speedup_lo, &g->speedup_hi);
+		fs_gpu_median_interval(rounds, reps, &g->speedup, &g->speedup_lo, &g->speedup_hi);
 	}
 	free(rounds);
 	g->fused_ms = tm[0].ms, g->fused_ci = tm[0].ci;
@@ -990,11 +598,11 @@ static int execute(struct run *R)
 	CK(R->c.cuStreamCreate(&R->stream, 0));
 	/* the copy bandwidth first, while the memory is free: of 1 GiB, and of the
 	 * fused kernel's own traffic (a small kernel's ramp and tail cost a copy too) */
-	if (copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
-	    (!R->gemm && copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs)))
+	if (fs_gpu_copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
+	    (!R->gemm && fs_gpu_copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs)))
 		return -1;
 	for (uint32_t i = 0; i < p->n_in; i++)
-		in_bytes += bytes_of(&p->in[i]);
+		in_bytes += fs_value_bytes(&p->in[i]);
 	size_t want = 2 * (size_t)l2; /* rotate input copies until they exceed twice L2 */
 	R->rotate = in_bytes ? (uint32_t)((want + in_bytes - 1) / in_bytes) : 1;
 	R->rotate = R->rotate < 1 ? 1 : R->rotate > 8 ? 8 : R->rotate;
@@ -1004,7 +612,7 @@ static int execute(struct run *R)
 	CK(R->c.cuMemAlloc(&R->stats, 64));
 	for (uint32_t v = 0; v < p->n_in; v++)
 		for (uint32_t c = 0; c < R->rotate; c++)
-			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], alloc_bytes(&p->in[v])));
+			CK(R->c.cuMemAlloc(&R->dev[(size_t)v * R->rotate + c], fs_value_alloc_bytes(&p->in[v])));
 	if (alloc_unfused(R))
 		return -1;
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
@@ -1017,7 +625,7 @@ static int execute(struct run *R)
 	g->reps = R->o->reps;
 	struct timing tu;
 	const void *none = NULL;
-	if (measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
+	if (fs_gpu_measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
 	    fs_gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu, NULL) || alloc_fused(R))
 		return -1;
 	if ((R->kernel && tune(R)) || (R->gemm && fs_gpu_gemm_time_variants(R)) ||
@@ -1073,24 +681,32 @@ int fs_gpu_present(void)
  * products' plan, the fused kernel and one per unfused op, the references.
  * 0, or -1 with g->error (g->refused where the region's own limit, not a
  * compile, stopped it). */
+/* A region with matrix products: their plan (the products by cuBLASLt, read by
+ * the fused kernel as given), the kernel's program and that of the later
+ * products' operands alone, stored. Products no plan runs refuse the region. */
+static int plan_products(struct run *R)
+{
+	const struct prog *p = R->p;
+	struct fs_gpu_result *g = R->g;
+	R->gemm = 1;
+	int rc = fs_gemm_plan(p, &R->gp, g->error, sizeof(g->error));
+	g->refused = rc != 0;
+	if (rc)
+		R->q.is_output = fs_xcalloc(p->n_ops + 1, 1), R->kernel = 0;
+	else
+		R->kernel = fs_gemm_kernel_prog(p, &R->gp, &R->q);
+	R->qs = R->q, R->qs.is_output = fs_xcalloc(p->n_ops + 1, 1);
+	for (uint32_t i = 0; i < p->n_ops && !rc; i++)
+		R->qs.is_output[i] = R->gp.kernel_out[p->n_in + i];
+	return rc;
+}
+
 static int generate_all(struct run *R, int exec)
 {
 	const struct prog *p = R->p;
 	const struct fs_gpu_opts *o = R->o;
 	struct fs_gpu_result *g = R->g;
-	int rc = 0;
-	if (fs_gemm_any(p)) { /* the products by cuBLASLt, read by the fused kernel as given */
-		R->gemm = 1;
-		rc = fs_gemm_plan(p, &R->gp, g->error, sizeof(g->error));
-		g->refused = rc != 0; /* products no plan runs: a limit of the region's */
-		if (rc)
-			R->q.is_output = fs_xcalloc(p->n_ops + 1, 1), R->kernel = 0;
-		else
-			R->kernel = fs_gemm_kernel_prog(p, &R->gp, &R->q);
-		R->qs = R->q, R->qs.is_output = fs_xcalloc(p->n_ops + 1, 1); /* the later products' operands alone, stored */
-		for (uint32_t i = 0; i < p->n_ops && !rc; i++)
-			R->qs.is_output[i] = R->gp.kernel_out[p->n_in + i];
-	}
+	int rc = fs_gemm_any(p) ? plan_products(R) : 0;
 	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
 		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
 			continue; /* a view: no kernel in eager either */

@@ -1,10 +1,14 @@
 /*
- * gpu_run.h (private to fuse/gpu*.c): one GPU run of a region (gpu.h) as
- * gpu.c and gpu_gemm.c share it: the launches, where values live, the run's
- * state, and the functions each file gives the other. gpu.c: buffers, the
- * generated kernels' launches, timing, tuning, the run itself; gpu_gemm.c:
- * a region's matrix products (cuBLASLt calls, their float64 reference, the
- * concatenated weights, the generated GEMM) and the fused plan's variants.
+ * gpu_run.h (private to fuse/gpu*.c): one GPU run of a region (gpu.h) as the
+ * gpu files share it: the launches, where values live, the run's state, and
+ * the functions each file gives those above it. Calls go one way:
+ *   gpu.c         the run: buffers, the generated kernels, tuning, the verdict's measurements
+ *   gpu_gemm.c    a region's matrix products: their plans, float64 reference, concatenated
+ *                 weights, the generated GEMM, the fused plan's variants timed side by side
+ *   gpu_launch.c  launching kernels and products, running a plan once and checking it, compiling
+ *   gpu_time.c    timing: interleaved rounds, CUDA graphs, medians, copy bandwidth
+ * gpu.c calls the three below it, gpu_gemm.c the two below it; gpu_launch.c and gpu_time.c
+ * call neither of the others.
  */
 #ifndef FUSESCAN_GPU_RUN_H
 #define FUSESCAN_GPU_RUN_H
@@ -102,27 +106,54 @@ struct side {
 	const void *what;
 };
 
-/* gpu.c (see each one's comment there) */
+static inline size_t fs_value_bytes(const struct ten *t)
+{
+	return (size_t)t->n * fs_dtype_size((enum fs_dtype)t->dtype);
+}
+
+/* a buffer's size for t (cuMemAlloc refuses 0 bytes) */
+static inline size_t fs_value_alloc_bytes(const struct ten *t)
+{
+	return fs_value_bytes(t) ? fs_value_bytes(t) : 1;
+}
+
+/* device-to-device copies: c->pairs buffer pairs of c->n bytes each */
+struct copies {
+	fs_devptr src[8], dst[8];
+	uint32_t pairs;
+	size_t n;
+};
+
+/* gpu_time.c (see each one's comment there) */
+int fs_gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
+		    struct timing *out, float *rounds);
+void fs_gpu_median_interval(float *x, uint32_t n, double *median, double *lo, double *hi);
+int fs_gpu_copies_alloc(struct run *R, struct copies *c);
+void fs_gpu_copies_free(struct run *R, struct copies *c);
+int fs_gpu_run_copy(struct run *R, const void *what, uint32_t r);
+int fs_gpu_copy_bandwidth(struct run *R, size_t n, int l2, double *gbs);
+void fs_gpu_cache_key(const struct run *R, struct fs_tune_key *k);
+
+/* gpu_launch.c */
 fs_devptr fs_gpu_buffer(const struct run *R, int32_t v, uint32_t copy, enum where w);
 uint32_t fs_gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy, enum where w, struct kargs *A);
 int fs_gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum where w);
-int fs_gpu_run_fused(struct run *R, const void *L, uint32_t r);
-int fs_gpu_time_set(struct run *R, run_fn one, const void *const *what, uint32_t k, uint32_t reps, const struct side *before,
-		    struct timing *out, float *rounds);
-void fs_gpu_plan_failed(struct run *R, const char *plan, const char *why);
-int fs_gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
-		     void **fn);
-int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);
-int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy);
-int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e);
-void fs_gpu_cache_key(const struct run *R, struct fs_tune_key *k);
-
-/* gpu_gemm.c */
 void fs_gpu_gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld);
 int fs_gpu_gemm_launch_lt(struct run *R, const struct launch *L, uint32_t copy, enum where w);
 int fs_gpu_gemm_launch_gen(struct run *R, uint32_t copy);
 int fs_gpu_gemm_compare_products(struct run *R, enum where w);
 int fs_gpu_gemm_run_products(struct run *R, int variant, uint32_t copy, int post);
+int fs_gpu_measure(struct run *R, enum where w, struct fs_errors *e);
+int fs_gpu_run_fused(struct run *R, const void *L, uint32_t r);
+int fs_gpu_load_cubin(struct run *R, const char *cubin, void **module, const char *name, void **fn);
+int fs_gpu_build_for(struct run *R, const char *arch, const char *source, int fmad, int count, int load, void **module, const char *name,
+		     void **fn);
+int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int load, void **module, const char *name, void **fn);
+int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy);
+int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct fs_errors *e);
+void fs_gpu_plan_failed(struct run *R, const char *plan, const char *why);
+
+/* gpu_gemm.c */
 void fs_gpu_gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint32_t slot);
 int fs_gpu_gemm_prepare_products(struct run *R, int load);
 int fs_gpu_gemm_prepare_gen(struct run *R, int load);

@@ -100,45 +100,69 @@ static void exec_elementwise(const struct op *op, const struct ten *v, struct te
 
 /* A matrix product (shapes checked): out[.., m, n] = sum_k a[.., m, k] b[.., k, n]
  * (b[n, k] for a linear, the batch dims broadcast) + bias, accumulated in
- * double; each batch's b (not a linear's, already so) gathered as rows of K
- * first, so every dot product reads two contiguous rows. */
+ * double, k ascending from 0 either way: a linear's as dot products of two
+ * contiguous rows, others' as each row of a times the rows of b added into the
+ * output row (b read in its own order, never transposed). Rows of a go in
+ * blocks of GEMM_ROWS, so b streams from memory once a block, not once a row,
+ * and a block's sums run side by side, each still in its own order. */
+enum { GEMM_ROWS = 8 };
+
+/* the index of operand t's matrix that output index idx (rank r) reads: its
+ * batch dims (all but the last two), right-aligned, broadcast where 1 */
+static int64_t batch_of(const struct ten *t, const int64_t *idx, uint8_t r)
+{
+	int64_t at = 0, stride = 1;
+	for (int d = (int)r - 3; d >= 0; d--) {
+		int dt = d + t->rank - r;
+		if (dt >= 0)
+			at += (t->shape[dt] == 1 ? 0 : idx[d]) * stride, stride *= t->shape[dt];
+	}
+	return at;
+}
+
 static void exec_gemm(const struct op *op, const struct ten *v, struct ten *out)
 {
 	const struct ten *a = &v[op->src[0]], *b = &v[op->src[1]];
 	uint8_t r = out->rank;
+	int linear = op->ints[0] != 0;
 	int64_t K = a->shape[a->rank - 1], N = out->shape[r - 1];
-	int64_t M = op->ints[0] ? (N ? out->n / N : 0) : out->shape[r - 2], batches = M && N ? out->n / (M * N) : 0;
-	double *bt = op->ints[0] ? NULL : fs_xmalloc((size_t)(N * K > 0 ? N * K : 1) * sizeof(double));
+	int64_t M = linear ? (N ? out->n / N : 0) : out->shape[r - 2], batches = M && N ? out->n / (M * N) : 0;
 	int64_t idx[MAX_RANK];
 	for (int64_t bi = 0; bi < batches; bi++) {
-		int64_t ao = 0, bo = 0, as = 1, bs = 1; /* the batch's offsets into a and b */
 		unravel(bi * M * N, out->shape, r, idx);
-		for (int d = (int)r - 3; d >= 0 && !op->ints[0]; d--) {
-			int da = d + a->rank - r, db = d + b->rank - r;
-			if (da >= 0)
-				ao += (a->shape[da] == 1 ? 0 : idx[d]) * as, as *= a->shape[da];
-			if (db >= 0)
-				bo += (b->shape[db] == 1 ? 0 : idx[d]) * bs, bs *= b->shape[db];
-		}
-		const double *A = a->d + ao * M * K, *B = b->d + bo * K * N, *W = op->ints[0] ? B : bt;
-		for (int64_t k = 0; k < K && !op->ints[0]; k++)
-			for (int64_t j = 0; j < N; j++)
-				bt[j * K + k] = B[k * N + j];
-		for (int64_t i = 0; i < M; i++)
-			for (int64_t j = 0; j < N; j++) {
-				const double *x = A + i * K, *w = W + j * K;
-				double acc = 0;
-				for (int64_t k = 0; k < K; k++)
-					acc += x[k] * w[k];
-				int64_t e = (bi * M + i) * N + j;
-				if (op->n_src > 2) {
-					unravel(e, out->shape, r, idx);
-					acc += bcast(&v[op->src[2]], idx, r);
+		const double *A = a->d + (linear ? 0 : batch_of(a, idx, r)) * M * K, *B = b->d + (linear ? 0 : batch_of(b, idx, r)) * K * N;
+		double *O = out->d + bi * M * N;
+		for (int64_t i0 = 0; i0 < M; i0 += GEMM_ROWS) {
+			int64_t i1 = i0 + GEMM_ROWS < M ? i0 + GEMM_ROWS : M;
+			if (linear)
+				for (int64_t j = 0; j < N; j++) {
+					const double *w = B + j * K, *x = A + i0 * K;
+					double acc[GEMM_ROWS] = {0}; /* the block's dot products side by side */
+					for (int64_t k = 0; k < K; k++)
+						for (int64_t i = 0; i < i1 - i0; i++)
+							acc[i] += x[i * K + k] * w[k];
+					for (int64_t i = i0; i < i1; i++)
+						O[i * N + j] = acc[i - i0];
 				}
-				out->d[e] = acc;
+			else {
+				for (int64_t e = i0 * N; e < i1 * N; e++)
+					O[e] = 0;
+				for (int64_t k = 0; k < K; k++) {
+					const double *w = B + k * N;
+					for (int64_t i = i0; i < i1; i++) {
+						const double xk = A[i * K + k];
+						double *o = O + i * N;
+						for (int64_t j = 0; j < N; j++)
+							o[j] += xk * w[j];
+					}
+				}
 			}
+		}
+		for (int64_t e = 0; e < M * N && op->n_src > 2; e++) {
+			unravel(bi * M * N + e, out->shape, r, idx);
+			O[e] += bcast(&v[op->src[2]], idx, r);
+		}
 	}
-	free(bt);
 }
 
 /* Reductions over ops->ints dims (all when none); the output keeps its dumped
@@ -342,7 +366,7 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 		*out = op->out;
 		if (op->elided)
 			continue;
-		out->d = fs_xmalloc((size_t)(out->n ? out->n : 1) * sizeof(double));
+		out->d = fs_xmalloc_huge((size_t)(out->n ? out->n : 1) * sizeof(double));
 		for (int64_t e = 0; e < out->n; e++)
 			out->d[e] = NAN; /* poison: every element must be written */
 		struct op planted = *op;
@@ -641,7 +665,7 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
 			 "the region's matrix products take %lld multiply-adds at these sizes, more than the CPU executions' %lld",
 			 (long long)macs, (long long)mac_budget);
 	for (uint32_t i = 0; r->cpu_ran && i < p.n_in; i++) {
-		p.in[i].d = fs_xmalloc((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
+		p.in[i].d = fs_xmalloc_huge((size_t)(p.in[i].n ? p.in[i].n : 1) * sizeof(double));
 		fill_random(&p.in[i], seed, i);
 	}
 	int rc = 0;

@@ -717,17 +717,13 @@ static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64
 }
 
 /* fs_prog_bind; `explain`: a shape that disagrees says where the region stops binding (shape_error) */
-static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain)
+/* The region's external inputs, numbered first (values are numbered inputs,
+ * then ops): the top-level operands, and the parts of a cat; sizes inside lists
+ * (a view's [sym_size_int, -1]) come from the dumped shapes instead. */
+static int bind_inputs(struct prog *p, const uint32_t *nodes, uint32_t n, struct fs_diags *d)
 {
 	const struct fs_scan *s = p->s;
 	const struct fs_graph *g = p->g;
-	char why[512];
-	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
-	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
-	p->is_output = fs_xcalloc(n + 1, 1);
-	/* external inputs first (values are numbered inputs, then ops): the
-	 * top-level operands, and the parts of a cat; sizes inside lists (a
-	 * view's [sym_size_int, -1]) come from the dumped shapes instead */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[nodes[i]];
 		int cat = !strcmp(fs_scan_str(s, s->ops[x->op].key), "cat");
@@ -745,6 +741,19 @@ static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t
 			}
 		}
 	}
+	return 0;
+}
+
+static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain)
+{
+	const struct fs_scan *s = p->s;
+	const struct fs_graph *g = p->g;
+	char why[512];
+	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
+	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
+	p->is_output = fs_xcalloc(n + 1, 1);
+	if (bind_inputs(p, nodes, n, d))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
 		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);

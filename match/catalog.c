@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pcre2.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -191,6 +192,21 @@ static void literals_value(struct cparse *P, const char *p, const char *e)
 	P->cur->literals = FS_LIT_EPS;
 }
 
+/* the keys whose value is a list of words, and those whose value is its text */
+#define WORDS(k, f) {k, offsetof(struct fs_catalog_entry, f), offsetof(struct fs_catalog_entry, n_##f)}
+static const struct {
+	const char *key;
+	size_t list, count;
+} word_keys[] = {WORDS("kernels", kernels), WORDS("subsumed_by", subsumed), WORDS("reference", reference),
+		 WORDS("wrappers", wrappers)};
+#undef WORDS
+static const struct {
+	const char *key;
+	size_t text;
+} text_keys[] = {{"dtypes", offsetof(struct fs_catalog_entry, dtypes)},
+		 {"constraints", offsetof(struct fs_catalog_entry, constraints)},
+		 {"evidence", offsetof(struct fs_catalog_entry, evidence)}};
+
 /* key = value */
 static void key_line(struct cparse *P, const char *p, const char *e, const char *eq)
 {
@@ -200,25 +216,27 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 	struct fs_catalog_entry *en = P->cur;
 	if (!en)
 		return cerr(P, p, "'key = value' outside an entry; start one with [name]");
+	for (size_t i = 0; i < sizeof(word_keys) / sizeof(word_keys[0]); i++)
+		if (key_is(k, ke, word_keys[i].key)) {
+			uint32_t **list = (uint32_t **)((char *)en + word_keys[i].list);
+			free(*list);
+			*list = words(P, v, ve, (uint32_t *)((char *)en + word_keys[i].count));
+			return;
+		}
+	for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++)
+		if (key_is(k, ke, text_keys[i].key)) {
+			char **text = (char **)((char *)en + text_keys[i].text);
+			free(*text);
+			*text = text_value(v, ve);
+			return;
+		}
 	if (key_is(k, ke, "kind")) {
 		if (set_kind(en, v, ve) < 0)
 			cerr(P, v, "unknown kind (norm, elementwise, gemm_epilogue, attention_adjacent, "
 				   "layout, multi_output, horizontal_gemm, horizontal_elementwise, reduction)");
 	} else if (key_is(k, ke, "chain"))
 		add_chain(P, v, ve);
-	else if (key_is(k, ke, "kernels")) {
-		free(en->kernels);
-		en->kernels = words(P, v, ve, &en->n_kernels);
-	} else if (key_is(k, ke, "subsumed_by")) {
-		free(en->subsumed);
-		en->subsumed = words(P, v, ve, &en->n_subsumed);
-	} else if (key_is(k, ke, "reference")) {
-		free(en->reference);
-		en->reference = words(P, v, ve, &en->n_reference);
-	} else if (key_is(k, ke, "wrappers")) {
-		free(en->wrappers);
-		en->wrappers = words(P, v, ve, &en->n_wrappers);
-	} else if (key_is(k, ke, "transforms"))
+	else if (key_is(k, ke, "transforms"))
 		transforms_value(P, v, ve);
 	else if (key_is(k, ke, "literals"))
 		literals_value(P, v, ve);
@@ -231,15 +249,6 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 			en->norm_first = 1;
 		else if (!key_is(v, ve, "sum norm"))
 			cerr(P, v, "returns is 'norm sum' or 'sum norm'");
-	} else if (key_is(k, ke, "dtypes")) {
-		free(en->dtypes);
-		en->dtypes = text_value(v, ve);
-	} else if (key_is(k, ke, "constraints")) {
-		free(en->constraints);
-		en->constraints = text_value(v, ve);
-	} else if (key_is(k, ke, "evidence")) {
-		free(en->evidence);
-		en->evidence = text_value(v, ve);
 	} else
 		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, reference, wrappers, transforms, literals, "
 			   "returns, gelu, dtypes, constraints, evidence)");

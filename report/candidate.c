@@ -34,16 +34,6 @@ const char *fs_human_bytes(int64_t b, char *buf, size_t n)
 	return buf;
 }
 
-void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n)
-{
-	size_t k = 0;
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < a->n_unbound && i < 8 && k < n; i++)
-		k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", fs_scan_str(s, a->unbound[i]));
-	if (a->n_unbound > 8 && k < n)
-		snprintf(buf + k, n - k, " and %u more", a->n_unbound - 8);
-}
-
 void fs_binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n)
 {
 	size_t k = 0;

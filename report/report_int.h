@@ -48,8 +48,6 @@ void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, 
 const char *fs_human_bytes(int64_t b, char *buf, size_t n);
 /* The bindings the cost model used ("s72=1 s70=8192"), and the symbols it left unbound. */
 void fs_binding_text(const struct fs_discovery *d, const struct fs_analysis *a, char *buf, size_t n);
-/* The symbols left unbound, comma-separated. */
-void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n);
 
 /* The summary table both formats open a graph's report with (its first
  * SUMMARY_ROWS candidates shown) and the commands they end with (for the

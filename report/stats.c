@@ -69,15 +69,3 @@ void fs_scan_report_release(struct fs_scan_report *r)
 	free(r->stats);
 	r->stats = NULL;
 }
-
-uint32_t *fs_dumpfile_op_counts(const struct fs_scan *s, const struct fs_dumpfile *f)
-{
-	uint32_t *h = fs_xcalloc(s->n_ops + 1, sizeof(uint32_t));
-	for (uint32_t mi = f->first_module; mi < f->first_module + f->n_modules; mi++) {
-		const struct fs_graph *g = s->modules[mi].graph;
-		for (uint32_t i = 0; i < g->n_nodes; i++)
-			if (g->nodes[i].kind == FS_NODE_CALL)
-				h[g->nodes[i].op]++;
-	}
-	return h;
-}

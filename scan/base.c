@@ -3,12 +3,14 @@
  * the string interner. Used by every layer; depends on nothing but libc.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include "fusescan/base.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +42,23 @@ void *fs_xrealloc(void *p, size_t n)
 	if (!q)
 		oom(n);
 	return q;
+}
+
+void *fs_xmalloc_huge(size_t n)
+{
+	enum { HUGE = 2u << 20 };
+	if (n < HUGE)
+		return fs_xmalloc(n);
+	if (n > SIZE_MAX - HUGE)
+		oom(n);
+	size_t rounded = (n + HUGE - 1) / HUGE * HUGE;
+	void *p = aligned_alloc(HUGE, rounded);
+	if (!p)
+		oom(n);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: where the kernel declines, 4 KiB pages serve */
+#endif
+	return p;
 }
 
 char *fs_xstrndup(const char *s, size_t n)

@@ -78,6 +78,8 @@ void fs_catalog_load_default(struct fs_catalog *c, const char *path, struct fs_d
 /* NULL only when nothing could be analysed at all (errors in scan->diags). */
 struct fs_discovery *fs_discover(struct fs_scan *scan, const struct fs_discover_opts *o);
 void fs_discovery_free(struct fs_discovery *d);
+/* The symbols left unbound, comma-separated. */
+void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n);
 
 /* Each returns 0, or -1 if writing failed. */
 int fs_discover_text(const struct fs_discovery *d, FILE *out);

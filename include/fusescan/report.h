@@ -39,9 +39,6 @@ struct fs_scan_report {
 void fs_graph_stats_compute(const struct fs_scan *s, const struct fs_graph *g,
 			    struct fs_graph_stats *st);
 void fs_graph_stats_release(struct fs_graph_stats *st);
-/* Occurrences of each op (indexed by op id) in a dump file, all its modules;
- * free() it. */
-uint32_t *fs_dumpfile_op_counts(const struct fs_scan *s, const struct fs_dumpfile *f);
 
 void fs_scan_report_build(struct fs_scan_report *r, const struct fs_scan *s);
 void fs_scan_report_release(struct fs_scan_report *r);

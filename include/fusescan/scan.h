@@ -120,6 +120,9 @@ uint32_t fs_dumpfile_nodes(const struct fs_scan *s, const struct fs_dumpfile *f)
 /* 1 if two files hold the same graphs (identical bodies share one graph). */
 int fs_dumpfiles_identical(const struct fs_scan *s, const struct fs_dumpfile *a,
 			   const struct fs_dumpfile *b);
+/* Occurrences of each op (indexed by op id) in a dump file, all its modules;
+ * free() it. */
+uint32_t *fs_dumpfile_op_counts(const struct fs_scan *s, const struct fs_dumpfile *f);
 
 /* Op-table flags (FS_OPF_*) of a canonical op key ("unsqueeze", "cast",
  * "auto_deploy.torch_rmsnorm"), or -1 if the table has no row for it. */

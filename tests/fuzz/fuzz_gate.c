@@ -1,5 +1,5 @@
 /*
- * fuzz_gate.c: libFuzzer target for the CI gates' grammars (report/gate.c):
+ * fuzz_gate.c: libFuzzer target for the CI gates' grammars (match/gate.c):
  * the bytes as an --expect file ("[@DUMP] PATTERN OP EXPR" lines, checked
  * int64 arithmetic, nesting bounded) and as a --baseline saved report (the
  * JSON rows, their types and ranges), both against the built-in library's

@@ -7,8 +7,8 @@
  */
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
-#include "report_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +55,16 @@ static uint32_t bind_dims(struct fs_scan *s, const struct fs_graph *g,
 		return n;
 	}
 	return fs_bind_default(s, g, o->tokens, b, FS_DISCOVER_BIND);
+}
+
+void fs_unbound_text(const struct fs_scan *s, const struct fs_analysis *a, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < a->n_unbound && i < 8 && k < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", fs_scan_str(s, a->unbound[i]));
+	if (a->n_unbound > 8 && k < n)
+		snprintf(buf + k, n - k, " and %u more", a->n_unbound - 8);
 }
 
 /* inlined: the graph to mine instead of the module's (owned by the analysis) */

@@ -8,7 +8,7 @@
  * input errors (exit 2).
  */
 #include "fusescan/matchrun.h"
-#include "fusescan/report.h"
+#include "fusescan/scan.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
