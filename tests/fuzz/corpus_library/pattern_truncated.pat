@@ -1,0 +1,2 @@
+pattern p {
+  %a = aten.add(
