@@ -46,13 +46,13 @@ void *fs_xrealloc(void *p, size_t n)
 
 void *fs_xmalloc_huge(size_t n)
 {
-	enum { HUGE = 2u << 20 };
-	if (n < HUGE)
+	enum { HUGE_PAGE = 2u << 20 };
+	if (n < HUGE_PAGE)
 		return fs_xmalloc(n);
-	if (n > SIZE_MAX - HUGE)
+	if (n > SIZE_MAX - HUGE_PAGE)
 		oom(n);
-	size_t rounded = (n + HUGE - 1) / HUGE * HUGE;
-	void *p = aligned_alloc(HUGE, rounded);
+	size_t rounded = (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	void *p = aligned_alloc(HUGE_PAGE, rounded);
 	if (!p)
 		oom(n);
 #ifdef MADV_HUGEPAGE
