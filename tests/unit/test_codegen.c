@@ -7,6 +7,7 @@
 #include "../../fuse/codegen.h"
 #include "fusescan/scan.h"
 #include "harness.h"
+#include "region.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +27,11 @@ enum { N_ROWS = sizeof(rows) / sizeof(rows[0]) };
  * given): 0 and *k, or -1 where the region does not build or generate. */
 static int generate(const char *text, int gelu_tanh, struct fs_kernel *k)
 {
-	struct fs_scan *s = fs_scan_new();
-	fs_scan_buffer(s, "codegen.txt", text, strlen(text));
-	const struct fs_graph *g = s->modules[0].graph;
-	uint32_t *nodes = calloc(g->n_nodes + 1, sizeof(*nodes)), n = 0;
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].kind == FS_NODE_CALL)
-			nodes[n++] = i;
-	struct fs_diags d;
-	fs_diags_init(&d);
-	struct prog p = {.s = s, .g = g, .gelu_tanh = gelu_tanh};
+	struct region r;
+	region_build(&r, text, 16, gelu_tanh);
 	char why[200];
-	int rc = fs_prog_build(&p, nodes, n, 16, &d) || fs_codegen(&p, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
-	fs_diags_release(&d);
-	fs_prog_free(&p);
-	free(nodes);
-	fs_scan_free(s);
+	int rc = r.rc || fs_codegen(&r.p, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+	region_release(&r);
 	return rc;
 }
 

@@ -7,42 +7,13 @@
 #include "../../fuse/prog.h"
 #include "fusescan/scan.h"
 #include "harness.h"
+#include "region.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct built {
-	struct fs_scan *s;
-	struct prog p;
-	int rc;
-};
-
-/* every call node of the dump, as one region bound at `tokens` */
-static void build(struct built *b, const char *text, int64_t tokens)
-{
-	b->s = fs_scan_new();
-	fs_scan_buffer(b->s, "layout.txt", text, strlen(text));
-	const struct fs_graph *g = b->s->modules[0].graph;
-	uint32_t *nodes = calloc(g->n_nodes + 1, sizeof(*nodes)), n = 0;
-	for (uint32_t i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].kind == FS_NODE_CALL)
-			nodes[n++] = i;
-	struct fs_diags d;
-	fs_diags_init(&d);
-	b->p = (struct prog){.s = b->s, .g = g};
-	b->rc = fs_prog_build(&b->p, nodes, n, tokens, &d);
-	fs_diags_release(&d);
-	free(nodes);
-}
-
-static void release(struct built *b)
-{
-	fs_prog_free(&b->p);
-	fs_scan_free(b->s);
-}
-
 /* the layout of op `name`'s output: "row-major", or its order ("0 2 1 3") */
-static const char *layout(const struct built *b, const char *name, char out[64])
+static const char *layout(const struct region *b, const char *name, char out[64])
 {
 	snprintf(out, 64, "(no op %s)", name);
 	for (uint32_t i = 0; i < b->p.n_ops; i++) {
@@ -64,15 +35,15 @@ static const char *layout(const struct built *b, const char *name, char out[64])
 static void expect(const char *text, int64_t tokens, const char *const *want)
 {
 	char o[64];
-	struct built b;
-	build(&b, text, tokens);
+	struct region b;
+	region_build(&b, text, tokens, 0);
 	CHECK(b.rc == 0);
 	for (; want[0]; want += 2)
 		if (strcmp(layout(&b, want[0], o), want[1])) {
 			fprintf(stderr, "%s:%d: op %s: layout %s, expected %s\n", __FILE__, __LINE__, want[0], o, want[1]);
 			fs_test_failed = 1;
 		}
-	release(&b);
+	region_release(&b);
 }
 
 /* RoPE as Llama writes it: q [b, s, h, d] seen as [b, h, s, d]; eager keeps
