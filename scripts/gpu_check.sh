@@ -27,7 +27,7 @@
 #   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model
 # ONLY: the chains the bench part times (default all).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+[ "${BASH_SOURCE[0]}" != "$0" ] || cd "$(dirname "$0")/.." # sourced (a test of spread): stays
 carry=gpu-carry
 exe=$PWD/$carry/fusescan
 
@@ -47,18 +47,20 @@ prepare() {
 	du -sh "$carry"
 }
 
-# spread LOGDIR CMD...: the commands (shell strings) over the GPUs, command i on GPU i mod n, those of
-# one GPU one after the other; each one's output in LOGDIR/i.log, printed in order once all are done;
-# status 1 if any fails
+# spread LOGDIR CMD...: the commands (shell strings) over the GPUs as a queue, in the order given
+# (put the longest first): each GPU runs one at a time and takes the next one not yet taken as soon
+# as it is free; each one's output in LOGDIR/i.log, printed in order once all are done; status 1 if
+# any fails
 spread() {
-	local logs=$1 status=0 g c
+	local logs=$1 status=0 g
 	shift
 	local -a cmds=("$@") pids=()
-	mkdir -p "$logs"
+	rm -rf "$logs" && mkdir -p "$logs"
 	for ((g = 0; g < ${#gpus[@]} && g < ${#cmds[@]}; g++)); do
 		(
 			s=0
-			for ((c = g; c < ${#cmds[@]}; c += ${#gpus[@]})); do
+			for ((c = 0; c < ${#cmds[@]}; c++)); do
+				mkdir "$logs/taken.$c" 2>/dev/null || continue # atomic: one GPU takes command c
 				CUDA_VISIBLE_DEVICES=${gpus[g]} bash -c "${cmds[c]}" >"$logs/$c.log" 2>&1 || { echo "exit $?" >>"$logs/$c.log"; s=1; }
 			done
 			exit $s
@@ -187,16 +189,16 @@ part_sweep() {
 }
 
 part_plants() {
-	local out=$1 status=0 bug rc
+	local out=$1 bug
+	local -a cmds=()
 	# a planted bug must fail (exit 1), and triage must call it a bug
 	for bug in eps cast; do
-		rc=0
-		CUDA_VISIBLE_DEVICES=${gpus[0]} "$exe" --apply rmsnorm-3feecfe3 --tokens 16384 --buckets 16384 --no-render --triage \
-			--plant-bug "$bug" --out "$out/plant_$bug" "$carry/dumps/llama3_8b_001.txt" >"$out/plant_$bug.log" 2>&1 || rc=$?
-		echo "planted $bug: exit $rc; $(grep -hE 'GPU check|triage|  verdict' "$out/plant_$bug.log" | tr -s ' ' | tr '\n' ';')"
-		[ "$rc" -eq 1 ] || status=1
+		cmds+=("rc=0; '$exe' --apply rmsnorm-3feecfe3 --tokens 16384 --buckets 16384 --no-render --triage --plant-bug $bug \
+			--out '$out/plant_$bug' '$carry/dumps/llama3_8b_001.txt' >'$out/plant_$bug.log' 2>&1 || rc=\$?
+			echo \"planted $bug: exit \$rc; \$(grep -hE 'GPU check|triage|  verdict' '$out/plant_$bug.log' | tr -s ' ' | tr '\n' ';')\"
+			[ \$rc -eq 1 ]")
 	done
-	return $status
+	spread "$out/plants" "${cmds[@]}"
 }
 
 part_model() {
@@ -215,6 +217,7 @@ part_model() {
 	return $status
 }
 
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0 # sourced: the functions alone
 case "${1:-}" in
 prepare) prepare ;;
 run) shift; run "$@" ;;
