@@ -184,15 +184,18 @@ def build(arch, layers, sets, device="meta"):
     return model, cfg
 
 
-def export(model, device):
+def export(model, device, tokens=16):
     """the model exported as AutoDeploy exports it: non-strict, batch and
-    sequence dims symbolic. Dim.AUTO keeps both symbolic and records the
-    guards the model needs (Gemma 2's sliding-window mask fails a named
-    Dim's range)."""
+    sequence dims symbolic, traced at a sequence of `tokens`. Dim.AUTO keeps
+    both symbolic and records the guards the model needs (Gemma 2's
+    sliding-window mask fails a named Dim's range). A size the model derives
+    from the length (a chunk count) is traced at its value for `tokens`:
+    where that is 1, the trace may fix it, and the dump then holds only up to
+    one chunk."""
     import torch
     from torch.export import Dim
 
-    ids = torch.zeros((2, 16), dtype=torch.int64, device=device)
+    ids = torch.zeros((2, tokens), dtype=torch.int64, device=device)
     with torch.no_grad():
         return torch.export.export(model, (ids,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},), strict=False)
 
@@ -212,11 +215,16 @@ def main():
                     help="number of decoder layers (default: the config's)")
     ap.add_argument("--set", action="append", default=[], type=config_field, metavar="KEY=INT",
                     help="override a config field (repeatable), e.g. n_embd=4096")
+    ap.add_argument("--trace-tokens", type=int, default=16, metavar="N",
+                    help="the sequence length traced, 2 to 65536 (default 16); past a chunk's length "
+                         "(256 for Mamba 2, Bamba and MiniMax, 64 for Qwen3-Next) the chunk count stays symbolic")
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
+    if not 2 <= args.trace_tokens <= 65536:
+        ap.error(f"--trace-tokens {args.trace_tokens}: want 2 to 65536")
 
     model, cfg = build(args.arch, args.layers, args.set)
-    ep = export(model, "meta")
+    ep = export(model, "meta", args.trace_tokens)
     os.makedirs(args.out, exist_ok=True)
     write_atomic(os.path.join(args.out, "001_export_export_to_gm.txt"),
                  print_graph(ep.module(), "export_to_gm", "export"))
