@@ -667,6 +667,15 @@ static void elide_transposes(struct prog *p)
 
 static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, struct fs_diags *d, int explain);
 
+/* "s72=1 s70=2048" (or "these sizes") into buf */
+static const char *binding_text(const struct prog *p, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (size_t i = 0, b = 0; i < p->n_bind && b < n; i++)
+		b += (size_t)snprintf(buf + b, n - b, "%s%s=%lld", i ? " " : "", fs_scan_str(p->s, p->bind[i].sym), (long long)p->bind[i].value);
+	return p->n_bind ? buf : "these sizes";
+}
+
 /* "1x32x64x128" (or "scalar") into buf */
 static const char *shape_text(const struct ten *t, char *buf, size_t n)
 {
@@ -687,11 +696,7 @@ static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64
 {
 	char sh[64], bind[128];
 	size_t at = (size_t)snprintf(buf, bn, "%s (at ", what);
-	bind[0] = '\0';
-	for (size_t i = 0, b = 0; i < p->n_bind && b < sizeof(bind); i++)
-		b += (size_t)snprintf(bind + b, sizeof(bind) - b, "%s%s=%lld", i ? " " : "", fs_scan_str(p->s, p->bind[i].sym),
-				      (long long)p->bind[i].value);
-	at += (size_t)snprintf(buf + at, at < bn ? bn - at : 0, "%s:", p->n_bind ? bind : "these sizes");
+	at += (size_t)snprintf(buf + at, at < bn ? bn - at : 0, "%s:", binding_text(p, bind, sizeof(bind)));
 	for (uint32_t k = 0; k < op->n_src && at < bn; k++)
 		at += (size_t)snprintf(buf + at, bn - at, " operand %u %s,", k + 1, shape_text(fs_prog_value(p, op->src[k]), sh, sizeof(sh)));
 	if (at < bn)
@@ -716,6 +721,35 @@ static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64
 			 (long long)lo);
 }
 
+/* Why a dumped type binds to no sizes, into buf: the first dim that does
+ * not evaluate or is negative, with the binding; or its rank or its size. */
+static void unbound_why(const struct prog *p, const struct fs_type *t, char *buf, size_t n)
+{
+	const struct fs_types *ty = &p->s->types;
+	const struct fs_shape *sh = &ty->shapes[t->shape];
+	char bind[128];
+	snprintf(buf, n, "its shape is not known");
+	if (sh->kind != FS_SHAPE_DIMS)
+		return;
+	if (sh->rank > MAX_RANK) {
+		snprintf(buf, n, "rank %u, more than the %d the kernels take", sh->rank, MAX_RANK);
+		return;
+	}
+	for (uint32_t i = 0; i < sh->rank; i++) {
+		const struct fs_dim *dim = &ty->dims[sh->dims + i];
+		int64_t v;
+		int bad = fs_dim_eval(ty, dim, p->bind, p->n_bind, &v);
+		if (bad)
+			snprintf(buf, n, "dim %u (%s) does not evaluate at %s", i, fs_scan_str(p->s, dim->text), binding_text(p, bind, sizeof(bind)));
+		else if (v < 0)
+			snprintf(buf, n, "dim %u (%s) is %lld at %s", i, fs_scan_str(p->s, dim->text), (long long)v,
+				 binding_text(p, bind, sizeof(bind)));
+		if (bad || v < 0)
+			return;
+	}
+	snprintf(buf, n, "more than 2^40 elements at %s", binding_text(p, bind, sizeof(bind)));
+}
+
 /* fs_prog_bind; `explain`: a shape that disagrees says where the region stops binding (shape_error) */
 /* The region's external inputs, numbered first (values are numbered inputs,
  * then ops): the top-level operands, and the parts of a cat; sizes inside lists
@@ -734,9 +768,11 @@ static int bind_inputs(struct prog *p, const uint32_t *nodes, uint32_t n, struct
 			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
 			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
 			    value_of(p, g->args[a].node, &g->args[a].type) < 0) {
+				char why[256];
+				unbound_why(p, &g->args[a].type, why, sizeof(why));
 				fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), x->line, 1, NULL, 0,
-					    "numerics: the shape of input %%%s cannot be bound to sizes",
-					    fs_scan_str(s, g->nodes[g->args[a].node].name));
+					    "numerics: the shape of input %%%s cannot be bound to sizes: %s",
+					    fs_scan_str(s, g->nodes[g->args[a].node].name), why);
 				return -1;
 			}
 		}

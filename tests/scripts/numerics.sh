@@ -184,6 +184,11 @@ all_compiled "repeat of two dims: every kernel compiled" "$tmp/out"
 contains "repeat of two dims: a dim read mod its size" "$tmp/rp2/fused.cu" "% (fs_ix)(S0)"
 check "repeat adding dims" 2 "$exe" --apply elementwise.repeat-mul-5a007cca --cpu-only --no-render --tokens 3 --out "$tmp/rp3" "$d/ops/repeat.txt"
 contains "repeat adding dims: why" "$tmp/err" "repeat.txt:6:1: error: numerics: cannot execute %a (aten.repeat.default): a repeat that adds leading dims"
+# a dim the export derived (a window of the sequence: Min(8, s0) - 4) negative at this binding:
+# the error names the input, the dim, its value and the binding; where it is not, the run passes
+check "a negative dim" 2 "$exe" --apply elementwise.mul-exp-880be9e2 --cpu-only --no-render --tokens 2 --out "$tmp/nd" "$d/ops/window.txt"
+contains "a negative dim: why" "$tmp/err" "window.txt:4:1: error: numerics: the shape of input %w cannot be bound to sizes: dim 1 (Min(8,s0)-4) is -2 at s0=2"
+check "the window bound" 0 "$exe" --apply elementwise.mul-exp-880be9e2 --cpu-only --no-render --tokens 6 --out "$tmp/nd6" "$d/ops/window.txt"
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
