@@ -26,8 +26,9 @@ on the GPU (the GPUs dealt round-robin, --jobs processes at once), or with
 
 It prints the tally per class, the refusals by reason (names and numbers
 masked, so one limit is one line), each fail, crash and contradiction, and
-per architecture; writes sweep.json into --out (if given). Exit 1 on any fail, crash
-or contradiction.
+per architecture; writes sweep.json into --out (if given), each fail, crash and
+contradiction with its run's last 40 lines. Exit 1 on any fail, crash or
+contradiction.
 
     python3 scripts/sweep_candidates.py --fusescan build/fusescan [--tokens 2048] [--gpus 0,1] [--jobs 8]
         [--cpu-only] [--only ARCH,...] [--out DIR] [DUMP ...]
@@ -146,7 +147,10 @@ def apply_one(exe, dump, ident, args, gpu, work, timeout):
     except (OSError, ValueError):
         report = None
     cls, detail = classify(rc, text, report)
-    return {"arch": arch_of(dump), "dump": dump, "id": ident, "exit": rc, "class": cls, "detail": detail}
+    result = {"arch": arch_of(dump), "dump": dump, "id": ident, "exit": rc, "class": cls, "detail": detail}
+    if cls in ("crash", "fail", "contradiction"):  # where it stopped: the run's last lines
+        result["output"] = "\n".join(text.splitlines()[-40:])
+    return result
 
 
 def main():
