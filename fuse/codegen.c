@@ -83,6 +83,7 @@ struct gen {
 	uint32_t shape_first[FS_KERNEL_MAX_PARAMS]; /* elementwise: the output shapes, each by its first output */
 	uint32_t n_shapes;
 	uint32_t declared;    /* cached sites declared so far */
+	struct fs_dim_names names; /* the derived dims the kernel computes once (SZ<i>) */
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int in_loop;          /* inside an in-thread reduction loop (inline_reduce): loads are scalar */
 	uint32_t loops;       /* in-thread reduction loops so far: their variables' names */
@@ -190,7 +191,7 @@ static void fail(struct gen *G, const char *why)
 /* dims [from, to) of t multiplied, as C over the symbol parameters */
 static const char *dims(struct gen *G, const struct ten *t, int from, int to, char out[DIM_LEN])
 {
-	if (fs_dims_text(G->p, t, from, to, FS_LANG_C, out, DIM_LEN)) {
+	if (fs_dims_text(G->p, t, from, to, FS_LANG_C, &G->names, out, DIM_LEN)) {
 		fail(G, "a symbolic dim the generator cannot write");
 		snprintf(out, DIM_LEN, "1");
 	}
@@ -969,6 +970,7 @@ static void release_gen(struct gen *G)
 	free_sites(G);
 	free(G->buffered);
 	free(G->param);
+	fs_dim_names_release(&G->names);
 }
 
 uint64_t fs_div_magic(int64_t d)
@@ -1610,7 +1612,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		const struct ten *t = fs_prog_value(p, (int32_t)v);
 		k->index64 |= p->pitch[v] && t->rank && t->shape[t->rank - 1] && t->n / t->shape[t->rank - 1] * p->pitch[v] > (1 << 30);
 	}
-	fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, k->most_py, sizeof(k->most_py));
+	if (fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, NULL, k->most_py, sizeof(k->most_py)))
+		fail(&G, "a symbolic dim the generator cannot write");
 	template(&b, G.ref ? "double" : "float", k->index64 ? "long long" : "int", tc->fast, tc->l2);
 	/* the op table's functions (fuse/sem.def), once per elementwise op used */
 	for (uint32_t i = 0; i < p->n_ops; i++) {
@@ -1664,27 +1667,32 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	for (uint32_t i = 0; i < p->n_bind; i++)
 		fs_text_put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
 		    i, i, i);
+	struct fs_text body = {0}; /* after the derived dims it names, which it tells */
 	if (G.failed)
 		;
 	else if (k->row) {
-		row_body(&G, k, rowsh, outs, n_out, &b);
+		row_body(&G, k, rowsh, outs, n_out, &body);
 		k->grid = (k->work + tc->per - 1) / tc->per;
 		k->grid_per = tc->per;
-		fs_dims_text(p, rowsh, 0, rowsh->rank - 1, FS_LANG_PY, k->grid_work_py, sizeof(k->grid_work_py));
+		if (fs_dims_text(p, rowsh, 0, rowsh->rank - 1, FS_LANG_PY, NULL, k->grid_work_py, sizeof(k->grid_work_py)))
+			fail(&G, "a symbolic dim the generator cannot write");
 	} else {
-		elementwise_body(&G, outs, n_out, &b);
+		elementwise_body(&G, outs, n_out, &body);
 		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
 		k->grid = (groups + per_block - 1) / per_block;
 		k->grid_per = per_block * tc->vec;
 		for (uint32_t s = 0, at = 0; s < G.n_shapes && at + 4 < sizeof(k->grid_work_py); s++) {
 			const struct ten *t = fs_prog_value(p, outs[G.shape_first[s]]);
 			at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
-			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
+			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, NULL, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
 				fail(&G, "a symbolic dim the generator cannot write");
 			at += (uint32_t)strlen(k->grid_work_py + at);
 		}
 	}
-	fs_text_put(&b, "%s}\n", k->check ? "\tfs_acc_flush(err, st);\n" : "");
+	for (uint32_t i = 0; i < G.names.n; i++)
+		fs_text_put(&b, "\tconst fs_ix SZ%u = (fs_ix)(%s);\n", i, G.names.text[i]);
+	fs_text_put(&b, "%s%s}\n", body.s ? body.s : "", k->check ? "\tfs_acc_flush(err, st);\n" : "");
+	free(body.s);
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
 	k->transcendental = (uint8_t)transcendental(&G);

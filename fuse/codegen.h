@@ -42,8 +42,8 @@ struct fs_kernel {
 		int64_t max;
 	} req[FS_KERNEL_MAX_REQS];
 	uint8_t index64;                      /* 64-bit indices; else the largest value must hold <= 2^30 elements */
-	char most_py[256];                    /* that value's elements, Python over the symbols */
-	char grid_work_py[256];               /* grid = ceil(work / grid_per), clamped to [1, 2^31 - 1] */
+	char most_py[1024];                   /* that value's elements, Python over the symbols */
+	char grid_work_py[1024];              /* grid = ceil(work / grid_per), clamped to [1, 2^31 - 1] */
 	int64_t grid_per;
 };
 

@@ -4,6 +4,7 @@
 #include "dims.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct out {
@@ -77,7 +78,43 @@ static void expr_text(const struct prog *p, int32_t e, enum fs_lang lang, struct
 	}
 }
 
-int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, char *out, size_t n)
+/* expression e as C text through names: its name, added where new; -1 where it
+ * is no derived dim or the table is full (then the caller writes it inline) */
+static int named(const struct prog *p, int32_t e, struct fs_dim_names *names, struct out *o)
+{
+	if (!names || p->s->types.exprs[e].op == FS_EX_SYM)
+		return -1;
+	char text[512];
+	struct out t = {text, sizeof(text), 0, 0};
+	text[0] = '\0';
+	expr_text(p, e, FS_LANG_C, &t);
+	if (t.bad)
+		return -1;
+	uint32_t i = 0;
+	while (i < names->n && strcmp(names->text[i], text))
+		i++;
+	if (i == names->n) {
+		if (names->n == FS_DIM_NAMES)
+			return -1;
+		size_t len = strlen(text) + 1;
+		names->text[names->n] = fs_xmalloc(len);
+		memcpy(names->text[names->n++], text, len);
+	}
+	char name[16];
+	snprintf(name, sizeof(name), "SZ%u", i);
+	add(o, name);
+	return 0;
+}
+
+void fs_dim_names_release(struct fs_dim_names *names)
+{
+	for (uint32_t i = 0; i < names->n; i++)
+		free(names->text[i]);
+	names->n = 0;
+}
+
+int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, struct fs_dim_names *names, char *out,
+		 size_t n)
 {
 	struct out o = {out, n, 0, 0};
 	int64_t k = 1;
@@ -96,7 +133,8 @@ int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, en
 		if (dim->expr < 0)
 			return -1;
 		add(&o, any ? " * " : wrap ? "(" : "");
-		expr_text(p, dim->expr, lang, &o);
+		if (lang != FS_LANG_C || named(p, dim->expr, names, &o))
+			expr_text(p, dim->expr, lang, &o);
 		any = 1;
 	}
 	char tmp[40];

@@ -27,9 +27,22 @@ static inline int fs_dim_one(const struct ten *t, int k)
 {
 	return !t->sym[k] && t->shape[k] == 1;
 }
+/* A kernel's derived dims (an expression of the symbols other than one
+ * symbol, such as a padded size), each distinct one once: the kernel
+ * computes it as `const fs_ix SZ<i> = text[i];` and its index arithmetic
+ * reads the name, so an expression repeated through nested views stays short. */
+enum { FS_DIM_NAMES = 32 };
+struct fs_dim_names {
+	char *text[FS_DIM_NAMES];
+	uint32_t n;
+};
 /* The product of dims [from, to) of t as one expression (constants folded,
- * "1" when empty). 0, or -1: too long, or a symbol the program does not bind. */
-int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, char *out, size_t n);
+ * "1" when empty). With names (C only), a derived dim reads as its name
+ * (added where new; inline once the table is full). 0, or -1: too long, or a
+ * symbol the program does not bind. */
+int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, struct fs_dim_names *names, char *out,
+		 size_t n);
+void fs_dim_names_release(struct fs_dim_names *names);
 /* dims [0, rank) of a and b are the same: equal values, or the same
  * expression of the symbols */
 int fs_same_dims(const struct prog *p, const struct ten *a, const struct ten *b, int rank);

@@ -99,7 +99,7 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 		struct ten one = {.rank = 1, .sym = {r->dim}, .shape = {0}};
 		const char *kind = r->div ? "multiple_of" : "at_most";
 		double v = r->div ? (double)r->div : (double)r->max;
-		int dup = p->s->types.dims[r->dim - 1].expr < 0 || fs_dims_text(p, &one, 0, 1, FS_LANG_PY, e, sizeof(e));
+		int dup = p->s->types.dims[r->dim - 1].expr < 0 || fs_dims_text(p, &one, 0, 1, FS_LANG_PY, NULL, e, sizeof(e));
 		for (cJSON *x = req->child; x && !dup; x = x->next) { /* one dim, several places in the shapes */
 			const cJSON *w = cJSON_GetObjectItemCaseSensitive(x, kind);
 			dup = w && !strcmp(cJSON_GetObjectItemCaseSensitive(x, "dim")->valuestring, e) &&

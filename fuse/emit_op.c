@@ -108,7 +108,7 @@ static cJSON *formula(const struct prog *p, const struct ten *t, int from, int t
 	char e[256];
 	for (int d = from; d < to; d++)
 		sym |= fs_dim_symbolic(t, d), v *= t->shape[d];
-	if (sym && fs_dims_text(p, t, from, to, FS_LANG_PY, e, sizeof(e)) == 0)
+	if (sym && fs_dims_text(p, t, from, to, FS_LANG_PY, NULL, e, sizeof(e)) == 0)
 		return cJSON_CreateString(e);
 	return cJSON_CreateNumber((double)v);
 }

@@ -48,18 +48,18 @@ with open(os.path.join(_DIR, "@NAME@.json")) as _f:
 if DESC.get("format") != "fusescan.kernel/2":
     raise ImportError(f"{_DIR}/@NAME@.json: format {DESC.get('format')!r}, expected 'fusescan.kernel/2'")
 
-_FORMULA = re.compile(r"^[0-9A-Za-z_ ()+*/-]*$")
+_FORMULA = re.compile(r"^[0-9A-Za-z_ ()+*/%,-]*$")
 
 
 def _formula(text):
     """a dim of the descriptor (a number, or integers and symbols with + - * //
-    and parentheses) as a function of the symbols' values"""
+    %, parentheses, max and min) as a function of the symbols' values"""
     if not isinstance(text, str):
         return lambda s: text
     if not _FORMULA.match(text):
         raise ImportError(f"@NAME@.json: {text!r} is not a dim formula")
     code = compile(text, "@NAME@.json", "eval")
-    return lambda s: eval(code, {"__builtins__": {}}, s)
+    return lambda s: eval(code, {"__builtins__": {}, "max": max, "min": min}, s)
 
 
 def _tensor_spec(t):

@@ -110,6 +110,8 @@ def check(d, path, replaced):
         assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
     src = open(os.path.join(d, j["module"])).read()
     assert f'@torch.library.custom_op("fusescan::{name}"' in src and "@_op.register_fake" in src and "@" + "NAME@" not in src
+    # the module reads the formulas checked above: the same grammar, max and min in its namespace
+    assert f'_FORMULA = re.compile(r"{formula.pattern}")' in src and '"max": max, "min": min' in src
     py_compile.compile(os.path.join(d, j["module"]), cfile=os.path.join(d, "__check.pyc"), doraise=True)
     os.remove(os.path.join(d, "__check.pyc"))
     for site in j.get("sites", []):

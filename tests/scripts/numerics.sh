@@ -138,6 +138,13 @@ for b in j["buckets"]:
 	check "buckets given" 0 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --buckets 3,17,100 --emit "$tmp/emit3" --out "$tmp/e3" "$llama"
 	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit3" --buckets 3,17,100; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL emit --buckets 3,17,100"; fi
+	# a padded size (Qwen3-Next traced past two chunks: s70 + Mod(64 - Mod(s70, 64), 64)) in the op's
+	# formulas: the module reads them (its grammar takes %, and max and min)
+	check "emit padded dims" 0 "$exe" --apply elementwise.cast-pad-mul-4d6567e7 --cpu-only --no-render --tokens 64 --buckets 64,2048 \
+		--emit "$tmp/emit_pad" --out "$tmp/e_pad" "$d/export_qwen3_next_chunks_2l/001_export_export_to_gm.txt"
+	contains "emit padded dims: a Mod in a formula" "$(ls "$tmp"/emit_pad/*.json)" "% (64)"
+	if python3 "$(dirname "$0")/check_emit.py" "$tmp/emit_pad" --buckets 64,2048; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL emit padded dims"; fi
 	check "buckets out of order" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --buckets 4,2 --out "$tmp/e4" "$llama"
 	contains "buckets error" "$tmp/err" "--buckets wants up to 24 increasing integers"
 	check "emit into a file" 2 "$exe" --apply rmsnorm-3feecfe3 --cpu-only --no-render --emit "$tmp/corrupt.json" --out "$tmp/e2" "$llama"
@@ -189,6 +196,14 @@ contains "repeat adding dims: why" "$tmp/err" "repeat.txt:6:1: error: numerics: 
 check "a negative dim" 2 "$exe" --apply elementwise.mul-exp-880be9e2 --cpu-only --no-render --tokens 2 --out "$tmp/nd" "$d/ops/window.txt"
 contains "a negative dim: why" "$tmp/err" "window.txt:4:1: error: numerics: the shape of input %w cannot be bound to sizes: dim 1 (Min(8,s0)-4) is -2 at s0=2"
 check "the window bound" 0 "$exe" --apply elementwise.mul-exp-880be9e2 --cpu-only --no-render --tokens 6 --out "$tmp/nd6" "$d/ops/window.txt"
+# Mamba 2 traced past two chunks: its dims derived from s70 (the chunk count of the padded length,
+# (s70 + Mod(256 - Mod(s70, 256), 256)) // 256, and sizes divided by it) each computed once at the
+# kernel's start and named; the index arithmetic reads the names
+check "derived dims" 0 "$exe" --apply elementwise.tril-bitwise_not-masked_fill-e95b589e --cpu-only --no-render --tokens 64 \
+	--out "$tmp/dd" "$d/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
+contains "derived dims: verdict" "$tmp/out" "verdict: pass"
+all_compiled "derived dims: every kernel compiled" "$tmp/out"
+contains "derived dims: named once" "$tmp/dd/fused.cu" "const fs_ix SZ0 = (fs_ix)("
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
