@@ -153,8 +153,10 @@ part_memcheck() {
 	# each op family (row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a
 	# row's tail past its end, a reduction across a middle dim, an output of part of each row, dims derived from the
 	# length: Mamba 2's chunk mask and sum over chunks at 8 + 1 chunks) and each GEMM plan (concatenated products alone, products + kernel +
-	# the generated GEMM, cuBLASLt's epilogue, a product after the kernel): every tactic of each
+	# the generated GEMM, cuBLASLt's epilogue, a product after the kernel): every tactic of each; the largest
+	# (Mamba 2's mask: 85M-element products) first
 	local -a runs=(
+		"ssd_mask --apply reduction.cat-tril-bitwise_not-masked_fill-exp-mul-8abdc5c6 --tokens 2048 --buckets 2048 tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
 		"rmsnorm --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 $llama"
 		"rope --apply rope_rotate_half-3bc3ce9c --tokens 512 --buckets 512 $llama"
 		"add_rmsnorm --apply add_rmsnorm-aeb77c08 --tokens 512 --buckets 512 $llama"
@@ -163,7 +165,6 @@ part_memcheck() {
 		"l2norm --apply l2norm --tokens 2048 --buckets 2048 $next"
 		"experts --apply reduction.sum-cast-add-b4620dd5 --tokens 2048 --buckets 2048 tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"
 		"sinks --apply softmax_sinks --tokens 511 --buckets 511 tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
-		"ssd_mask --apply reduction.cat-tril-bitwise_not-masked_fill-exp-mul-8abdc5c6 --tokens 2048 --buckets 2048 tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
 		"qkv --apply parallel_gemm --tokens 100 --buckets 100 $d/qkv.txt"
 		"gate_up --apply gate_up_swiglu --tokens 100 --buckets 100 $d/gate_up.txt --patterns $d/patterns"
 		"oproj --apply gemm_residual --tokens 100 --buckets 100 $d/oproj_residual.txt --patterns $d/patterns"
