@@ -758,7 +758,10 @@ static void expr_tril(struct gen *G, const struct op *op, const struct ix *x, st
 	fs_text_put(b, ") : (fs_real)0)");
 }
 
-/* nested selects along the cat dim; uniform over the lanes when every part is whole vectors */
+/* nested selects along the cat dim. The select is uniform over the lanes where the cat dim's index
+ * is the same for every lane, or is the lanes' dim and every part is whole vectors: then each part's
+ * vector loads happen only where it is selected (a guard); the other parts' offsets there lie outside
+ * them. Else each lane reads its part element by element, inside the select. */
 static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
 {
 	const struct prog *p = G->p;
@@ -766,8 +769,8 @@ static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, str
 	char tmp[IDX_LEN + 16];
 	int V = G->vec;
 	int64_t d = fs_dim_at(op->ints[0], out->rank);
-	int uniform = x->lane[d];
-	for (uint32_t k = 0; k < op->n_src; k++)
+	int uniform = !moves(x, (int)d) || x->lane[d];
+	for (uint32_t k = 0; x->lane[d] && k < op->n_src; k++)
 		uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
 	const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
 	char saved[IDX_LEN], at[IDX_LEN] = "0", end[IDX_LEN], part[DIM_LEN];
@@ -777,10 +780,10 @@ static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, str
 		fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
 		memcpy(to, x, sizeof(*to));
 		fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
-		to->lane[d] = (uint8_t)uniform, to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
+		to->lane[d] = (uint8_t)(uniform && x->lane[d]), to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
 		if (k + 1 < op->n_src)
 			fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
-		if (uniform) /* this part's vector loads happen only where it is selected */
+		if (uniform)
 			fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
 		expr(G, op->src[k], to, b);
 		if (k + 1 < op->n_src)

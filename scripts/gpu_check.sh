@@ -152,11 +152,12 @@ part_memcheck() {
 	mkdir -p "$out/memcheck"
 	# each op family (row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a
 	# row's tail past its end, a reduction across a middle dim, an output of part of each row, dims derived from the
-	# length: Mamba 2's chunk mask and sum over chunks at 8 + 1 chunks) and each GEMM plan (concatenated products alone, products + kernel +
+	# length: Mamba 2's chunk mask and sum over chunks at 8 + 1 chunks, a cat along a middle dim) and each GEMM plan (concatenated products alone, products + kernel +
 	# the generated GEMM, cuBLASLt's epilogue, a product after the kernel): every tactic of each; the largest
 	# (Mamba 2's mask: 85M-element products) first
 	local -a runs=(
 		"ssd_mask --apply reduction.cat-tril-bitwise_not-masked_fill-exp-mul-8abdc5c6 --tokens 2048 --buckets 2048 tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
+		"cat --apply elementwise.exp-cat-mul-tanh-4a463fb9 --tokens 2048 --buckets 2048 tests/data/ops/cat_chunks.txt"
 		"rmsnorm --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 $llama"
 		"rope --apply rope_rotate_half-3bc3ce9c --tokens 512 --buckets 512 $llama"
 		"add_rmsnorm --apply add_rmsnorm-aeb77c08 --tokens 512 --buckets 512 $llama"

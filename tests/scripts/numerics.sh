@@ -204,6 +204,15 @@ check "derived dims" 0 "$exe" --apply elementwise.tril-bitwise_not-masked_fill-e
 contains "derived dims: verdict" "$tmp/out" "verdict: pass"
 all_compiled "derived dims: every kernel compiled" "$tmp/out"
 contains "derived dims: named once" "$tmp/dd/fused.cu" "const fs_ix SZ0 = (fs_ix)("
+# a cat along a dim the lanes do not move (Mamba 2's chunk states: one chunk of zeros, then the
+# rest): each part is read only where it is selected; the other part's offset there lies before its
+# buffer (the GPU's illegal address on Mamba 2 and Bamba at 2048 tokens)
+check "cat along a middle dim" 0 "$exe" --apply elementwise.exp-cat-mul-tanh-4a463fb9 --cpu-only --compile-all --no-render --tokens 5 \
+	--out "$tmp/cc" "$d/ops/cat_chunks.txt"
+contains "cat along a middle dim: verdict" "$tmp/out" "verdict: pass"
+all_compiled "cat along a middle dim: every kernel compiled" "$tmp/out"
+contains "cat along a middle dim: the second part read only where selected" "$tmp/cc/fused.cu" \
+	"((1 && (fs_ix)(d1) >= (0 + 1) && (fs_ix)(d1) < ((0 + 1) + S0)) ? ld_f32(p1, "
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
