@@ -855,7 +855,8 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(g, 0, sizeof(*g));
 	g->chosen = g->runner_up = -1;
-	fs_cuda_open(&R.c);
+	if (o->compile || o->execute) /* generation alone needs neither NVRTC nor the driver */
+		fs_cuda_open(&R.c);
 	fs_cuda_arch(&R.c, g->arch, sizeof(g->arch));
 	if (R.c.nvrtc)
 		snprintf(g->nvrtc, sizeof(g->nvrtc), "NVRTC %d.%d", R.c.nvrtc_major, R.c.nvrtc_minor);

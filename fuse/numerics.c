@@ -563,6 +563,26 @@ int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, co
 	return key[0] ? 0 : -1;
 }
 
+int fs_numerics_generates(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
+			  int64_t tokens, char *why, size_t wn)
+{
+	struct prog p = {.s = s, .g = g, .gelu_tanh = gelu_tanh};
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = 0;
+	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0) {
+		struct fs_gpu_opts o = {.reps = 1}; /* neither compiled nor executed */
+		struct fs_gpu_result *r = fs_xcalloc(1, sizeof(*r));
+		if (fs_gpu_run(&p, &o, r) && r->refused)
+			snprintf(why, wn, "%s", r->error), rc = -1;
+		fs_gpu_release(r);
+		free(r);
+	}
+	fs_prog_free(&p);
+	fs_diags_release(&d);
+	return rc;
+}
+
 /* --emit, once the verdict is in: nothing where it fails (an op whose plans
  * fail their checks is never written), else every bucket's plan. */
 static void emit(const struct prog *p, const struct fs_bucket_set *set, const struct fs_numerics_opts *o, struct fs_numerics *r)

@@ -323,6 +323,8 @@ void fs_cand_assessment(const struct fs_discovery *d, const struct fs_analysis *
 		fs_lines_add(out, "- the indexed tree registers none of the catalog's kernels for it: a kernel is needed");
 	else if (k->rec == FS_REC_NEEDS_TRITON)
 		fs_lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
+	else if (k->refused[0])
+		fs_lines_add(out, "- no existing kernel, and fusescan's generator does not take it: %s", k->refused);
 	if (k->cost_known && k->bytes_total < (1 << 20))
 		fs_lines_add(out, "- small: under %s per forward pass", fs_human_bytes(1 << 20, b2, sizeof(b2)));
 	if (k->entry >= 0 && d->cat.e[k->entry].constraints)
@@ -354,10 +356,13 @@ void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candid
 		snprintf(buf, n, "needs_triton_fallback (no existing kernel: a generated Triton / CUDA kernel is needed)");
 		break;
 	default:
-		snprintf(buf, n, "defer (%s)",
-			 k->kind == FS_KIND_HORIZONTAL_GEMM || k->kind == FS_KIND_LAYOUT
-				 ? "needs a change inside a GEMM or attention kernel"
-				 : "saves too little to justify a kernel");
+		if (k->refused[0])
+			snprintf(buf, n, "defer (no existing kernel, and fusescan's generator does not take it: %s)", k->refused);
+		else
+			snprintf(buf, n, "defer (%s)",
+				 k->kind == FS_KIND_HORIZONTAL_GEMM || k->kind == FS_KIND_LAYOUT
+					 ? "needs a change inside a GEMM or attention kernel"
+					 : "saves too little to justify a kernel");
 	}
 }
 

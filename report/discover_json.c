@@ -78,6 +78,8 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	cJSON_AddStringToObject(o, "recommendation", fs_rec_name(k->rec));
 	fs_cand_recommendation(d, k, rec, sizeof(rec));
 	cJSON_AddStringToObject(o, "recommendation_text", rec);
+	if (k->refused[0]) /* the generator's reason: --apply refuses it */
+		cJSON_AddStringToObject(o, "generator_refuses", k->refused);
 	cJSON_AddItemToObject(o, "risks", risks_json(k->risks));
 	fs_cand_assessment(d, a, k, &as);
 	cJSON_AddItemToObject(o, "assessment", lines_json(&as));

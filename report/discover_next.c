@@ -127,14 +127,15 @@ static void match_line(const struct fs_discovery *d, const struct fs_analysis *a
 	fputc('\n', out);
 }
 
-/* One graph's commands: its top candidates applied, the first that needs a
- * generated kernel emitted, their patterns counted. */
+/* One graph's commands: its top candidates applied (but those the generator
+ * does not take: --apply would refuse them), the first that needs a generated
+ * kernel emitted, their patterns counted. */
 static void next_graph(const struct fs_discovery *d, const struct fs_analysis *a, const char *indent, FILE *out)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_dumpfile *f = &s->files[s->modules[a->module].file];
 	const struct fs_candidate *k = a->mine->cands;
-	uint32_t n = cands_shown(d, a) < NEXT_CANDIDATES ? cands_shown(d, a) : NEXT_CANDIDATES, gen = 0;
+	uint32_t shown = cands_shown(d, a), n = shown < NEXT_CANDIDATES ? shown : NEXT_CANDIDATES, gen = 0;
 	if (f->n_modules > 1) { /* fuse_or_tune's target_module */
 		fprintf(out, "%s# --apply rewrites a file of one GraphModule, and this one holds %u:", indent, f->n_modules);
 		word(f->path, out);
@@ -143,8 +144,9 @@ static void next_graph(const struct fs_discovery *d, const struct fs_analysis *a
 	}
 	fprintf(out, "%s# apply a top candidate: rewrite, check the numerics, compile the kernel (a GPU also runs and tunes it)\n",
 		indent);
-	for (uint32_t i = 0; i < n; i++)
-		apply_line(d, &k[i], 0, f->path, indent, out);
+	for (uint32_t i = 0, said = 0; i < shown && said < NEXT_CANDIDATES; i++)
+		if (!k[i].refused[0])
+			apply_line(d, &k[i], 0, f->path, indent, out), said++;
 	while (gen < n && k[gen].rec != FS_REC_NEEDS_TRITON)
 		gen++;
 	if (gen < n) {

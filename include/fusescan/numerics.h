@@ -215,6 +215,11 @@ int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint3
  * no kernel can be generated (then key is ""). nodes in file order. */
 int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
 			   int64_t tokens, char key[20]);
+/* Whether the generator takes the region at `tokens`: every kernel --apply would compile
+ * generated, none compiled or run. 0 (it does, or the region's shapes do not bind at
+ * `tokens`: nothing said), or -1 with why. nodes in file order. */
+int fs_numerics_generates(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
+			  int64_t tokens, char *why, size_t wn);
 void fs_numerics_print(const struct fs_numerics *r, FILE *out);
 void fs_numerics_release(struct fs_numerics *r);
 /* A cJSON object (cJSON *), owned by the caller. */

@@ -95,6 +95,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct fs_numerics_opts no = {.tokens = 2, .triage = 1, .plant_drop_cast = (int)(k & 1),
 						      .max_bytes = 1 << 19, .generate_only = 1};
 			struct fs_numerics nr;
+			char why[160];
+			if (fs_numerics_generates(s, m->g, site->nodes, site->n_nodes, 1, 16, why, sizeof(why)) && sink)
+				fputs(why, sink); /* discover's question to the generator */
 			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0) {
 				if (sink)
 					fs_numerics_print(&nr, sink);

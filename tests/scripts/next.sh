@@ -3,7 +3,8 @@
 # graph's report (bounded, the rest counted), Markdown has the same one, and
 # every command the report prints runs as pasted, from a path that needs
 # quoting too, repeating --catalog and --gelu; a file of several
-# GraphModules (which --apply refuses) gets no command, said once.
+# GraphModules (which --apply refuses) gets no command, said once; a
+# candidate the generator does not take is deferred and gets none.
 # usage: next.sh FUSESCAN TESTS_DIR
 set -u
 exe=$1 tests=$2
@@ -56,6 +57,19 @@ run_next "the run's commands" "$tmp/run.txt"
 [ -s "$tmp/cwd/apply-add_rmsnorm-407262a5/035_compile_compile_model.txt" ] && pass=$((pass + 1)) ||
 	{ fail=$((fail + 1)); echo "FAIL the apply command wrote no after-dump"; }
 ls "$tmp"/cwd/emit-*/*.ptx >/dev/null 2>&1 && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the --emit command wrote no kernel"; }
+
+# a candidate the generator does not take (Mamba 2's chunked scan, its einsums as sums over rows
+# of different shapes): deferred with the generator's reason, and no command applies it
+m2=$tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt
+check "discover Mamba 2" 0 "$exe" discover "$m2"
+contains "refused: deferred in the table" "$tmp/out" "  defer  "
+contains "refused: the reason" "$tmp/out" \
+	"Recommendation: defer (no existing kernel, and fusescan's generator does not take it: fused kernel: reductions over rows of different shapes)"
+sed -n '/^Next (/,$p' "$tmp/out" >"$tmp/m2next.txt"
+count "refused: not applied" "$tmp/m2next.txt" "norm.cast-repeat_interleave-pad-mul-tril-bitwise_not-e8e26875" 0
+count "refused: three others applied" "$tmp/m2next.txt" "  fusescan --apply" 4
+check "discover Mamba 2, JSON" 0 "$exe" discover --format json "$m2"
+contains "refused: in JSON" "$tmp/out" '"generator_refuses":	"fused kernel: reductions over rows of different shapes"'
 
 # a path that needs quoting, a catalog and a GELU repeated
 mkdir -p "$tmp/it's here"
