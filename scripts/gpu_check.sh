@@ -150,13 +150,21 @@ part_memcheck() {
 	local next=tests/data/export_qwen3_next_2l/002_post_export_run_decompositions.txt
 	local ms="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer) --tool memcheck --error-exitcode 99 --print-limit 10 '$exe'" a="--reps 10 --no-render"
 	mkdir -p "$out/memcheck"
-	# each op family (row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a
-	# row's tail past its end, a reduction across a middle dim, an output of part of each row, dims derived from the
-	# length: Mamba 2's chunk mask and sum over chunks at 8 + 1 chunks, a cat along a middle dim) and each GEMM plan (concatenated products alone, products + kernel +
-	# the generated GEMM, cuBLASLt's epilogue, a product after the kernel): every tactic of each; the largest
-	# (Mamba 2's mask: 85M-element products) first
-	local -a runs=(
+	# the two largest, tuned first without the sanitizer (every tactic under it would take ten minutes
+	# and more), then every kernel the tuned run launches under it: Mamba 2's chunk mask summed over
+	# its chunks (dims derived from the length, 85M-element products over 8 + 1 chunks), and a
+	# softmax past 2^31 elements (32 x 8200 x 8200 scores)
+	local -a tuned=(
 		"ssd_mask --apply reduction.cat-tril-bitwise_not-masked_fill-exp-mul-8abdc5c6 --tokens 2048 --buckets 2048 tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
+		"big --apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $eager"
+	)
+	# then every tactic of each op family under it (an output of part of each row, the longest, first;
+	# row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a row's tail past its
+	# end, a reduction across a middle dim, a cat along a middle dim) and of each GEMM plan
+	# (concatenated products alone, products + kernel + the generated GEMM, cuBLASLt's epilogue, a
+	# product after the kernel)
+	local -a runs=(
+		"sinks --apply softmax_sinks --tokens 511 --buckets 511 tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
 		"cat --apply elementwise.exp-cat-mul-tanh-4a463fb9 --tokens 2048 --buckets 2048 tests/data/ops/cat_chunks.txt"
 		"rmsnorm --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 $llama"
 		"rope --apply rope_rotate_half-3bc3ce9c --tokens 512 --buckets 512 $llama"
@@ -165,21 +173,20 @@ part_memcheck() {
 		"softmax --apply eager_attention_softmax-661b75dd --tokens 512 --buckets 512 $eager"
 		"l2norm --apply l2norm --tokens 2048 --buckets 2048 $next"
 		"experts --apply reduction.sum-cast-add-b4620dd5 --tokens 2048 --buckets 2048 tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"
-		"sinks --apply softmax_sinks --tokens 511 --buckets 511 tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
 		"qkv --apply parallel_gemm --tokens 100 --buckets 100 $d/qkv.txt"
 		"gate_up --apply gate_up_swiglu --tokens 100 --buckets 100 $d/gate_up.txt --patterns $d/patterns"
 		"oproj --apply gemm_residual --tokens 100 --buckets 100 $d/oproj_residual.txt --patterns $d/patterns"
 		"mlp --apply pattern:swiglu --tokens 16 --buckets 16 $d/mlp.txt"
 	)
 	local -a cmds=()
-	local r name
-	# first, as it takes longest: past 2^31 elements: 32 x 8200 x 8200 scores (2.15e9), its tactic tuned first without the
-	# sanitizer (every tactic under it would take hours), then every kernel the run launches under it
-	local big="--apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $a --cache '$out/memcheck/big.json' $eager"
-	cmds+=("'$exe' $big --out '$out/memcheck/big0' >'$out/memcheck/big0.log' 2>&1 && $ms $big --out '$out/memcheck/big' >'$out/memcheck/big.log' 2>&1; rc=\$?; echo \"memcheck softmax past 2^31 elements (32 x 8200 x 8200): exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/big.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
+	local r name m
+	for r in "${tuned[@]}"; do
+		name=${r%% *} m=$out/memcheck/${r%% *}
+		cmds+=("'$exe' ${r#* } $a --cache '$m.json' --out '${m}0' >'${m}0.log' 2>&1 && $ms ${r#* } $a --cache '$m.json' --out '$m' >'$m.log' 2>&1; rc=\$?; echo \"memcheck $name (its tuned tactic): exit \$rc, \$(grep -h 'ERROR SUMMARY' '$m.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
+	done
 	for r in "${runs[@]}"; do
-		name=${r%% *}
-		cmds+=("$ms ${r#* } $a --cache '$out/memcheck/$name.json' --out '$out/memcheck/$name' >'$out/memcheck/$name.log' 2>&1; rc=\$?; echo \"memcheck $name: exit \$rc, \$(grep -h 'ERROR SUMMARY' '$out/memcheck/$name.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
+		name=${r%% *} m=$out/memcheck/${r%% *}
+		cmds+=("$ms ${r#* } $a --cache '$m.json' --out '$m' >'$m.log' 2>&1; rc=\$?; echo \"memcheck $name: exit \$rc, \$(grep -h 'ERROR SUMMARY' '$m.log' | tail -n 1)\"; [ \$rc -eq 0 ]")
 	done
 	spread "$out/memcheck/logs" "${cmds[@]}"
 }
