@@ -26,10 +26,6 @@ struct fs_approval {
 	uint32_t n_owned;
 };
 
-/* The most nodes a site may hold: its kernel is generated, compiled and
- * executed as one (real chains hold a few dozen). */
-enum { FS_MAX_SITE_NODES = 256 };
-
 struct fs_plan {
 	struct fs_approval *v;
 	uint32_t n;

@@ -24,6 +24,7 @@
  */
 #include "codegen.h"
 #include "dims.h"
+#include "fusescan/numerics.h" /* FS_MAX_SITE_NODES */
 #include "text.h"
 
 #include <math.h>
@@ -65,6 +66,10 @@ struct gen {
 	int epi;              /* the generated GEMM's epilogue (FS_GEN_EPILOGUE) */
 	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
+	uint8_t *walked;      /* per value, for the walks over the region's graph, each value once (a value
+	                         read at many places would make them exponential): collect_reads' visit,
+	                         reduction_free's answer (1 free, 2 not), 0 not yet */
+	uint8_t *red_free;
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
 	uint32_t n_params;
 	int32_t red_op[MAX_RED];   /* the row's reductions: op index and which moment */
@@ -876,9 +881,18 @@ static expr_rule *const expr_rules[GEMM + 1] = {
 	[TILE] = expr_tile,
 };
 
+/* A value the region reads at several places is written out at each, so a region whose
+ * values fan out again and again (x * x, squared again) doubles its expression at each
+ * level: past this much source the generator stops. */
+enum { MAX_EXPR = 1 << 20 };
+
 static void expr(struct gen *G, int32_t v, const struct ix *x, struct fs_text *b)
 {
 	const struct prog *p = G->p;
+	if (G->failed)
+		return;
+	if (b->n > MAX_EXPR)
+		return fail(G, "an expression past 1 MiB of source: values the region reads at many places (apply a smaller region)");
 	if (G->buffered[v])
 		return load(G, v, x, b);
 	if (v == G->row_val && own_index(fs_prog_value(p, v), x)) {
@@ -972,6 +986,8 @@ static void release_gen(struct gen *G)
 {
 	free_sites(G);
 	free(G->buffered);
+	free(G->walked);
+	free(G->red_free);
 	free(G->param);
 	fs_dim_names_release(&G->names);
 }
@@ -1011,6 +1027,9 @@ static int add_param(struct gen *G, struct fs_kernel *k, int32_t v, int write)
  * views and math, stopping at buffers. */
 static void collect_reads(struct gen *G, struct fs_kernel *k, int32_t v, int top)
 {
+	if (!top && G->walked[v])
+		return;
+	G->walked[v] = 1;
 	if (!top && G->buffered[v]) {
 		if (member(G, v) < 0)
 			add_param(G, k, v, 0);
@@ -1157,13 +1176,14 @@ static int reduction_free(const struct gen *G, int32_t v)
 {
 	if (G->buffered[v] || v < (int32_t)G->p->n_in)
 		return 1;
+	if (G->red_free[v])
+		return G->red_free[v] == 1;
 	const struct op *op = &G->p->ops[v - G->p->n_in];
-	if (reduces(op, G->p))
-		return 0;
-	for (uint32_t i = 0; i < op->n_src; i++)
-		if (!reduction_free(G, op->src[i]))
-			return 0;
-	return 1;
+	int r = !reduces(op, G->p);
+	for (uint32_t i = 0; r && i < op->n_src; i++)
+		r = reduction_free(G, op->src[i]);
+	G->red_free[v] = r ? 1 : 2;
+	return r;
 }
 
 /* an output of whole rows whose values need no reduction: stored in the first pass */
@@ -1509,6 +1529,11 @@ static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kern
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
 	       char *why, size_t n)
 {
+	if (p->n_ops > FS_MAX_SITE_NODES) { /* the generator recurses along the region's chains */
+		memset(k, 0, sizeof(*k));
+		snprintf(why, n, "a region of %u ops, more than the %d one fused kernel is made of", p->n_ops, FS_MAX_SITE_NODES);
+		return -1;
+	}
 	if (mode == FS_GEN_EXACT)
 		return exact(p, tac, k, why, n);
 	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
@@ -1520,6 +1545,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	}
 	uint32_t nv = p->n_in + p->n_ops;
 	G.buffered = fs_xcalloc(nv + 1, 1);
+	G.walked = fs_xcalloc(nv + 1, 1);
+	G.red_free = fs_xcalloc(nv + 1, 1);
 	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
 	memset(k, 0, sizeof(*k));
 	G.k = k;

@@ -77,14 +77,35 @@ const struct sem *fs_prog_sem(const struct fs_scan *s, const struct fs_node *x)
 	return tuple_reduction(s, x) ? sem_by_key(!strcmp(key, "max") ? "amax" : "amin") : sem_by_key(key);
 }
 
+/* node's slot in the map: its own, or the empty one where it would go */
+static uint32_t map_slot(const struct prog *p, uint32_t node)
+{
+	uint32_t m = p->map_cap - 1, i = (node * 2654435761u) & m;
+	while (p->map_node[i] != UINT32_MAX && p->map_node[i] != node)
+		i = (i + 1) & m;
+	return i;
+}
+
+/* node's slot, taken if it was empty */
+static uint32_t map_put(struct prog *p, uint32_t node)
+{
+	uint32_t i = map_slot(p, node);
+	if (p->map_node[i] == UINT32_MAX)
+		p->map_node[i] = node, p->map_value[i] = -1;
+	return i;
+}
+
+static int in_region(const struct prog *p, uint32_t node)
+{
+	uint32_t i = map_slot(p, node);
+	return p->map_node[i] == node && p->map_member[i];
+}
+
 static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
 {
-	for (uint32_t i = 0; i < p->n_ops; i++)
-		if (p->ops[i].node == node)
-			return (int32_t)(p->n_in + i);
-	for (uint32_t i = 0; i < p->n_in; i++)
-		if (p->in_node[i] == node)
-			return (int32_t)i;
+	uint32_t slot = map_slot(p, node);
+	if (p->map_node[slot] == node && p->map_value[slot] >= 0)
+		return p->map_value[slot];
 	if (p->n_ops)
 		return -1; /* inputs are all known before the first op: values would shift */
 	p->in = fs_xrealloc(p->in, (p->n_in + 1) * sizeof(*p->in));
@@ -94,6 +115,7 @@ static int32_t value_of(struct prog *p, uint32_t node, const struct fs_type *t)
 	if (bound_type(p, tt, &p->in[p->n_in]) && bound_type(p, t, &p->in[p->n_in]))
 		return -1;
 	p->in_node[p->n_in] = node;
+	p->map_value[map_put(p, node)] = (int32_t)p->n_in;
 	return (int32_t)p->n_in++;
 }
 
@@ -616,14 +638,6 @@ const char *fs_prog_path(const struct fs_scan *s, const struct fs_graph *g)
 	return "";
 }
 
-static int in_set(const uint32_t *v, uint32_t n, uint32_t x)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
-}
-
 void fs_prog_free(struct prog *p)
 {
 	for (uint32_t i = 0; i < p->n_in; i++)
@@ -632,6 +646,10 @@ void fs_prog_free(struct prog *p)
 	free(p->in_node);
 	free(p->ops);
 	free(p->is_output);
+	free(p->map_node);
+	free(p->map_value);
+	free(p->map_member);
+	p->map_node = NULL, p->map_value = NULL, p->map_member = NULL, p->map_cap = 0;
 }
 
 /* A transpose of a matrix input that only 2-D matrix products read, as their
@@ -766,7 +784,7 @@ static int bind_inputs(struct prog *p, const uint32_t *nodes, uint32_t n, struct
 			for (uint32_t t = x->args; t <= a; t += g->args[t].span)
 				top |= t == a;
 			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
-			if ((top || part) && tensor_arg(g, a) && !in_set(nodes, n, g->args[a].node) &&
+			if ((top || part) && tensor_arg(g, a) && !in_region(p, g->args[a].node) &&
 			    value_of(p, g->args[a].node, &g->args[a].type) < 0) {
 				char why[256];
 				unbound_why(p, &g->args[a].type, why, sizeof(why));
@@ -788,6 +806,17 @@ static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t
 	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
 	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
 	p->is_output = fs_xcalloc(n + 1, 1);
+	size_t keys = n; /* the region's nodes and at most one input an argument */
+	for (uint32_t i = 0; i < n; i++)
+		keys += g->nodes[nodes[i]].n_args;
+	for (p->map_cap = 16; p->map_cap < 2 * keys; p->map_cap *= 2)
+		;
+	p->map_node = fs_xmalloc(p->map_cap * sizeof(uint32_t));
+	memset(p->map_node, 0xff, p->map_cap * sizeof(uint32_t));
+	p->map_value = fs_xmalloc(p->map_cap * sizeof(int32_t));
+	p->map_member = fs_xcalloc(p->map_cap, 1);
+	for (uint32_t i = 0; i < n; i++)
+		p->map_member[map_put(p, nodes[i])] = 1;
 	if (bind_inputs(p, nodes, n, d))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -806,8 +835,9 @@ static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t
 		const struct fs_node *x = &g->nodes[nodes[i]];
 		p->is_output[p->n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
 		for (uint32_t u = 0; u < x->n_users; u++)
-			if (!in_set(nodes, n, g->users[x->users + u]) && !(g->nodes[g->users[x->users + u]].flags & FS_NODE_SIDE_EFFECT))
+			if (!in_region(p, g->users[x->users + u]) && !(g->nodes[g->users[x->users + u]].flags & FS_NODE_SIDE_EFFECT))
 				p->is_output[p->n_ops] = 1;
+		p->map_value[map_slot(p, nodes[i])] = (int32_t)(p->n_in + p->n_ops);
 		p->n_ops++;
 	}
 	elide_transposes(p);

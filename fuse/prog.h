@@ -69,6 +69,12 @@ struct prog {
 	struct op *ops;
 	uint32_t n_ops;
 	uint8_t *is_output;  /* per op */
+	/* while the program is built: node -> value, open addressing over node ids (the region's nodes,
+	 * `member`, and its inputs), so every lookup is O(1) whatever the region's size */
+	uint32_t *map_node;  /* UINT32_MAX: an empty slot */
+	int32_t *map_value;  /* -1: none yet */
+	uint8_t *map_member;
+	uint32_t map_cap;    /* a power of two */
 	int gelu_tanh;       /* gelu is the tanh approximation */
 	uint8_t index64;     /* generate 64-bit index arithmetic whatever the sizes (a kernel for any size) */
 	/* per value, or NULL: computed before the fused kernel (a matrix product,

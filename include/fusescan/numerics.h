@@ -202,6 +202,11 @@ struct fs_numerics {
 	int emit_failed;
 };
 
+/* The most nodes a region may hold: its kernel is generated (recursively along
+ * its chains, a few KiB of stack an op), compiled and executed as one (real
+ * chains hold a few dozen; the fixtures' largest under 60). */
+enum { FS_MAX_SITE_NODES = 256 };
+
 /* 0, or -1 with the reason in d (an op without semantics, a shape that cannot
  * be bound, ...). */
 int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n,

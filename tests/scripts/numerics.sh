@@ -216,6 +216,20 @@ contains "cat along a middle dim: the second part read only where selected" "$tm
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
+# a region whose values fan out at every level (x squared, forty times): the expression doubles
+# at each, so the generator stops at its bound and says so, at once; discover defers it
+{
+	echo "%x0 : 4096x4096 : torch.float32"
+	for i in $(seq 1 40); do
+		echo "%x$i = aten.mul.Tensor(%x$((i - 1)) : 4096x4096 : torch.float32, %x$((i - 1)) : 4096x4096 : torch.float32) : 4096x4096 : torch.float32"
+	done
+	echo "output (%x40,)"
+} >"$tmp/fan.txt"
+check "fan-out: refused at once" 2 timeout 60 "$exe" --apply elementwise.mul-25cee7e5 --cpu-only --no-render --out "$tmp/fan" "$tmp/fan.txt"
+contains "fan-out: why" "$tmp/err" "fan.txt:2:1: error: numerics: the generator does not take this region: fused kernel: an expression past 1 MiB of source"
+check "fan-out: discover" 0 timeout 60 "$exe" discover "$tmp/fan.txt"
+contains "fan-out: deferred" "$tmp/out" "fusescan's generator does not take it: fused kernel: an expression past 1 MiB"
+
 # a dump whose shapes contradict each other: refused, no out-of-bounds read
 cat > "$tmp/bad.txt" <<'DUMP'
 %x : 4x8 : torch.float32
