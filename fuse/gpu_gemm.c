@@ -241,11 +241,16 @@ int fs_gpu_gemm_prepare_gen(struct run *R, int load)
 		return 0;
 	}
 	R->has_gen = 1;
-	/* each tactic the device runs (without one: each, compiled for sm_90) */
+	/* each tactic the device runs; without one, the first of each kind (TMA + wgmma for sm_90a,
+	 * the portable mma.sync), or with compile_all each */
+	uint8_t kinds = 0;
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
 		const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
 		if (load && !fs_gemm_gen_runs_on(tc, R->c.cc_major, R->c.cc_minor))
 			continue;
+		if (!load && !R->o->compile_all && (kinds & (1u << tc->portable)))
+			continue;
+		kinds |= (uint8_t)(1u << tc->portable);
 		char *src = fs_gemm_gen_source(&R->epi.k, tc, R->gen.nm);
 		g->kernels++, g->gemm_kernels++;
 		int rc = fs_gpu_build_for(R, tc->portable ? g->arch : "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);

@@ -21,6 +21,7 @@ all rope rope_rotate_half-3bc3ce9c "$llama"
 all swiglu swiglu-b5058ea8 "$llama"
 all softmax eager_attention_softmax-661b75dd "$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt"
 all gate_up gate_up_swiglu "$tests/data/gemm/gate_up.txt" --patterns "$tests/data/gemm/patterns"
+contains "gate_up: the generated GEMM under its six tactics" "$tmp/out" "the GEMM with its epilogue under 6,"
 all experts reduction.sum-cast-add-b4620dd5 "$tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"
 all sinks softmax_sinks "$tests/data/export_gpt_oss_2l/001_export_export_to_gm.txt"
 # at 3 tokens the sinks' row (4) takes vectors of 4, its output (3) none: every tactic within both
