@@ -11,10 +11,10 @@
 #                                  # CUDA_VISIBLE_DEVICES, else every one listed)
 #
 # Parts (PARTS, default "tests gemm bench memcheck sweep plants"):
-#   tests     every ctest labelled gpu: tests/scripts/gpu.sh (the kernels, tuning, the cache, --emit,
+#   tests     every ctest labelled gpu or exhaustive: tests/scripts/gpu.sh (the kernels, tuning, the cache, --emit,
 #             triage, Qwen3-Next's L2 norm at 2048 tokens), gemm_gpu.sh fixtures (matrix products) and
 #             bench (each GEMM fixture as bench_gemm runs it), check_torch_op.py (the emitted ops at every token count),
-#             model.sh (a 2-layer Llama with four fusions applied)
+#             model.sh (a 2-layer Llama with four fusions applied); gemm.sh archs, compile_all.sh (CPU)
 #   gemm      scripts/bench_gemm.py at GEMM_TOKENS (default 16,16384), a row per GPU, as one table
 #   bench     scripts/bench_torch.py at TOKENS (default 1,16,256,4096,16384) against eager and
 #             torch.compile, the chains dealt to the GPUs, then one table (scripts/bench_table.py)
@@ -105,7 +105,9 @@ part_tests() {
 		"bash tests/scripts/gemm_gpu.sh '$exe' tests bench 2>&1 | grep -E 'FAIL|passed|skipped|error' | sed 's/^/gemm as bench_gemm runs them (label gpu): /'; exit \${PIPESTATUS[0]}" \
 		"bash tests/scripts/gpu.sh '$exe' tests | tail -n 3 | sed 's/^/tests (label gpu): /'; exit \${PIPESTATUS[0]}" \
 		"python3 -u tests/scripts/check_torch_op.py '$exe' tests '$out/torch_op' | tail -n 3 | sed 's/^/torch op: /'; exit \${PIPESTATUS[0]}" \
-		"bash tests/scripts/model.sh '$exe' '$out/model_2l' 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' | tail -n 14 | sed 's/^/model (2 layers): /'; exit \${PIPESTATUS[0]}"
+		"bash tests/scripts/model.sh '$exe' '$out/model_2l' 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' | tail -n 14 | sed 's/^/model (2 layers): /'; exit \${PIPESTATUS[0]}" \
+		"bash tests/scripts/gemm.sh '$exe' tests archs | tail -n 3 | sed 's/^/the GEMM candidates of every architecture (label exhaustive): /'; exit \${PIPESTATUS[0]}" \
+		"bash tests/scripts/compile_all.sh '$exe' tests | tail -n 3 | sed 's/^/every tactic compiled (label exhaustive): /'; exit \${PIPESTATUS[0]}"
 }
 
 part_gemm() {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite twice: a normal build (warnings as
-# errors) and an AddressSanitizer + UndefinedBehaviorSanitizer build (without
-# the tests labelled exhaustive: every tactic compiled, which exercises NVRTC,
-# and every architecture's GEMM candidates, the same code on more graphs).
+# errors) and an AddressSanitizer + UndefinedBehaviorSanitizer build, both
+# without the tests labelled exhaustive (every tactic compiled, which exercises
+# NVRTC, and every architecture's GEMM candidates: the same code on more
+# graphs), which scripts/gpu_check.sh's tests part runs, and
+# `ctest --test-dir build -L exhaustive` here.
 # The tests' caches stay in the build trees, the ASan build reading the normal
 # build's compiled kernels. Prints each stage's time.
 # usage: scripts/test.sh   (run scripts/bootstrap.sh once first on a new machine)
@@ -20,11 +22,9 @@ for variant in "build -DFS_WERROR=ON" "build-asan -DFS_WERROR=ON -DFS_SANITIZE=O
 	cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
 	echo "== $dir: built in $((SECONDS - t0)) s; testing"
 	t0=$SECONDS
-	skip=()
-	[ "$dir" = build ] || skip=(-LE exhaustive)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
-		ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${skip[@]}"
+		ctest --test-dir "$dir" --output-on-failure -j"$jobs" -LE exhaustive
 	echo "== $dir: tested in $((SECONDS - t0)) s"
 done
 echo "== all: $((SECONDS - start)) s"
