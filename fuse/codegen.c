@@ -66,9 +66,10 @@ struct gen {
 	int epi;              /* the generated GEMM's epilogue (FS_GEN_EPILOGUE) */
 	int vec;              /* lanes per thread */
 	uint8_t *buffered;    /* per value: read from a buffer */
-	uint8_t *walked;      /* per value, for the walks over the region's graph, each value once (a value
-	                         read at many places would make them exponential): collect_reads' visit,
-	                         reduction_free's answer (1 free, 2 not), 0 not yet */
+	/* per value, so the walks over the region's graph see each value once (a value read at many
+	 * places would make them exponential): collect_reads' visit; reduction_free's answer (1 free,
+	 * 2 not, 0 not yet) */
+	uint8_t *walked;
 	uint8_t *red_free;
 	int32_t *param;       /* per value: kernel parameter index, -1 none */
 	uint32_t n_params;
@@ -766,7 +767,8 @@ static void expr_tril(struct gen *G, const struct op *op, const struct ix *x, st
 /* nested selects along the cat dim. The select is uniform over the lanes where the cat dim's index
  * is the same for every lane, or is the lanes' dim and every part is whole vectors: then each part's
  * vector loads happen only where it is selected (a guard); the other parts' offsets there lie outside
- * them. Else each lane reads its part element by element, inside the select. */
+ * them. Else, or where the guard would not fit an index's length, each lane reads its part element
+ * by element, inside the select. */
 static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, struct ix *to, struct fs_text *b)
 {
 	const struct prog *p = G->p;
@@ -774,7 +776,7 @@ static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, str
 	char tmp[IDX_LEN + 16];
 	int V = G->vec;
 	int64_t d = fs_dim_at(op->ints[0], out->rank);
-	int uniform = !moves(x, (int)d) || x->lane[d];
+	int still = !moves(x, (int)d), uniform = still || x->lane[d];
 	for (uint32_t k = 0; x->lane[d] && k < op->n_src; k++)
 		uniform &= divisible(G, fs_prog_value(p, op->src[k]), (int)d, V);
 	const char *at_d = uniform ? x->t[d] : flat(x, (int)d, tmp);
@@ -785,11 +787,15 @@ static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, str
 		fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
 		memcpy(to, x, sizeof(*to));
 		fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
-		to->lane[d] = (uint8_t)(uniform && x->lane[d]), to->dep[d] = (uint8_t)(!uniform && moves(x, (int)d));
+#define CAT_GUARD "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s"
+		int guard = uniform && (!still || snprintf(NULL, 0, CAT_GUARD, saved, at_d, at, at_d, end) < IDX_LEN);
+		to->lane[d] = (uint8_t)(uniform && x->lane[d]);
+		to->dep[d] = (uint8_t)((!uniform && moves(x, (int)d)) || (still && !guard)); /* dep: element by element */
 		if (k + 1 < op->n_src)
 			fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
-		if (uniform)
-			fmt_idx(G, G->guard, "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d, end);
+		if (guard)
+			fmt_idx(G, G->guard, CAT_GUARD, saved, at_d, at, at_d, end);
+#undef CAT_GUARD
 		expr(G, op->src[k], to, b);
 		if (k + 1 < op->n_src)
 			fs_text_put(b, " : ");

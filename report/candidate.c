@@ -319,12 +319,12 @@ void fs_cand_assessment(const struct fs_discovery *d, const struct fs_analysis *
 		fs_lines_add(out, "+ an existing kernel implements it: no new code");
 	else if (kern)
 		fs_lines_add(out, "+ an existing kernel absorbs it with the ops around it: no new code");
+	else if (k->refused[0])
+		fs_lines_add(out, "- no existing kernel, and fusescan's generator does not take it: %s", k->refused);
 	else if (e && d->cat.files_indexed && (e->n_kernels || e->n_subsumed))
 		fs_lines_add(out, "- the indexed tree registers none of the catalog's kernels for it: a kernel is needed");
 	else if (k->rec == FS_REC_NEEDS_TRITON)
 		fs_lines_add(out, "- no existing kernel: needs a generated (Triton / fusescan) kernel");
-	else if (k->refused[0])
-		fs_lines_add(out, "- no existing kernel, and fusescan's generator does not take it: %s", k->refused);
 	if (k->cost_known && k->bytes_total < (1 << 20))
 		fs_lines_add(out, "- small: under %s per forward pass", fs_human_bytes(1 << 20, b2, sizeof(b2)));
 	if (k->entry >= 0 && d->cat.e[k->entry].constraints)

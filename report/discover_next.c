@@ -99,14 +99,15 @@ static const char *pattern_of(const struct fs_discovery *d, const struct fs_cand
 }
 
 /* `fusescan match -p P...` over the graph's run (its file alone when it has
- * none) for the patterns of k[0..n), each once; nothing when none has one */
-static void match_line(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k, uint32_t n,
-		       const char *file, const char *indent, FILE *out)
+ * none) for the patterns of the n candidates k[pick[i]], each once; nothing
+ * when none has one */
+static void match_line(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k, const uint32_t *pick,
+		       uint32_t n, const char *file, const char *indent, FILE *out)
 {
 	const char *p[NEXT_CANDIDATES];
 	uint32_t np = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *name = pattern_of(d, &k[i]);
+		const char *name = pattern_of(d, &k[pick[i]]);
 		uint32_t j = 0;
 		while (name && j < np && strcmp(p[j], name))
 			j++;
@@ -128,33 +129,36 @@ static void match_line(const struct fs_discovery *d, const struct fs_analysis *a
 }
 
 /* One graph's commands: its top candidates applied (but those the generator
- * does not take: --apply would refuse them), the first that needs a generated
- * kernel emitted, their patterns counted. */
+ * does not take: --apply would refuse them), the first of these that needs a
+ * generated kernel emitted, their patterns counted. */
 static void next_graph(const struct fs_discovery *d, const struct fs_analysis *a, const char *indent, FILE *out)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_dumpfile *f = &s->files[s->modules[a->module].file];
 	const struct fs_candidate *k = a->mine->cands;
-	uint32_t shown = cands_shown(d, a), n = shown < NEXT_CANDIDATES ? shown : NEXT_CANDIDATES, gen = 0;
+	uint32_t shown = cands_shown(d, a), pick[NEXT_CANDIDATES], n = 0, gen = 0;
+	for (uint32_t i = 0; i < shown && n < NEXT_CANDIDATES; i++)
+		if (!k[i].refused[0])
+			pick[n++] = i;
 	if (f->n_modules > 1) { /* fuse_or_tune's target_module */
 		fprintf(out, "%s# --apply rewrites a file of one GraphModule, and this one holds %u:", indent, f->n_modules);
 		word(f->path, out);
 		fputc('\n', out);
 		return;
 	}
-	fprintf(out, "%s# apply a top candidate: rewrite, check the numerics, compile the kernel (a GPU also runs and tunes it)\n",
-		indent);
-	for (uint32_t i = 0, said = 0; i < shown && said < NEXT_CANDIDATES; i++)
-		if (!k[i].refused[0])
-			apply_line(d, &k[i], 0, f->path, indent, out), said++;
-	while (gen < n && k[gen].rec != FS_REC_NEEDS_TRITON)
+	if (n)
+		fprintf(out, "%s# apply a top candidate: rewrite, check the numerics, compile the kernel (a GPU also runs and tunes it)\n",
+			indent);
+	for (uint32_t i = 0; i < n; i++)
+		apply_line(d, &k[pick[i]], 0, f->path, indent, out);
+	while (gen < n && k[pick[gen]].rec != FS_REC_NEEDS_TRITON)
 		gen++;
 	if (gen < n) {
 		fprintf(out, "%s# write candidate %u's generated kernel for deployment, for every token count (tuned on a GPU)\n",
-			indent, gen + 1);
-		apply_line(d, &k[gen], 1, f->path, indent, out);
+			indent, pick[gen] + 1);
+		apply_line(d, &k[pick[gen]], 1, f->path, indent, out);
 	}
-	match_line(d, a, k, n, f->path, indent, out);
+	match_line(d, a, k, pick, n, f->path, indent, out);
 }
 
 void next_steps(const struct fs_discovery *d, const char *head, const char *indent, const char *tail, FILE *out)

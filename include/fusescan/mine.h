@@ -66,7 +66,7 @@ struct fs_candidate {
 	uint32_t risks;
 	enum fs_rec rec;
 	uint8_t absorbed;      /* an op absorbs it with the ops around it (attention): ranked last */
-	char refused[160];     /* why fusescan's generator takes no kernel of it (then deferred), or "" */
+	char refused[256];     /* why fusescan's generator takes no kernel of it (then deferred), or "" */
 };
 
 enum fs_cleanup_kind {

@@ -68,6 +68,7 @@ contains "refused: the reason" "$tmp/out" \
 sed -n '/^Next (/,$p' "$tmp/out" >"$tmp/m2next.txt"
 count "refused: not applied" "$tmp/m2next.txt" "norm.cast-repeat_interleave-pad-mul-tril-bitwise_not-e8e26875" 0
 count "refused: three others applied" "$tmp/m2next.txt" "  fusescan --apply" 4
+contains "refused: the applied ones' patterns counted" "$tmp/m2next.txt" "  fusescan match -p gated_rmsnorm $m2"
 check "discover Mamba 2, JSON" 0 "$exe" discover --format json "$m2"
 contains "refused: in JSON" "$tmp/out" '"generator_refuses":	"fused kernel: reductions over rows of different shapes"'
 

@@ -213,6 +213,12 @@ contains "cat along a middle dim: verdict" "$tmp/out" "verdict: pass"
 all_compiled "cat along a middle dim: every kernel compiled" "$tmp/out"
 contains "cat along a middle dim: the second part read only where selected" "$tmp/cc/fused.cu" \
 	"((1 && (fs_ix)(d1) >= (0 + 1) && (fs_ix)(d1) < ((0 + 1) + S0)) ? ld_f32(p1, "
+# views after such a cat make its index long: where the guard would pass an index's length, the
+# parts are read element by element inside the select instead (the region is not refused)
+check "cat, then views" 0 "$exe" --apply elementwise.exp-neg-cat-tanh-39e5b889 --cpu-only --compile-all --no-render \
+	--out "$tmp/cv" "$d/ops/cat_views.txt"
+contains "cat, then views: verdict" "$tmp/out" "verdict: pass"
+all_compiled "cat, then views: every kernel compiled" "$tmp/out"
 check "stack (GPT-J RoPE)" 0 "$exe" --apply rope_interleaved --cpu-only --no-render --tokens 3 --out "$tmp/gj" "$d/export_gptj_2l/001_export_export_to_gm.txt"
 contains "stack (GPT-J RoPE): verdict" "$tmp/out" "verdict: pass"
 
