@@ -787,15 +787,17 @@ static void expr_cat(struct gen *G, const struct op *op, const struct ix *x, str
 		fmt_idx(G, end, "(%s + %s)", at, dims(G, t, (int)d, (int)d + 1, part));
 		memcpy(to, x, sizeof(*to));
 		fmt_idx(G, to->t[d], "((fs_ix)(%s) - %s)", at_d, at);
-#define CAT_GUARD "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s"
-		int guard = uniform && (!still || snprintf(NULL, 0, CAT_GUARD, saved, at_d, at, at_d, end) < IDX_LEN);
+		char guard[IDX_LEN];
+		int fits = uniform && snprintf(guard, sizeof(guard), "%s && (fs_ix)(%s) >= %s && (fs_ix)(%s) < %s", saved, at_d, at, at_d,
+					       end) < IDX_LEN;
+		if (uniform && !still && !fits) /* the lanes' vector loads need it */
+			fail(G, "an index expression too long");
 		to->lane[d] = (uint8_t)(uniform && x->lane[d]);
-		to->dep[d] = (uint8_t)((!uniform && moves(x, (int)d)) || (still && !guard)); /* dep: element by element */
+		to->dep[d] = (uint8_t)((!uniform && moves(x, (int)d)) || (still && !fits)); /* dep: element by element */
 		if (k + 1 < op->n_src)
 			fs_text_put(b, "((fs_ix)(%s) < %s ? ", at_d, end);
-		if (guard)
-			fmt_idx(G, G->guard, CAT_GUARD, saved, at_d, at, at_d, end);
-#undef CAT_GUARD
+		if (fits)
+			memcpy(G->guard, guard, sizeof(guard));
 		expr(G, op->src[k], to, b);
 		if (k + 1 < op->n_src)
 			fs_text_put(b, " : ");
