@@ -30,6 +30,7 @@ exe=$1 tests=$2 section=${3:-fixtures}
 d=$tests/data/gemm
 P="--patterns $d/patterns"
 export FUSESCAN_CACHE=$tmp/cache
+cuda_or_skip
 "$exe" --apply parallel_gemm --tokens 2 --no-render --out "$tmp/probe" "$d/qkv.txt" >"$tmp/probe.out" 2>&1
 if ! grep -q "GPU check" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU\|error' "$tmp/probe.out" | head -1 | sed 's/^  //')"

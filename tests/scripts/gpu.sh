@@ -15,6 +15,7 @@ exe=$1 tests=$2
 . "$(dirname "$0")/lib.sh"
 llama=$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt
 export FUSESCAN_CACHE=$tmp/cache
+cuda_or_skip
 "$exe" --apply rmsnorm-3feecfe3 --tokens 512 --buckets 512 --no-render --cache "$tmp/probe.json" --out "$tmp/probe" "$llama" >"$tmp/probe.out" 2>&1
 if ! grep -q "GPU check" "$tmp/probe.out"; then
 	echo "skipped: $(grep -h '^  GPU' "$tmp/probe.out" | head -1 | sed 's/^  //')"

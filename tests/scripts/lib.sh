@@ -30,6 +30,19 @@ all_compiled() { # all_compiled NAME FILE: every kernel the report says it gener
 		fail=$((fail + 1)); echo "FAIL $1: $k $(grep -o '; error: .*' "$2")"
 	fi
 }
+cuda_or_skip() { # exit 77 (skipped), saying why, unless the CUDA driver loads and lists a device:
+	# a look before a GPU test's own probe, which compiles and runs kernels
+	local why
+	why=$(python3 -c 'import ctypes, sys
+try:
+    c = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    sys.exit("no CUDA driver (libcuda.so.1 not found)")
+n = ctypes.c_int(0)
+r = c.cuInit(0)
+if r or c.cuDeviceGetCount(ctypes.byref(n)) or n.value < 1:
+    sys.exit("no CUDA device (cuInit: %d, devices: %d)" % (r, n.value))' 2>&1) || { echo "skipped: $why"; exit 77; }
+}
 finish() {
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

@@ -10,8 +10,9 @@
 # and every output against every kind of input (the same file, through a
 # link, inside an input directory, holding one), failing and concurrent
 # --apply runs, --scaffold beside a default.yaml. Each case asserts the exit
-# status and the first line of stderr, and that no input changed (checksums
-# of every input file before and after each case). As root, devices are
+# status and the first line of stderr, and that no input changed (each input
+# file's and folder's size, mode and modification time, before and after each
+# case; every input's content, before and after all of them). As root, devices are
 # private nodes of the same devices (real ones are never written).
 # usage: misuse.sh FUSESCAN TESTS_DIR
 set -u
@@ -23,7 +24,8 @@ run=$tmp/in/run
 mkdir -p "$tmp/in" && cp -r "$tests/data/adrun_tiny_llama_2l" "$run"
 dump=$run/001_export_export_to_gm.txt
 final=$run/035_compile_compile_model.txt
-sums() { find "$tmp/in" -type f -print0 | sort -z | xargs -0 md5sum | md5sum; }
+sums() { find "$tmp/in" -printf '%p %s %m %T@\n' | sort | md5sum; }
+content() { find "$tmp/in" -type f -print0 | sort -z | xargs -0 md5sum | md5sum; }
 before=$(sums)
 
 # case NAME WANT_RC FIRST_LINE_TEXT CMD...: exit status, the first line of
@@ -257,6 +259,7 @@ side=$tmp/in/side && mkdir -p "$side"
 cp "$run/ad.log" "$side/ad.log" && printf 'rmsnorm >= 0\n' >"$side/expect.txt" && printf 'add_rmsnorm-407262a5\n' >"$side/approvals.txt"
 "$exe" match --format json -o "$side/base.json" "$run" && cp "$tests/../kernels/catalog.txt" "$side/catalog.txt"
 before=$(sums)
+settled=$(content) # the inputs from here on
 refused="refusing to write"
 case_ "match -o the --log" 2 "fusescan match: $refused -o $side/ad.log: it is the --log file $side/ad.log" \
 	"$exe" match --log "$side/ad.log" -o "$side/ad.log" "$run"
@@ -305,12 +308,10 @@ contains "--scaffold over its own default.yaml: replaced" "$tmp/out" "fuse_<name
 
 # two runs into one --out: a second one is refused while the first holds it; runs at once never mix
 mkdir "$tmp/o6"
-flock "$tmp/o6" sleep 5 &
-holder=$!
-sleep 0.5
+exec 9<"$tmp/o6" && flock 9 # this shell holds it
 case_ "--out held by another fusescan" 2 "fusescan fuse: --out $tmp/o6 is being written by another fusescan; run again once it is done" \
 	"${apply[@]}" --out "$tmp/o6" "$run"
-wait "$holder"
+exec 9<&-
 [ -z "$(ls "$tmp/o6")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused run wrote into the held --out"; }
 cos=elementwise.cos-mul-cast-10b0b18a
 "${apply[@]}" --out "$tmp/refa" "$run" >/dev/null 2>&1
@@ -326,7 +327,7 @@ for trial in 1 2 3; do
 	if [ "$now" = "$(setsum "$tmp/refa")" ] || [ "$now" = "$(setsum "$tmp/refb")" ]; then pass=$((pass + 1)); else
 		fail=$((fail + 1)); echo "FAIL two runs into one --out, trial $trial: its files are neither run's"; fi
 done
-if [ "$(sums)" = "$before" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL an input changed"; fi
+if [ "$(sums)" = "$before" ] && [ "$(content)" = "$settled" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL an input changed"; fi
 left=$(find "$tmp" -name '*.tmp.*' | head -n 1)
 [ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL temporary file left behind: $left"; }
 
