@@ -97,14 +97,6 @@ struct gen {
 	char why[160];
 };
 
-/* a kernel's loop over the lanes of its vectors: unrolled, except in the
- * float64 references, where unrolled double arithmetic (a transcendental
- * inlined per lane) makes ptxas take seconds for a kernel run once */
-static const char *unroll(const struct gen *G)
-{
-	return G->ref ? "#pragma unroll 1" : "#pragma unroll";
-}
-
 static int is_view(const struct op *op)
 {
 	uint8_t k = op->sem->kind;
@@ -1178,7 +1170,7 @@ static void row_loop(struct gen *G, const char *H, int T, int narrow, struct fs_
 	if (narrow)
 		fs_text_put(b, "%sfor (fs_ix j0 = live && t == 0 ? 0 : %s; j0 < %s; j0 += %d) {\n", ind, H, H, V);
 	else if (G->cache) { /* dead rows read row 0 (in bounds) and store nothing */
-		fs_text_put(b, "%s%s\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, unroll(G), ind,
+		fs_text_put(b, "%s#pragma unroll\n%sfor (int it = 0; it < %d; it++) {\n%s\tfs_ix j0 = t * %d + it * %lld;\n", ind, ind,
 		    G->cache, ind, V, (long long)T * V);
 		if (G->tail) /* no branch: the loads of every vector stay in flight together */
 			fs_text_put(b, "%s\tconst bool in = j0 < %s;\n", ind, H);
@@ -1341,8 +1333,8 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		/* past the row's end the step is computed too (no branch) and its sum
 		 * dropped; a first vector that starts the reduction is always kept */
 		const char *drop = !G->tail ? "" : G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n";
-		fs_text_put(&pass, "%s\t\t\t%s\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
-		    early.s ? early.s : "", unroll(G), V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
+		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
+		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
 		    step, drop, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
 		if (keep)
 			G->row_val = op->src[0];
@@ -1404,7 +1396,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		free(hoist.s);
 	} else
 		emit_sites(G, b, &pass, "\t\t");
-	fs_text_put(b, "%s\t\t%s\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, unroll(G), V, lanes.s ? lanes.s : "",
+	fs_text_put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
 	    G->tail ? "\t\tif (live && in) {\n" : G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
 	free(lanes.s);
@@ -1492,7 +1484,7 @@ static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out,
 			free(e.s);
 		}
 		emit_sites(G, NULL, b, "\t\t");
-		fs_text_put(b, "\t\t%s\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", unroll(G), V, lanes.s ? lanes.s : "",
+		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
 		    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
 		fs_text_put(&from, "%s%s / %d", from.s ? " + " : "", n, V);
 		free(lanes.s);
