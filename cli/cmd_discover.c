@@ -12,10 +12,11 @@
 #include <string.h>
 
 /* Each candidate that needs a generated kernel, put to the generator as
- * --apply would at its default 16 tokens (its first instance; the kernels
- * generated, none compiled): one it does not take is deferred, the reason
- * kept for the report, so no recommendation ends in a refusal. */
-static void ask_generator(struct fs_discovery *d)
+ * --apply would at its default 16 tokens, with the GELU form --apply would
+ * take (its first instance; the kernels generated, none compiled): one it
+ * does not take is deferred, the reason kept for the report, so no
+ * recommendation ends in a refusal. */
+static void ask_generator(struct fs_discovery *d, int gelu_tanh)
 {
 	for (uint32_t a = 0; a < d->n_a; a++) {
 		struct fs_mine *m = d->a[a].mine;
@@ -23,7 +24,7 @@ static void ask_generator(struct fs_discovery *d)
 			struct fs_candidate *k = &m->cands[i];
 			const struct fs_region *r = &m->regions[k->instances[0]];
 			if (k->rec == FS_REC_NEEDS_TRITON &&
-			    fs_numerics_generates(d->scan, m->g, r->nodes, r->n_nodes, 1, 16, k->refused, sizeof(k->refused)))
+			    fs_numerics_generates(d->scan, m->g, r->nodes, r->n_nodes, gelu_tanh, 16, k->refused, sizeof(k->refused)))
 				k->rec = FS_REC_DEFER;
 		}
 	}
@@ -80,7 +81,7 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_discovery *d = fs_discover(s, &o);
 	int rc = 0;
 	if (d) {
-		ask_generator(d);
+		ask_generator(d, gelu != FS_GELU_ERF); /* as --apply: tanh unless erf is stated */
 		struct fs_out out;
 		rc = fs_out_open(&out, out_path);
 		if (rc == 0) {
