@@ -62,7 +62,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 		b->run_failed = g->error[0] != '\0';
 	} else {
 		b->tuned = 1;
-		b->variant = g->variant;
+		b->variant = g->variant, b->algos = g->algos;
 		if (g->chosen >= 0) {
 			const struct fs_tactic_run *w = &g->tactics[g->chosen];
 			b->t = w->t;
@@ -104,7 +104,7 @@ static void from_main(const struct prog *q, const struct fs_numerics *r, struct 
 	snprintf(b->tactic, sizeof(b->tactic), "%s", w ? w->name : r->n_tactics ? "fallback" : "products");
 	b->ms = r->fused_ms, b->ci = r->fused_ci, b->unfused_ms = r->unfused_ms;
 	b->speedup = r->speedup, b->speedup_lo = r->speedup_lo, b->speedup_hi = r->speedup_hi;
-	b->variant = r->variant, b->seconds = r->gpu_seconds;
+	b->variant = r->variant, b->algos = r->algos, b->seconds = r->gpu_seconds;
 	if (r->runner_up >= 0) {
 		memcpy(b->runner_up, r->tactics[r->runner_up].name, sizeof(b->runner_up));
 		b->runner_up_ms = r->tactics[r->runner_up].ms;
@@ -178,7 +178,7 @@ void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, con
 		if (!b->tuned)
 			heuristic(&q[i], b);
 		if (b->tuned ? b->passed : !b->error[0]) /* else the token counts go to the next bucket */
-			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant, b->slower};
+			eb[ne++] = (struct fs_emit_bucket){&q[i], b->tokens, b->t, b->tuned, b->ms, b->variant, b->slower, &b->algos};
 	}
 	set->ne = ne;
 }

@@ -172,6 +172,26 @@ static char *op_text(const struct fs_emit_op *e, const struct fs_kernel *k)
 	return all.s;
 }
 
+int fs_emit_key(const struct prog *p, char key[20])
+{
+	struct fs_emit_op e = {0};
+	struct fs_kernel k;
+	char why[256];
+	memset(&k, 0, sizeof(k));
+	key[0] = '\0';
+	if (fs_emit_op_init(&e, p, why, sizeof(why)))
+		return -1;
+	e.kq.index64 = 1;
+	if (!e.kernel || fs_codegen(&e.kq, -1, FS_GEN_KERNEL, NULL, &k, why, sizeof(why)) == 0) {
+		char *text = op_text(&e, &k);
+		snprintf(key, 20, "%016llx", (unsigned long long)fs_hash_bytes(text, strlen(text), 0x656d6974ull));
+		free(text);
+	}
+	fs_kernel_release(&k);
+	fs_emit_op_release(&e);
+	return key[0] ? 0 : -1;
+}
+
 /* The sites the op replaces, by node name: each one's program, bound as the
  * base, must generate the same kernel byte for byte and the same products
  * (names aside), so its values line up with the op's: its inputs in the
@@ -219,6 +239,34 @@ static int sites_json(const struct prog *base, const char *want, const struct fs
 				      last);
 	}
 	return 0;
+}
+
+struct hex128 {
+	char s[129];
+};
+
+static struct hex128 algo_hex(const uint64_t algo[8])
+{
+	struct hex128 h;
+	unsigned char b[64];
+	memcpy(b, algo, sizeof(b));
+	for (int i = 0; i < 64; i++)
+		snprintf(h.s + 2 * i, 3, "%02x", b[i]);
+	return h;
+}
+
+/* The cuBLASLt algorithm of each product, as tuned at a bucket: each
+ * cublasLtMatmulAlgo_t's 64 bytes in hex, in memory order, under the
+ * version they hold for ("cublaslt": {"version", "products", "epilogue"}). */
+static void algos_json(const struct fs_lt_algos *a, const struct fs_gemm_plan *pl, cJSON *q)
+{
+	cJSON *c = cJSON_AddObjectToObject(q, "cublaslt");
+	cJSON_AddNumberToObject(c, "version", (double)a->version);
+	cJSON *arr = cJSON_AddArrayToObject(c, "products");
+	for (uint32_t k = 0; k < a->n && k < pl->n_calls && k < FS_MAX_PRODUCTS; k++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(algo_hex(a->algo[k]).s));
+	if (a->has_epilogue && pl->absorbs)
+		cJSON_AddStringToObject(c, "epilogue", algo_hex(a->epilogue).s);
 }
 
 /* The fused kernel of bucket program p (index64: of any size) under tactic t
@@ -379,7 +427,9 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		/* the fused plan: products (if any) then the kernel; or a product with cuBLASLt's epilogue */
 		cJSON_AddStringToObject(q, "plan", b[i].variant == 1 && e.pl.absorbs ? "epilogue" : nk ? "kernel" : "products");
 		if (b[i].variant == 2)
-			cJSON_AddStringToObject(q, "note", "the generated GEMM was fastest here; the op runs PyTorch's GEMM, then the kernel");
+			cJSON_AddStringToObject(q, "note", "the generated GEMM was fastest here; the op runs the products, then the kernel");
+		if (e.gemm && b[i].tuned && b[i].algos && b[i].algos->version)
+			algos_json(b[i].algos, &e.pl, q);
 		cJSON_AddStringToObject(q, "tactic", tname);
 		cJSON_AddBoolToObject(q, "tuned", b[i].tuned);
 		if (b[i].tuned)
@@ -404,7 +454,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
 		int at = snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
 				  name, name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
-				  e.gemm ? ", its products through PyTorch's GEMMs" : "");
+				  e.gemm ? ", its products through cuBLASLt" : "");
 		uint32_t slower = 0;
 		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->emitted); i++)
 			if (b[i].slower)

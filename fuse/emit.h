@@ -30,7 +30,12 @@ struct fs_emit_bucket {
 	double ms;
 	int variant;            /* a region with matrix products: its fused plan there (fs_numerics.variant) */
 	int slower;             /* the fused plan was timed slower there: the op runs it (it is correct), profitable: false */
+	const struct fs_lt_algos *algos; /* the cuBLASLt algorithms tuned there (version 0 or NULL: none) */
 };
+
+/* The op a region (bound at some size) would be emitted as: its name's hash
+ * (sites with one key share one op). 0, or -1 (no op: key ""). */
+int fs_emit_key(const struct prog *p, char key[20]);
 
 /* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why
  * not (r->emit_failed). base: the region at the run's own sizes. */

@@ -97,6 +97,7 @@ struct fs_gpu_result {
 	/* a region with matrix products (fuse/gemm.h) */
 	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue,
 				       * 2 the generated GEMM with the epilogue inside */
+	struct fs_lt_algos algos;     /* the cuBLASLt algorithms of the fused plan's products, as tuned */
 	double flops;                 /* the products' floating-point operations */
 	char gemm[1024];              /* cuBLASLt's version, the algorithms chosen, the variants' times */
 };

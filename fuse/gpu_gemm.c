@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert((int)FS_GEMM_MAX <= (int)FS_MAX_PRODUCTS, "fs_lt_algos holds every product of a plan");
+
 /* What a product moves: its operands read, its output written. */
 static int64_t lt_bytes(const struct fs_gemm_call *c)
 {
@@ -459,6 +461,11 @@ int fs_gpu_gemm_time_variants(struct run *R)
 		if (ok[var[i]] && (best < 0 || tm[i].ms < tm[best].ms))
 			best = (int)i;
 	g->variant = best < 0 ? 0 : var[best]; /* none passes: the first, whose failure the verdict reports */
+	g->algos.version = R->lt.version, g->algos.n = R->gp.n_calls;
+	for (uint32_t i = 0; i < R->gp.n_calls && i < FS_MAX_PRODUCTS; i++)
+		memcpy(g->algos.algo[i], R->gl[i].lt.algo[R->gl[i].lt.chosen], sizeof(g->algos.algo[i]));
+	if ((g->algos.has_epilogue = (uint8_t)R->gp.absorbs))
+		memcpy(g->algos.epilogue, R->absorbed.lt.algo[R->absorbed.lt.chosen], sizeof(g->algos.epilogue));
 	if (g->variant == 2 && !ok[0])
 		fs_gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
 	size_t at = strlen(g->gemm);

@@ -500,6 +500,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 	r->fused_source = g->fused_source, g->fused_source = NULL;
 	r->n_tactics = g->n_tactics, r->n_failed = g->n_failed, r->unfused_kernels = g->unfused_kernels;
 	r->chosen = g->chosen, r->runner_up = g->runner_up, r->cache_hit = g->cache_hit, r->variant = g->variant;
+	r->algos = g->algos;
 	for (uint32_t i = 0; i < g->n_tactics; i++)
 		r->tactics[i] = g->tactics[i].rec;
 	if (g->chosen >= 0)
@@ -556,8 +557,11 @@ int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, co
 	char bucket[64];
 	fs_diags_init(&d);
 	key[0] = '\0';
-	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0)
+	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0) {
 		fs_codegen_tuning_key(&p, nodes, n, tokens, key, 20, bucket, sizeof(bucket));
+		if (!key[0] && fs_gemm_any(&p)) /* a region with products: the op it is emitted as */
+			fs_emit_key(&p, key);
+	}
 	fs_prog_free(&p);
 	fs_diags_release(&d);
 	return key[0] ? 0 : -1;

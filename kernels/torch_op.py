@@ -10,13 +10,18 @@ directory it lies in.
                                          # are columns of one product's output come as that output
     @NAME@.launch(@ARGS@, out=(y,))      # into outputs the caller owns (the op's)
 
-A region with matrix products runs them through PyTorch's own GEMMs as
-fusescan's fused plan does: products reading one input as one product on
-their weights concatenated (built on first use per weight set and kept; call
-the op once before capturing a CUDA graph), then the kernel reading their
-outputs, then the products reading what it writes; or, at the buckets where
-fusescan measured it faster, one product with cuBLASLt's epilogue (bias,
-relu, gelu-tanh, a residual add).
+A region with matrix products runs them as fusescan's fused plan does:
+products reading one input as one product on their weights concatenated
+(built on first use per weight set and kept; call the op once before
+capturing a CUDA graph), then the kernel reading their outputs, then the
+products reading what it writes; or, at the buckets where fusescan measured
+it faster, one product with cuBLASLt's epilogue (bias, relu, gelu-tanh, a
+residual read as C). Each product is one cuBLASLt call with the algorithm
+fusescan timed fastest at the bucket (the descriptor's "cublaslt"), where
+the cuBLASLt PyTorch loaded has the major version tuned with and accepts
+that algorithm at the size run; else cuBLASLt's own first choice there;
+a batched product, or no cuBLASLt, runs PyTorch's GEMM. `gemm_paths()` says
+which ran.
 
 Outputs are laid out as eager PyTorch lays them out: row-major, or (an
 elementwise region reading a transposed input, RoPE's q.transpose(1, 2))
@@ -97,13 +102,135 @@ class _Kernel:
         return max(1, min((1 << 31) - 1, -(-self.work(s) // self.per_block)))
 
 
+# ---- cuBLASLt, with the algorithm fusescan tuned -------------------------------------------
+
+_LT_WORKSPACE = 32 << 20  # the workspace fusescan tuned with (PyTorch's own on Hopper)
+_lt = None  # the library (the one PyTorch loaded, by its soname), or False: none
+_lt_handles = {}  # device -> cublasLtHandle_t
+_lt_workspaces = {}  # (device, stream) -> a uint8 tensor of _LT_WORKSPACE bytes
+PATHS = {}  # (product, M) -> how it ran: "tuned", "heuristic: why", "PyTorch's GEMM: why"
+
+
+class _Heuristic(ctypes.Structure):  # cublasLtMatmulHeuristicResult_t
+    _fields_ = [("algo", ctypes.c_uint8 * 64), ("workspace", ctypes.c_size_t), ("state", ctypes.c_int),
+                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
+
+
+def _cublaslt():
+    """cuBLASLt with its functions typed, or None (no such library)"""
+    global _lt
+    if _lt is None:
+        _lt = False
+        for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"):
+            try:
+                lib = ctypes.CDLL(name)
+            except OSError:
+                continue
+            P, I = ctypes.c_void_p, ctypes.c_int
+            lib.cublasLtGetVersion.restype = ctypes.c_size_t
+            for f, args in (("cublasLtCreate", [P]), ("cublasLtMatmulDescCreate", [P, I, I]),
+                            ("cublasLtMatmulDescSetAttribute", [P, I, P, ctypes.c_size_t]),
+                            ("cublasLtMatrixLayoutCreate", [P, I, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int64]),
+                            ("cublasLtMatmulPreferenceCreate", [P]), ("cublasLtMatmulPreferenceDestroy", [P]),
+                            ("cublasLtMatmulPreferenceSetAttribute", [P, I, P, ctypes.c_size_t]),
+                            ("cublasLtMatmulAlgoGetHeuristic", [P] * 7 + [I, P, P]),
+                            ("cublasLtMatmulAlgoCheck", [P] * 8),
+                            ("cublasLtMatmul", [P] * 14 + [ctypes.c_size_t, P])):
+                getattr(lib, f).argtypes, getattr(lib, f).restype = args, I
+            lib.cublasLtGetStatusName.restype = ctypes.c_char_p
+            _lt = lib
+            break
+    return _lt or None
+
+
+def _lt_check(rc, what):
+    if rc:
+        raise RuntimeError(f"fusescan::@NAME@: {what}: {_lt.cublasLtGetStatusName(rc).decode()} ({rc})")
+
+
+class _LtCall:
+    """one product at one size, as cuBLASLt runs it: its descriptors (the
+    row-major D[M, N] = A[M, K] B is cuBLASLt's column-major D^T = B^T A^T),
+    and the algorithm: the tuned one where cuBLASLt takes it, else its
+    heuristic's first"""
+
+    def __init__(self, lt, handle, p, m, n, k, dtype, bias, tuned):
+        P = ctypes.c_void_p
+        code = {torch.bfloat16: 14, torch.float16: 2, torch.float32: 0}[dtype]
+        self.desc = P()
+        _lt_check(lt.cublasLtMatmulDescCreate(ctypes.byref(self.desc), 68, 0), "cublasLtMatmulDescCreate")
+        epilogue = ((2 if p.activation == "relu" else 32 if p.activation == "gelu_tanh" else 0) | (4 if bias else 0)) or 1
+        for attr, value in ((3, ctypes.c_int32(1 if p.b_nk else 0)), (4, ctypes.c_int32(0)), (7, ctypes.c_uint32(epilogue))):
+            _lt_check(lt.cublasLtMatmulDescSetAttribute(self.desc, attr, ctypes.byref(value), ctypes.sizeof(value)),
+                      "cublasLtMatmulDescSetAttribute")
+        self.layouts = []
+        for rows, cols, ld in (((k, n, k) if p.b_nk else (n, k, n)), (k, m, k), (n, m, n), (n, m, n)):
+            lay = P()
+            _lt_check(lt.cublasLtMatrixLayoutCreate(ctypes.byref(lay), code, rows, cols, ld), "cublasLtMatrixLayoutCreate")
+            self.layouts.append(lay)
+        found = _Heuristic()
+        if tuned is not None:
+            ctypes.memmove(found.algo, tuned, 64)
+            rc = lt.cublasLtMatmulAlgoCheck(handle, self.desc, *self.layouts, ctypes.byref(found.algo), ctypes.byref(found))
+            if rc == 0 and found.workspace <= _LT_WORKSPACE:
+                ctypes.memmove(found.algo, tuned, 64)
+                self.algo, self.how = found.algo, "tuned"
+                return
+            why = f"cuBLASLt refuses the tuned algorithm at M={m} ({lt.cublasLtGetStatusName(rc).decode() if rc else 'workspace'})"
+        else:
+            why = "no tuned algorithm for this cuBLASLt"
+        pref, count, size = P(), ctypes.c_int(0), ctypes.c_uint64(_LT_WORKSPACE)
+        _lt_check(lt.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "cublasLtMatmulPreferenceCreate")
+        try:
+            _lt_check(lt.cublasLtMatmulPreferenceSetAttribute(pref, 1, ctypes.byref(size), 8), "cublasLtMatmulPreferenceSetAttribute")
+            _lt_check(lt.cublasLtMatmulAlgoGetHeuristic(handle, self.desc, *self.layouts, pref, 1, ctypes.byref(found),
+                                                        ctypes.byref(count)), "cublasLtMatmulAlgoGetHeuristic")
+        finally:
+            lt.cublasLtMatmulPreferenceDestroy(pref)
+        if count.value < 1:
+            raise RuntimeError(f"fusescan::@NAME@: cuBLASLt has no algorithm for a product at M={m}, N={n}, K={k}")
+        self.algo, self.how = found.algo, "heuristic: " + why
+
+    def run(self, lt, handle, a, w, bias, c, d):
+        if bias is not None:
+            ptr = ctypes.c_void_p(bias.data_ptr())
+            _lt_check(lt.cublasLtMatmulDescSetAttribute(self.desc, 8, ctypes.byref(ptr), 8), "cublasLtMatmulDescSetAttribute")
+        key = (d.device.index, torch.cuda.current_stream(d.device).cuda_stream)
+        ws = _lt_workspaces.get(key)
+        if ws is None:
+            ws = _lt_workspaces[key] = torch.empty(_LT_WORKSPACE, dtype=torch.uint8, device=d.device)
+        one, beta = ctypes.c_float(1.0), ctypes.c_float(1.0 if c is not None else 0.0)
+        la, lb, lc, ld = self.layouts
+        _lt_check(lt.cublasLtMatmul(handle, self.desc, ctypes.byref(one), w.data_ptr(), la, a.data_ptr(), lb, ctypes.byref(beta),
+                                    (c if c is not None else d).data_ptr(), lc, d.data_ptr(), ld, ctypes.byref(self.algo), ws.data_ptr(),
+                                    _LT_WORKSPACE, key[1]), "cublasLtMatmul")
+
+
+def _handle(lt, device):
+    h = _lt_handles.get(device)
+    if h is None:
+        h = ctypes.c_void_p()
+        with torch.cuda.device(device):
+            _lt_check(lt.cublasLtCreate(ctypes.byref(h)), "cublasLtCreate")
+        _lt_handles[device] = h
+    return h
+
+
+def gemm_paths():
+    """how each product ran at each size so far: {(product, M): "tuned" |
+    "heuristic: why" | "PyTorch's GEMM: why"} (product: its index in the
+    descriptor's "products", or "epilogue")"""
+    return dict(PATHS)
+
+
 class _Product:
     """D (batch, M, N) = A (batch, M, K) @ B (batch, K, N) (+ bias) (+ C), then
-    the activation, into D: PyTorch's GEMM (cuBLAS / cuBLASLt) on the
-    descriptor's tensors; B a weight stored [N, K] (b_nk) or [K, N], or
+    the activation, into D: one cuBLASLt call (_LtCall) on the descriptor's
+    tensors, or PyTorch's GEMM; B a weight stored [N, K] (b_nk) or [K, N], or
     several stored [N, K] and concatenated"""
 
-    def __init__(self, p):
+    def __init__(self, p, index):
+        self.index, self._lt = index, {}
         self.a, self.weights, self.biases, self.c, self.out = p["a"], p["weights"], p["biases"], p.get("c"), p["out"]
         self.activation, self.b_nk, self.after = p.get("activation"), p["b_nk"], p["after_kernel"]
         self.dims = [_formula(p[d]) for d in ("batch", "M", "N", "K")]
@@ -123,11 +250,22 @@ class _Product:
                                                                             for t in ts]))
         return hit[1]
 
-    def run(self, env, s):
+    def run(self, env, s, tuned=None):
+        """tuned: the bucket's algorithm (64 bytes) or None"""
         batch, m, n, k = (f(s) for f in self.dims)
         w = self._joined(env, self.weights)
         bias = self._joined(env, self.biases) if self.biases else None
         d = env[self.out]
+        lt = _cublaslt() if batch == 1 and m > 0 else None
+        if lt:
+            device = d.device.index
+            call = self._lt.get((device, m, tuned))
+            if call is None:
+                call = self._lt[(device, m, tuned)] = _LtCall(lt, _handle(lt, device), self, m, n, k, d.dtype, bias is not None, tuned)
+            PATHS[(self.index, m)] = call.how
+            call.run(lt, _handle(lt, device), env[self.a], w, bias, env[self.c] if self.c is not None else None, d)
+            return
+        PATHS[(self.index, m)] = "PyTorch's GEMM: " + ("a batched product" if batch != 1 else "no rows" if m <= 0 else "no cuBLASLt")
         if batch == 1:
             a, d = env[self.a].view(m, k), d.view(m, n)
             b = w.view(n, k).t() if self.b_nk else w.view(k, n)
@@ -159,10 +297,24 @@ class _Product:
 
 _KERNELS = [_Kernel(k) for k in DESC["kernels"]]
 _FALLBACK = _KERNELS[DESC["fallback"]] if DESC["fallback"] is not None else None
-_PRODUCTS = [_Product(p) for p in DESC["products"]]
-_EPILOGUE = _Product(DESC["epilogue"]) if "epilogue" in DESC else None
+_PRODUCTS = [_Product(p, i) for i, p in enumerate(DESC["products"])]
+_EPILOGUE = _Product(DESC["epilogue"], "epilogue") if "epilogue" in DESC else None
+
+
+def _tuned_algos(b):
+    """a bucket's cuBLASLt algorithms ({product index or "epilogue": 64 bytes}),
+    where the cuBLASLt loaded is the version they were tuned with"""
+    c, lt = b.get("cublaslt"), _cublaslt()
+    if not c or not lt or int(c["version"]) // 10000 != lt.cublasLtGetVersion() // 10000:  # one major version
+        return {}
+    got = {i: bytes.fromhex(h) for i, h in enumerate(c["products"])}
+    if "epilogue" in c:
+        got["epilogue"] = bytes.fromhex(c["epilogue"])
+    return got
+
+
 _BUCKETS = sorted((b["tokens"], _KERNELS[b["kernel"]] if "kernel" in b else None,
-                   _KERNELS[b["exact"]] if "exact" in b else None, b["plan"]) for b in DESC["buckets"])
+                   _KERNELS[b["exact"]] if "exact" in b else None, b["plan"], _tuned_algos(b)) for b in DESC["buckets"])
 
 
 def pick(symbols):
@@ -172,12 +324,17 @@ def pick(symbols):
     its requirements hold, else the fallback (valid for any size); and
     whether that bucket runs the kernel ("kernel"), the products alone
     ("products") or a product with cuBLASLt's epilogue ("epilogue")"""
-    tokens = _TOKENS(symbols)
-    _, k, exact, plan = next((b for b in _BUCKETS if b[0] >= tokens),
-                             _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None, "kernel" if _FALLBACK else "products"))
+    k, exact, plan, _ = _bucket(symbols)
     if not k:
         return None, plan
     return exact if exact and exact.fits(symbols) else k if k.fits(symbols) else _FALLBACK, plan
+
+
+def _bucket(symbols):
+    """(kernel, exact kernel, plan, tuned algorithms) of the bucket these symbol values take"""
+    tokens = _TOKENS(symbols)
+    return next((b for b in _BUCKETS if b[0] >= tokens),
+                _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None, "kernel" if _FALLBACK else "products", {}))[1:]
 
 
 def _fail(where, what):
@@ -263,18 +420,18 @@ def _run(inputs, outputs, s):
     if hit is None:
         k, plan = pick(s)
         hit = _launches[key] = ((_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan == "kernel"
-                                else None, plan)
-    launch, plan = hit
+                                else None, plan, _bucket(s)[3])
+    launch, plan, algos = hit
     env = {name: t for (name, *_), t in zip(_INPUTS, inputs)}
     env.update({name: t for (name, *_), t in zip(_OUTPUTS, outputs)})
     if plan == "epilogue":
-        _EPILOGUE.run(env, s)
+        _EPILOGUE.run(env, s, algos.get("epilogue"))
         return
     for name, _, dims, dtype in _BUFFERS:
         env[name] = torch.empty([f(s) for f in dims], dtype=dtype, device=inputs[0].device)
     for p in _PRODUCTS:
         if not p.after:
-            p.run(env, s)
+            p.run(env, s, algos.get(p.index))
     if launch and launch[3]:  # no rows, no elements: nothing to launch
         fn, grid, block, _ = launch
         params = ([ctypes.c_void_p(env[t].data_ptr() + off * env[t].element_size()) for t, off in _ARGS] +
@@ -284,7 +441,7 @@ def _run(inputs, outputs, s):
         _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
     for p in _PRODUCTS:
         if p.after:
-            p.run(env, s)
+            p.run(env, s, algos.get(p.index))
 
 
 def _div_magic(d):

@@ -15,9 +15,9 @@ unfused baseline (a cuBLASLt GEMM per product, a kernel per op), each checked
 against fusescan's float64 reference; times from numerics.json (medians; CUDA
 graphs of 20 calls at 256 tokens and below, or where the region moves
 under 150 MB). The same run emits the plan as a
-PyTorch op (`--buckets T --emit`: its products through PyTorch's GEMMs, the
-kernel beside them, or cuBLASLt's epilogue through PyTorch, as measured
-fastest; the generated GEMM is not in the op). PyTorch side, in this process:
+PyTorch op (`--buckets T --emit`: its products through cuBLASLt under the
+algorithms fusescan tuned, the kernel beside them, or cuBLASLt's epilogue,
+as measured fastest; the generated GEMM is not in the op). PyTorch side, in this process:
 eager, torch.compile (default) and torch.compile max-autotune (compiled
 `max-autotune-no-cudagraphs`: the graph is ours), one plain torch.mm of
 the fused shape (the concatenated weight: the GEMM's own floor) and the

@@ -14,7 +14,7 @@
 #   tests     every ctest labelled gpu or exhaustive: tests/scripts/gpu.sh (the kernels, tuning, the cache, --emit,
 #             triage, Qwen3-Next's L2 norm at 2048 tokens), gemm_gpu.sh fixtures (matrix products) and
 #             bench (each GEMM fixture as bench_gemm runs it), check_torch_op.py (the emitted ops at every token count),
-#             model.sh (a 2-layer Llama with four fusions applied); gemm.sh archs, compile_all.sh (CPU)
+#             model.sh (a 2-layer Llama with five fusions applied, QKV one of them); gemm.sh archs, compile_all.sh (CPU)
 #   gemm      scripts/bench_gemm.py at GEMM_TOKENS (default 16,16384), a row per GPU, as one table
 #   bench     scripts/bench_torch.py at TOKENS (default 1,16,256,4096,16384) against eager and
 #             torch.compile, the chains dealt to the GPUs, then one table (scripts/bench_table.py)
@@ -24,7 +24,8 @@
 #             2048), SWEEP_JOBS at once (default 2 a GPU), classed (scripts/sweep_candidates.py): no
 #             fail, crash or contradiction
 #   plants    planted bugs (a wrong eps, a dropped cast) fail with exit 1 and triage calls them bugs
-#   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model
+#   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model, the
+#             elementwise and the GEMM fusions applied
 # ONLY: the chains the bench part times (default all).
 set -euo pipefail
 [ "${BASH_SOURCE[0]}" != "$0" ] || cd "$(dirname "$0")/.." # sourced (a test of spread): stays
@@ -216,14 +217,15 @@ part_plants() {
 
 part_model() {
 	local out=$1 status=0 steps
-	# add + RMSNorm, RMSNorm, RoPE and SwiGLU applied together inside a 4-layer Llama-3-8B-width
-	# model, with their AutoDeploy scaffolds: seeded random weights, then the same trained 300 steps
+	# add + RMSNorm, RMSNorm, RoPE, QKV as one product and the SwiGLU MLP (gate / up as one product,
+	# SwiGLU, down) applied together inside a 4-layer Llama-3-8B-width model, with the AutoDeploy
+	# scaffolds of the elementwise ones: seeded random weights, then the same trained 300 steps
 	for steps in ${MODEL_STEPS:-0 300}; do
 		CUDA_VISIBLE_DEVICES=${gpus[0]} python3 -u scripts/validate_in_model.py --fusescan "$exe" --arch llama --layers 4 \
 			--set hidden_size=4096 --set intermediate_size=14336 --set num_attention_heads=32 \
 			--set num_key_value_heads=8 --set vocab_size=128256 --set max_position_embeddings=8192 \
 			--train-steps "$steps" --tokens 4096 --apply add_rmsnorm --apply rmsnorm \
-			--apply rope_rotate_half --apply swiglu --scaffold --work "$out/model_$steps" \
+			--apply rope_rotate_half --apply parallel_gemm-23fbb5d7 --apply pattern:swiglu --scaffold --work "$out/model_$steps" \
 			--json "$out/model_$steps.json" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' || status=1
 		rm -rf "$out/model_$steps"
 	done

@@ -122,23 +122,34 @@ def export_model(a):
     return model, cfg, gm, ids
 
 
-def run_fusescan(a, dump):
-    apply_dir, ops = os.path.join(a.work, "apply"), os.path.join(a.work, "ops")
-    for d in (apply_dir, ops, os.path.join(a.work, "scaffold")):
+def fusescan(a, dump, apply, out, ops, scaffold=None):
+    """fusescan --apply ... --emit OPS [--scaffold DIR] on the dump, its
+    outputs emptied first; exits on failure"""
+    for d in (out, ops) + ((scaffold,) if scaffold else ()):
         for f in glob.glob(os.path.join(d, "*")):
             os.remove(f)
     cmd = [a.fusescan]
-    for x in a.apply:
+    for x in apply:
         cmd += ["--apply", x]
-    cmd += ["--no-render", "--tokens", str(a.tokens), "--buckets", f"1,{a.tokens}", "--out", apply_dir, "--emit", ops]
-    if a.scaffold:
-        cmd += ["--scaffold", os.path.join(a.work, "scaffold")]
+    if a.patterns:
+        cmd += ["--patterns", a.patterns]
+    cmd += ["--no-render", "--tokens", str(a.tokens), "--buckets", f"1,{a.tokens}", "--out", out, "--emit", ops]
+    if scaffold:
+        cmd += ["--scaffold", scaffold]
     cmd.append(dump)
     log("$ " + " ".join(cmd))
     r = subprocess.run(cmd, capture_output=True, text=True)
     sys.stdout.write("".join(f"  | {l}\n" for l in r.stdout.splitlines() if re.search(r"SUMMARY|skipped|verdict|emitted|site %", l)))
     if r.returncode != 0:
         sys.exit(f"validate_in_model: fusescan exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+
+
+def run_fusescan(a, dump):
+    """every --apply at once (the ops replacing the sites); then, with
+    --scaffold, the candidates whose ops hold no matrix product again, with
+    their scaffolds (fusescan writes transforms of kernels alone)"""
+    apply_dir, ops = os.path.join(a.work, "apply"), os.path.join(a.work, "ops")
+    fusescan(a, dump, a.apply, apply_dir, ops)
     summary = open(os.path.join(apply_dir, "summary.txt")).read()
     matches = int(re.search(r"matches=(\d+)", summary).group(1))
     descs = []
@@ -148,26 +159,59 @@ def run_fusescan(a, dump):
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)  # registers torch.ops.fusescan.<name>
         descs.append((j, getattr(torch.ops.fusescan, j["name"]).default))
+        MODULES.append(mod)
+    if a.scaffold:
+        products = {j["candidate"] for j, _ in descs if j["products"]}
+        kernels = [x for x in a.apply if re.sub(r"-[0-9a-f]{8}$", "", re.sub(r"^pattern:", "", x)) not in products]
+        if kernels:
+            fusescan(a, dump, kernels, os.path.join(a.work, "apply_scaffold"), os.path.join(a.work, "ops_scaffold"),
+                     os.path.join(a.work, "scaffold"))
     return matches, summary.strip(), descs
+
+
+MODULES = []  # the ops' modules
+
+
+def gemm_paths():
+    """how the ops' matrix products ran, counted: {"tuned": n, "heuristic: ...": n, ...}"""
+    count = {}
+    for mod in MODULES:
+        for how in getattr(mod, "gemm_paths", dict)().values():
+            count[how] = count.get(how, 0) + 1
+    return count
 
 
 def replace_sites(gm, descs):
     """a new graph module over gm's weights with every site of every op
-    replaced: the op reads the site's inputs (made contiguous where the
-    exported strides say they are not) and its outputs take the users of the
-    site's outputs; the site's nodes (and asserts about them) go.
+    replaced: the op reads the site's inputs and its outputs take the users
+    of the site's outputs (an output that is columns of the op's one output,
+    a narrow of it); the site's nodes (and asserts about them) go. Then,
+    every op's inputs being final whatever order the ops were replaced in,
+    an input is made contiguous where it is not: the exported strides say
+    so, or it is such a column or a view of one (QKV's q into heads).
     -> (module, sites replaced, contiguous copies inserted, per candidate {sites})"""
     graph = torch.fx.Graph()
     graph.output(graph.graph_copy(gm.graph, {}))
     graph._codegen = copy.deepcopy(gm.graph._codegen)  # export's pytree calling convention
     nodes = {n.name: n for n in graph.nodes}
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    replaced, copies, per = 0, 0, {}
+    columns = set()  # narrows of an op's output: strided
+    views = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default, torch.ops.aten.reshape.default,
+             torch.ops.aten.transpose.int, torch.ops.aten.permute.default, torch.ops.aten.unsqueeze.default,
+             torch.ops.aten.squeeze.dim, torch.ops.aten.slice.Tensor, torch.ops.aten.select.int, torch.ops.aten.expand.default)
+
+    def strided(n):  # a column view, or a view of one (q's view into heads)
+        while n not in columns and isinstance(n, torch.fx.Node) and n.target in views and n.args:
+            n = n.args[0]
+        return n in columns
+    replaced, copies, per, fused_ops = 0, 0, {}, []
     for j, op in descs:
+        outputs = [t["name"] for t in j["outputs"]]
+        cols = {v["name"]: v for v in j.get("views", [])}
         for site in j["sites"]:
             missing = [x for x in site["inputs"] + site["nodes"] if x not in nodes]
             if missing:
                 raise SystemExit(f"validate_in_model: {j['candidate']}: node {missing[0]} of a site is not in the exported graph")
+            order = {n: i for i, n in enumerate(graph.nodes)}  # the graph as it is now (linear per site)
             ins = [nodes[x] for x in site["inputs"]]
             outs = [nodes[x] for x in site["outputs"]]
             inside = {nodes[x] for x in site["nodes"]}
@@ -176,33 +220,44 @@ def replace_sites(gm, descs):
                 for u in o.users:
                     if u not in inside and order[u] <= order[after]:
                         raise SystemExit(f"validate_in_model: {o.name} is read by {u.name} before the inputs of its site are all defined")
-            with graph.inserting_after(after):
-                args = []
-                for n in ins:
-                    val = n.meta.get("val")
-                    if isinstance(val, torch.Tensor) and not val.is_contiguous():
-                        n = graph.call_function(torch.ops.aten.contiguous.default, (n,))
-                        copies += 1
-                    args.append(n)
-                fused = graph.call_function(op, tuple(args))
-            results = [fused]
-            if len(outs) > 1:
-                with graph.inserting_after(fused):
-                    results = [graph.call_function(operator.getitem, (fused, i)) for i in range(len(outs))]
-            for k, (o, r) in enumerate(zip(outs, results)):
+            made = [after]
+
+            def add(fn, args):  # a node after the last one made
+                with graph.inserting_after(made[-1]):
+                    made.append(graph.call_function(fn, args))
+                return made[-1]
+            fused = add(op, tuple(ins))
+            fused_ops.append(fused)
+            got = [fused] if len(outputs) == 1 else [add(operator.getitem, (fused, i)) for i in range(len(outputs))]
+            results = []
+            for name in j["results"]:
+                if name in cols:
+                    v = cols[name]
+                    r = add(torch.ops.aten.narrow.default, (got[outputs.index(v["of"])], -1, int(v["col"]), int(v["width"])))
+                    columns.add(r)
+                else:
+                    r = got[outputs.index(name)]
+                results.append(r)
+            for o, r in zip(outs, results):
                 r.meta = dict(o.meta)
                 o.replace_all_uses_with(r, delete_user_cb=lambda u: u not in inside)
                 nodes[o.name] = r  # a later site reading this output reads the op's
-                order[r] = order[after] + (k + 1) / (len(outs) + 2)
-            order[fused] = order[after] + 1 / (len(outs) + 2) / 2
-            dead = sorted(inside, key=lambda n: -order[n])
-            for n in dead:
+            for n in sorted(inside, key=lambda n: -order[n]):
                 for u in list(n.users):
                     if u not in inside:  # an assert about a value that goes away
                         graph.erase_node(u)
                 graph.erase_node(n)
             replaced += 1
             per.setdefault(j["candidate"], []).append(site)
+    for f in fused_ops:
+        args = list(f.args)
+        for i, n in enumerate(args):
+            val = n.meta.get("val")
+            if strided(n) or (isinstance(val, torch.Tensor) and not val.is_contiguous()):
+                with graph.inserting_before(f):
+                    args[i] = graph.call_function(torch.ops.aten.contiguous.default, (n,))
+                copies += 1
+        f.args = tuple(args)
     graph.lint()
     return torch.fx.GraphModule(gm, graph), replaced, copies, per
 
@@ -235,6 +290,43 @@ def timed(fns, ids, calls, rounds):
     del graphs
     torch.cuda.empty_cache()
     return times
+
+
+KINDS = [("GEMM", re.compile(r"gemm|gemv|nvjet|cutlass|xmma|cublas|splitk", re.I)),
+         ("attention", re.compile(r"flash|fmha|attention|sdpa", re.I)),
+         ("fusescan", re.compile(r"^fs_")),
+         ("Inductor (Triton)", re.compile(r"^triton"))]
+
+
+def breakdown(fn, ids, reps=5):
+    """GPU time of one forward in a CUDA graph, by kind of kernel: the
+    profiler's kernel records of `reps` replays (GEMM, attention, fusescan's
+    kernels, Inductor's, everything else), ms per forward; -> {kind: ms},
+    ms of the whole replay, kernels per forward"""
+    for _ in range(3):
+        fn(ids)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn(ids)
+    g.replay()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            g.replay()
+        end.record()
+        torch.cuda.synchronize()
+    kinds, count = {}, 0
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+            continue
+        kind = next((k for k, r in KINDS if r.search(e.name)), "other")
+        kinds[kind] = kinds.get(kind, 0.0) + e.time_range.elapsed_us() / 1000 / reps
+        count += 1
+    del g
+    return kinds, start.elapsed_time(end) / reps, count / reps
 
 
 def ratio_ci(t0, t1):
@@ -274,6 +366,7 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--set", action="append", default=[], type=export_dumps.config_field, metavar="KEY=INT")
     ap.add_argument("--apply", action="append", required=True, metavar="ID", help="candidate or pattern (repeatable)")
+    ap.add_argument("--patterns", metavar="DIR", help="fusescan's --patterns: pattern files instead of the built-in library")
     ap.add_argument("--flavour", choices=("export", "decomposed"), default="export",
                     help="the graph to rewrite: the exported one (dump 001) or after run_decompositions (002)")
     ap.add_argument("--tokens", type=int, default=4096, help="the prefill's length (and the largest bucket)")
@@ -314,6 +407,10 @@ def main():
         y32 = logits_of(m32(input_ids=ids)).float()
         del m32
         torch.cuda.empty_cache()
+    paths = gemm_paths()
+    if paths:
+        res["gemm_paths"] = paths
+        log("matrix products in the ops (product, size): " + "; ".join(f"{n} {how}" for how, n in sorted(paths.items())))
     e_orig, e_new, e_pair = errors(ref, y32), errors(got, y32), errors(got, ref)
     top1 = (got.argmax(-1) == ref.argmax(-1)).float().mean().item()
     top1_yard = (ref.argmax(-1) == y32.argmax(-1)).float().mean().item()
@@ -346,7 +443,9 @@ def main():
             sides = [("eager", gm, new)]
             if not a.no_compile:
                 torch._dynamo.reset()
-                sides.append(("torch.compile", torch.compile(gm, dynamic=False), torch.compile(new, dynamic=False)))
+                # fullgraph: a graph break at a fused op is an error, not a silent split
+                sides.append(("torch.compile", torch.compile(gm, dynamic=False, fullgraph=True),
+                              torch.compile(new, dynamic=False, fullgraph=True)))
             for mode, f0, f1 in sides:
                 r0, r1 = timed([f0, f1], x, a.calls, a.rounds)
                 t0, t1 = statistics.median(r0), statistics.median(r1)
@@ -356,6 +455,13 @@ def main():
                              "ci95": [lo, hi], "verdict": word})
                 log(f"  {tokens:6d} tokens  {mode:14s} original {t0:9.4f} ms  rewritten {t1:9.4f} ms  "
                     f"{sp:6.3f}x [{lo:.3f}, {hi:.3f}]  {word}")
+                if tokens == 1:  # what the single-token forward spends its time on
+                    for side, f in (("original", f0), ("rewritten", f1)):
+                        kinds, whole, count = breakdown(f, x)
+                        rows[-1].setdefault("breakdown", {})[side] = {"kernels": count, "replay_ms": whole, "ms": kinds}
+                        log(f"       {side:9s} {count:5.0f} kernels, {whole:.4f} ms a replay: " + ", ".join(
+                            f"{k} {v:.4f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])) +
+                            f", between kernels {max(0.0, whole - sum(kinds.values())):.4f}")
     res["timing"] = rows
     res["ok"] = ok
     if a.json:

@@ -105,6 +105,19 @@ struct fs_errors {
 
 enum { FS_MAX_BUCKETS = 24 };
 
+/* The cuBLASLt algorithms a region's fused plan was tuned to run: each
+ * product's before and after the kernel (in the plan's order) and the
+ * product with cuBLASLt's epilogue; valid for this cuBLASLt version, on the
+ * device tuned on. The emitted op runs them (kernels/torch_op.py). */
+enum { FS_MAX_PRODUCTS = 16 };
+struct fs_lt_algos {
+	uint64_t version;        /* cublasLtGetVersion(); 0: none tuned */
+	uint32_t n;              /* products */
+	uint64_t algo[FS_MAX_PRODUCTS][8]; /* cublasLtMatmulAlgo_t each */
+	uint8_t has_epilogue;
+	uint64_t epilogue[8];
+};
+
 /* The fused kernel at one bucket (a token count), tuned on the GPU or,
  * without one, the heuristic tactic. */
 struct fs_bucket_run {
@@ -120,6 +133,7 @@ struct fs_bucket_run {
 	int passed;              /* every plan the bucket would use passes its check (the chosen one, the emitted op's, the
 	                            fallback kernel) */
 	int variant;             /* a region with matrix products: its fused plan (fs_numerics.variant) */
+	struct fs_lt_algos algos; /* and the cuBLASLt algorithms its products were tuned to */
 	double speedup, speedup_lo, speedup_hi; /* unfused / fused timed side by side, and its 95% interval */
 	int slower;              /* the fused plan is slower here (speedup interval wholly below 1): not profitable at this
 	                            size (the emitted op still runs it, correct; its descriptor says profitable: false) */
@@ -193,6 +207,7 @@ struct fs_numerics {
 	int32_t chosen, runner_up; /* indexes into tactics, -1 none */
 	int variant;             /* matrix products: 0 the products then the fused kernel (or the products alone), 1 a
 				  * product with cuBLASLt's epilogue, 2 the generated GEMM with the epilogue inside */
+	struct fs_lt_algos algos; /* matrix products: the cuBLASLt algorithms tuned */
 	struct fs_tactic chosen_tactic;
 	int cache_hit;
 	struct fs_bucket_run buckets[FS_MAX_BUCKETS]; /* tuned per bucket (fuse/buckets.c) */
@@ -216,8 +231,9 @@ int fs_numerics_run(const struct fs_scan *s, const struct fs_graph *g, const uin
  * a region can read its input instead, every symbol still readable. */
 int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint32_t node);
 /* The region's fused kernel at `tokens` as a key (a hash of its generated
- * source, 16 hex digits): regions with one key run one kernel. 0, or -1 when
- * no kernel can be generated (then key is ""). nodes in file order. */
+ * source, 16 hex digits; of a region with matrix products, of the op --emit
+ * writes for it): regions with one key run one kernel. 0, or -1 when no
+ * kernel can be generated (then key is ""). nodes in file order. */
 int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
 			   int64_t tokens, char key[20]);
 /* Whether the generator takes the region at `tokens`: every kernel --apply would compile

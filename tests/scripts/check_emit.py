@@ -10,7 +10,10 @@ is an input, an output, a buffer or a view of the op; a region with matrix
 products alone has no kernel, PTX or source and its buckets run the
 products; an output's "order" (a layout other than row-major) permutes its
 dims and keeps the last innermost; the module compiles (py_compile) and registers fusescan::NAME.
---tuned: every bucket tuned on a GPU; else none is (the heuristic tactic).
+A bucket's "cublaslt" (tuned buckets of regions with products) names a
+cuBLASLt algorithm per product, and the epilogue's where the op has one.
+--tuned: every bucket tuned on a GPU (of a region with products, each with
+its cuBLASLt algorithms); else none is (the heuristic tactic).
 --buckets LIST: the buckets expected.
 Every descriptor in DIR is checked (one per distinct kernel among the sites
 of the candidates applied); where a descriptor names the sites its op
@@ -101,11 +104,18 @@ def check(d, path, replaced):
             assert e["entry"] == "fs_e%d" % b["tokens"] and all(holds(r, at) for r in e["requires"]), (b, e)
             assert sorted(r["dim"] for r in e["requires"] if "equals" in r) == sorted(syms), e
             assert not all(holds(r, dict(at, **{syms[-1]: b["tokens"] + 1})) for r in e["requires"]), e
+    # the cuBLASLt algorithms tuned at a bucket: one per product (64 bytes in hex), and the epilogue's
+    for b in j["buckets"]:
+        c = b.get("cublaslt")
+        assert c is None or (b["tuned"] and j["products"] and c["version"] > 0 and len(c["products"]) == len(j["products"])
+                             and all(re.fullmatch(r"[0-9a-f]{128}", h) for h in c["products"] + [c.get("epilogue", "0" * 128)])
+                             and ("epilogue" in c) == ("epilogue" in j)), b
     if "--buckets" in sys.argv:
         want = [int(x) for x in sys.argv[sys.argv.index("--buckets") + 1].split(",")]
         assert buckets == want, (buckets, want)
     if "--tuned" in sys.argv:
         assert j["tuned_on"] and all(b["tuned"] and b["median_ms"] > 0 for b in j["buckets"]), j["buckets"]
+        assert not j["products"] or all("cublaslt" in b for b in j["buckets"]), j["buckets"]
     else:
         assert not j["tuned_on"] and not any(b["tuned"] for b in j["buckets"]), j["buckets"]
     src = open(os.path.join(d, j["module"])).read()

@@ -16,8 +16,9 @@ Then the regions with matrix products (tests/data/gemm, Llama-3-8B widths:
 QKV, Qwen2's biased QKV, gate / up + SwiGLU, the SwiGLU MLP, o_proj +
 residual, addmm + bias + GELU-tanh, attention scores + softmax, mm + relu),
 tuned at buckets 1, 16 and 256 and emitted (their products through
-PyTorch's GEMMs): at 1, 3, 17, 100, 256, 1000 and 5000 tokens the same
-checks of the region's outputs under each bucket's plan as tuned, then
+cuBLASLt): at 1, 3, 17, 100, 256, 1000 and 5000 tokens the same
+checks of the region's outputs under each bucket's plan as tuned (at
+1 and 256, each unbatched product under the algorithm tuned there), then
 under each plan the op has at every count (the products then the kernel;
 cuBLASLt's epilogue, where it has the whole epilogue); the same
 errors, torch.compile and CUDA graph (replayed on new activations, the
@@ -173,7 +174,7 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
     plans = [None] + (["kernel"] if desc["kernels"] else []) + (["epilogue"] if "epilogue" in desc else [])
     for plan in plans:
         if plan:  # every bucket under one plan: the products then the kernel, or cuBLASLt's epilogue
-            op._BUCKETS[:] = [(b[0], b[1], b[2], plan) for b in op._BUCKETS]
+            op._BUCKETS[:] = [(b[0], b[1], b[2], plan, b[4]) for b in op._BUCKETS]
             op._launches.clear()
         for t in GEMM_COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
@@ -186,6 +187,10 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
                 check_errors(name, op, ins)
                 check_compile_and_graph(name, op, ins, names, gen)
             del args, ins, outs
+        if not plan:  # at a bucket's own count, each product runs the cuBLASLt algorithm tuned there
+            paths = {km: how for km, how in op.gemm_paths().items() if km[1] in (1, 256) and "batched" not in how}
+            ok(f"{name}: the tuned cuBLASLt algorithms run at the buckets", all(h == "tuned" for h in paths.values()),
+               paths)
     torch.cuda.empty_cache()
 
 

@@ -8,7 +8,7 @@
 # refused by name, exit 2, with no verdict; a region holding a GEMM runs its
 # products through cuBLASLt (their float64 reference kernels compile), and too many multiply-adds
 # for the CPU is an input error naming them. --emit writes every GEMM fixture's op (tests/data/gemm:
-# its products through PyTorch's GEMMs, the kernel per bucket beside them; QKV the concatenated
+# its products through cuBLASLt, the kernel per bucket beside them; QKV the concatenated
 # product alone, no kernel) and tests/scripts/check_emit.py accepts it.
 # With `archs`, only the loops over every architecture: each parallel-GEMM candidate and each of
 # the library's GEMM patterns in the decomposed graphs (label exhaustive: the ASan suite leaves
@@ -67,7 +67,7 @@ contains "QKV: verdict" "$tmp/out" "verdict: pass"
 contains "QKV: products by cuBLASLt, their float64 reference compiled" "$tmp/out" "kernels: 6 generated (fused under 0 tactics, 0 unfused, 6 float64 reference), 6 compiled"
 contains "QKV: json" "$tmp/q/numerics.json" '"verdict":	"pass"'
 check "QKV: --emit" 0 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
-contains "QKV: the products alone, no kernel" "$tmp/out" ".json: 0 kernels for 5 buckets, its products through PyTorch's GEMMs"
+contains "QKV: the products alone, no kernel" "$tmp/out" ".json: 0 kernels for 5 buckets, its products through cuBLASLt"
 
 # the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
 # a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax;
