@@ -131,22 +131,32 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	return q;
 }
 
+/* The op of region q with its kernel (k->source NULL: none), as every site
+ * sharing it must generate it. */
+static int region_op(const struct prog *q, struct fs_emit_op *e, struct fs_kernel *k)
+{
+	char why[256];
+	memset(k, 0, sizeof(*k));
+	if (fs_emit_op_init(e, q, why, sizeof(why)))
+		return -1;
+	e->kq.index64 = 1;
+	return e->kernel && fs_codegen(&e->kq, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+}
+
 /* The op's program at site `site` with its kernel (k->source NULL: none). */
 static int site_op(const struct prog *base, const struct fs_site *site, const uint32_t *nodes, const struct fs_numerics_opts *o,
 		   struct prog *q, struct fs_emit_op *e, struct fs_kernel *k)
 {
 	struct fs_diags d;
-	char why[256];
 	*q = (struct prog){.s = base->s, .g = base->g, .gelu_tanh = base->gelu_tanh};
 	memset(k, 0, sizeof(*k));
 	fs_diags_init(&d);
 	int bad = fs_prog_build(q, nodes, site->n_nodes, o->tokens, &d);
 	fs_diags_release(&d);
-	if (bad || fs_emit_op_init(e, q, why, sizeof(why)))
-		return -1;
-	e->kq.index64 = 1;
-	return e->kernel && fs_codegen(&e->kq, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+	return bad ? -1 : region_op(q, e, k);
 }
+
+#define OP_SEED 0x656d6974ull /* the hash of an op's text */
 
 /* What must be the same at every site: the kernel, and what the op runs around it. */
 static char *op_text(const struct fs_emit_op *e, const struct fs_kernel *k)
@@ -176,19 +186,15 @@ int fs_emit_key(const struct prog *p, char key[20])
 {
 	struct fs_emit_op e = {0};
 	struct fs_kernel k;
-	char why[256];
-	memset(&k, 0, sizeof(k));
 	key[0] = '\0';
-	if (fs_emit_op_init(&e, p, why, sizeof(why)))
-		return -1;
-	e.kq.index64 = 1;
-	if (!e.kernel || fs_codegen(&e.kq, -1, FS_GEN_KERNEL, NULL, &k, why, sizeof(why)) == 0) {
+	if (region_op(p, &e, &k) == 0) {
 		char *text = op_text(&e, &k);
-		snprintf(key, 20, "%016llx", (unsigned long long)fs_hash_bytes(text, strlen(text), 0x656d6974ull));
+		snprintf(key, 20, "%016llx", (unsigned long long)fs_hash_bytes(text, strlen(text), OP_SEED));
 		free(text);
 	}
 	fs_kernel_release(&k);
-	fs_emit_op_release(&e);
+	if (e.name)
+		fs_emit_op_release(&e);
 	return key[0] ? 0 : -1;
 }
 
@@ -364,7 +370,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	}
 	/* the op's name: a hash of its kernels and of what it runs around them */
 	want = op_text(&e, &k[0]);
-	uint64_t h = fs_hash_bytes(want, strlen(want), 0x656d6974ull);
+	uint64_t h = fs_hash_bytes(want, strlen(want), OP_SEED);
 	for (uint32_t i = 1; i < nk; i++)
 		h = fs_hash_bytes(src[i], strlen(src[i]), h);
 	if (o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */

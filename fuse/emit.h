@@ -33,8 +33,9 @@ struct fs_emit_bucket {
 	const struct fs_lt_algos *algos; /* the cuBLASLt algorithms tuned there (version 0 or NULL: none) */
 };
 
-/* The op a region (bound at some size) would be emitted as: its name's hash
- * (sites with one key share one op). 0, or -1 (no op: key ""). */
+/* The op a region (bound at some size) would be emitted as, as a key: a
+ * hash of what every site sharing one op has alike (its kernel and its
+ * products, names aside). 0, or -1 (no op: key ""). */
 int fs_emit_key(const struct prog *p, char key[20]);
 
 /* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why

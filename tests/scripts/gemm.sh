@@ -9,7 +9,7 @@
 # products through cuBLASLt (their float64 reference kernels compile), and too many multiply-adds
 # for the CPU is an input error naming them. --emit writes every GEMM fixture's op (tests/data/gemm:
 # its products through cuBLASLt, the kernel per bucket beside them; QKV the concatenated
-# product alone, no kernel) and tests/scripts/check_emit.py accepts it.
+# product alone, no kernel; the tiny Llama's two QKV sites sharing one op) and tests/scripts/check_emit.py accepts it.
 # With `archs`, only the loops over every architecture: each parallel-GEMM candidate and each of
 # the library's GEMM patterns in the decomposed graphs (label exhaustive: the ASan suite leaves
 # them out; they run the same code as the rest on more graphs).
@@ -68,6 +68,11 @@ contains "QKV: products by cuBLASLt, their float64 reference compiled" "$tmp/out
 contains "QKV: json" "$tmp/q/numerics.json" '"verdict":	"pass"'
 check "QKV: --emit" 0 "$exe" --apply parallel_gemm-0d3c7fd0 --cpu-only --no-render --out "$tmp/q" --emit "$tmp/qe" "$tiny"
 contains "QKV: the products alone, no kernel" "$tmp/out" ".json: 0 kernels for 5 buckets, its products through cuBLASLt"
+# every layer's QKV generates one op: one run, one descriptor naming both layers' sites
+contains "QKV: the layers' sites share one op" "$tmp/out" "parallel_gemm (site %linear_2, and the sites of its kernel)"
+check "QKV: one descriptor, both sites" 0 python3 -c 'import glob, json, sys
+d = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*.json")]
+sys.exit(not (len(d) == 1 and len(d[0]["sites"]) == 2))' "$tmp/qe"
 
 # the GPU plan's kernels compile: the SwiGLU epilogue reading the concatenated product's halves at
 # a pitch, the MLP's reference storing the down projection's operand, a batched product's softmax;
