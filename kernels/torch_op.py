@@ -23,6 +23,11 @@ that algorithm at the size run; else cuBLASLt's own first choice there;
 a batched product, or no cuBLASLt, runs PyTorch's GEMM. `gemm_paths()` says
 which ran.
 
+What the op keeps between calls is bounded: its launch plans for the last
+_SIZES_KEPT (1024) sizes it ran (and each product its cuBLASLt descriptors,
+destroyed when they go), the last 8 concatenated weight sets, and one 32 MiB
+cuBLASLt workspace per device and stream it runs on, as PyTorch keeps its own.
+
 Outputs are laid out as eager PyTorch lays them out: row-major, or (an
 elementwise region reading a transposed input, RoPE's q.transpose(1, 2))
 dense in the descriptor's "order" of their dims, eager's strides.
@@ -109,6 +114,18 @@ _lt = None  # the library (the one PyTorch loaded, by its soname), or False: non
 _lt_handles = {}  # device -> cublasLtHandle_t
 _lt_workspaces = {}  # (device, stream) -> a uint8 tensor of _LT_WORKSPACE bytes
 PATHS = {}  # (product, M) -> how it ran: "tuned", "heuristic: why", "PyTorch's GEMM: why"
+_SIZES_KEPT = 1024  # sizes whose launch plans (and cuBLASLt descriptors) are kept; past it, the oldest go
+
+
+def _keep(cache, key, value, drop=None):
+    """cache[key] = value, the oldest entry first dropped (drop(it)) where the
+    cache holds _SIZES_KEPT already; -> value"""
+    while len(cache) >= _SIZES_KEPT:
+        old = cache.pop(next(iter(cache)))
+        if drop:
+            drop(old)
+    cache[key] = value
+    return value
 
 
 class _Heuristic(ctypes.Structure):  # cublasLtMatmulHeuristicResult_t
@@ -131,6 +148,7 @@ def _cublaslt():
             for f, args in (("cublasLtCreate", [P]), ("cublasLtMatmulDescCreate", [P, I, I]),
                             ("cublasLtMatmulDescSetAttribute", [P, I, P, ctypes.c_size_t]),
                             ("cublasLtMatrixLayoutCreate", [P, I, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int64]),
+                            ("cublasLtMatmulDescDestroy", [P]), ("cublasLtMatrixLayoutDestroy", [P]),
                             ("cublasLtMatmulPreferenceCreate", [P]), ("cublasLtMatmulPreferenceDestroy", [P]),
                             ("cublasLtMatmulPreferenceSetAttribute", [P, I, P, ctypes.c_size_t]),
                             ("cublasLtMatmulAlgoGetHeuristic", [P] * 7 + [I, P, P]),
@@ -190,6 +208,13 @@ class _LtCall:
         if count.value < 1:
             raise RuntimeError(f"fusescan::@NAME@: cuBLASLt has no algorithm for a product at M={m}, N={n}, K={k}")
         self.algo, self.how = found.algo, "heuristic: " + why
+
+    def close(self, lt):
+        """its descriptors destroyed (a captured CUDA graph keeps its launches)"""
+        for lay in self.layouts:
+            _lt_check(lt.cublasLtMatrixLayoutDestroy(lay), "cublasLtMatrixLayoutDestroy")
+        _lt_check(lt.cublasLtMatmulDescDestroy(self.desc), "cublasLtMatmulDescDestroy")
+        self.layouts, self.desc = [], None
 
     def run(self, lt, handle, a, w, bias, c, d):
         if bias is not None:
@@ -261,7 +286,8 @@ class _Product:
             device = d.device.index
             call = self._lt.get((device, m, tuned))
             if call is None:
-                call = self._lt[(device, m, tuned)] = _LtCall(lt, _handle(lt, device), self, m, n, k, d.dtype, bias is not None, tuned)
+                call = _keep(self._lt, (device, m, tuned), _LtCall(lt, _handle(lt, device), self, m, n, k, d.dtype,
+                                                                   bias is not None, tuned), lambda old: old.close(lt))
             PATHS[(self.index, m)] = call.how
             call.run(lt, _handle(lt, device), env[self.a], w, bias, env[self.c] if self.c is not None else None, d)
             return
@@ -372,7 +398,7 @@ def _symbols(inputs, where, real=True):
 
 _cu = None
 _modules = {}  # device index -> {entry: CUfunction}
-_launches = {}  # (device, symbol values) -> (function, grid, block)
+_launches = {}  # (device, symbol values) -> ((function, grid, block, any work) or None, plan, tuned algorithms)
 
 
 def _check(rc, what):
@@ -419,8 +445,8 @@ def _run(inputs, outputs, s):
     hit = _launches.get(key)
     if hit is None:
         k, plan = pick(s)
-        hit = _launches[key] = ((_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan == "kernel"
-                                else None, plan, _bucket(s)[3])
+        launch = (_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan == "kernel" else None
+        hit = _keep(_launches, key, (launch, plan, _bucket(s)[3]))
     launch, plan, algos = hit
     env = {name: t for (name, *_), t in zip(_INPUTS, inputs)}
     env.update({name: t for (name, *_), t in zip(_OUTPUTS, outputs)})

@@ -18,7 +18,9 @@ rewritten model on the same tokens and report
   - time per forward at a prefill and a 1-token step, eager and under
     torch.compile, each side replayed from a CUDA graph of several calls,
     interleaved rounds: medians, and the median of the rounds' ratios with
-    its 95% interval (faster, slower, or a tie within noise);
+    its 95% interval (faster, slower, or a tie within noise); and where
+    each of those forwards spends its GPU time, by kind of kernel (GEMM,
+    attention, fusescan's, Inductor's, the rest, the gaps between);
   - with --scaffold (`fusescan --apply ... --scaffold DIR`): each
     candidate's transform scaffold; its search functions, run on the exported
     graph with torch.fx, match exactly the sites fusescan replaced for it,
@@ -455,13 +457,12 @@ def main():
                              "ci95": [lo, hi], "verdict": word})
                 log(f"  {tokens:6d} tokens  {mode:14s} original {t0:9.4f} ms  rewritten {t1:9.4f} ms  "
                     f"{sp:6.3f}x [{lo:.3f}, {hi:.3f}]  {word}")
-                if tokens == 1:  # what the single-token forward spends its time on
-                    for side, f in (("original", f0), ("rewritten", f1)):
-                        kinds, whole, count = breakdown(f, x)
-                        rows[-1].setdefault("breakdown", {})[side] = {"kernels": count, "replay_ms": whole, "ms": kinds}
-                        log(f"       {side:9s} {count:5.0f} kernels, {whole:.4f} ms a replay: " + ", ".join(
-                            f"{k} {v:.4f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])) +
-                            f", between kernels {max(0.0, whole - sum(kinds.values())):.4f}")
+                for side, f in (("original", f0), ("rewritten", f1)):  # what the forward spends its time on
+                    kinds, whole, count = breakdown(f, x)
+                    rows[-1].setdefault("breakdown", {})[side] = {"kernels": count, "replay_ms": whole, "ms": kinds}
+                    log(f"       {side:9s} {count:5.0f} kernels, {whole:.4f} ms a replay: " + ", ".join(
+                        f"{k} {v:.4f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])) +
+                        f", between kernels {max(0.0, whole - sum(kinds.values())):.4f}")
     res["timing"] = rows
     res["ok"] = ok
     if a.json:

@@ -22,7 +22,8 @@ checks of the region's outputs under each bucket's plan as tuned (at
 under each plan the op has at every count (the products then the kernel;
 cuBLASLt's epilogue, where it has the whole epilogue); the same
 errors, torch.compile and CUDA graph (replayed on new activations, the
-weights kept).
+weights kept); with room for 2 sizes, new sizes run in turn: the same
+checks, and the op keeps 2 sizes' launch plans and cuBLASLt descriptors.
 Exit 77 (skipped) without PyTorch or a GPU.
 usage: check_torch_op.py FUSESCAN TESTS_DIR WORK_DIR [gemm (the regions with products alone)]"""
 import json
@@ -191,6 +192,7 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
             paths = {km: how for km, how in op.gemm_paths().items() if km[1] in (1, 256) and "batched" not in how}
             ok(f"{name}: the tuned cuBLASLt algorithms run at the buckets", all(h == "tuned" for h in paths.values()),
                paths)
+            check_sizes_kept(name, op, fn, names, gen)
     torch.cuda.empty_cache()
 
 
@@ -223,6 +225,21 @@ def check_causal(name, op, fn, names, t, gen):
     mask = args[1]
     mask.copy_(torch.full(mask.shape[-2:], float("-inf"), device="cuda").triu(1).expand_as(mask))
     launch_and_check(f"{name} at {t} tokens, causal -inf mask", op, fn, args, ins, t)
+
+
+def check_sizes_kept(name, op, fn, names, gen):
+    """room for 2 sizes, 4 sizes not run before in turn, the first again at
+    the end: the oldest launch plans and cuBLASLt descriptors go (destroyed)
+    and come back, the outputs stay right, the caches hold 2"""
+    kept, op._SIZES_KEPT = op._SIZES_KEPT, 2
+    try:
+        for t in (2, 5, 9, 2):
+            args, ins = tc.draw_inputs(op, names, t, gen)
+            launch_and_check(f"{name} at {t} tokens, 2 sizes kept", op, fn, args, ins, t)
+        held = [len(op._launches)] + [len(p._lt) for p in op._PRODUCTS + ([op._EPILOGUE] if op._EPILOGUE else [])]
+        ok(f"{name}: the op keeps 2 sizes' plans and descriptors", max(held) <= 2, held)
+    finally:
+        op._SIZES_KEPT = kept
 
 
 def raises(what, f):
