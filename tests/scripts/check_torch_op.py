@@ -228,9 +228,9 @@ def check_causal(name, op, fn, names, t, gen):
 
 
 def check_sizes_kept(name, op, fn, names, gen):
-    """room for 2 sizes, 4 sizes not run before in turn, the first again at
-    the end: the oldest launch plans and cuBLASLt descriptors go (destroyed)
-    and come back, the outputs stay right, the caches hold 2"""
+    """room for 2 sizes, three sizes not run before, then the first again:
+    the oldest launch plans and cuBLASLt descriptors go (destroyed) and come
+    back, the outputs stay right, the caches hold 2"""
     kept, op._SIZES_KEPT = op._SIZES_KEPT, 2
     try:
         for t in (2, 5, 9, 2):
