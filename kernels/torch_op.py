@@ -25,8 +25,9 @@ which ran.
 
 What the op keeps between calls is bounded: its launch plans for the last
 _SIZES_KEPT (1024) sizes it ran (and each product its cuBLASLt descriptors,
-destroyed when they go), the last 8 concatenated weight sets, and one 32 MiB
-cuBLASLt workspace per device and stream it runs on, as PyTorch keeps its own.
+destroyed when they go, and how it ran at them, gemm_paths()), the last 8
+concatenated weight sets, and one 32 MiB cuBLASLt workspace per device and
+stream it runs on, as PyTorch keeps its own.
 
 Outputs are laid out as eager PyTorch lays them out: row-major, or (an
 elementwise region reading a transposed input, RoPE's q.transpose(1, 2))
@@ -113,14 +114,14 @@ _LT_WORKSPACE = 32 << 20  # the workspace fusescan tuned with (PyTorch's own on 
 _lt = None  # the library (the one PyTorch loaded, by its soname), or False: none
 _lt_handles = {}  # device -> cublasLtHandle_t
 _lt_workspaces = {}  # (device, stream) -> a uint8 tensor of _LT_WORKSPACE bytes
-PATHS = {}  # (product, M) -> how it ran: "tuned", "heuristic: why", "PyTorch's GEMM: why"
+PATHS = {}  # (product, M) -> how it ran: "tuned", "heuristic: why", "PyTorch's GEMM: why" (the last sizes kept)
 _SIZES_KEPT = 1024  # sizes whose launch plans (and cuBLASLt descriptors) are kept; past it, the oldest go
 
 
 def _keep(cache, key, value, drop=None):
-    """cache[key] = value, the oldest entry first dropped (drop(it)) where the
-    cache holds _SIZES_KEPT already; -> value"""
-    while len(cache) >= _SIZES_KEPT:
+    """cache[key] = value, where key is new the oldest entry first dropped
+    (drop(it)) while the cache holds _SIZES_KEPT; -> value"""
+    while key not in cache and len(cache) >= _SIZES_KEPT:
         old = cache.pop(next(iter(cache)))
         if drop:
             drop(old)
@@ -242,7 +243,7 @@ def _handle(lt, device):
 
 
 def gemm_paths():
-    """how each product ran at each size so far: {(product, M): "tuned" |
+    """how each product ran at each of the last sizes: {(product, M): "tuned" |
     "heuristic: why" | "PyTorch's GEMM: why"} (product: its index in the
     descriptor's "products", or "epilogue")"""
     return dict(PATHS)
@@ -288,10 +289,11 @@ class _Product:
             if call is None:
                 call = _keep(self._lt, (device, m, tuned), _LtCall(lt, _handle(lt, device), self, m, n, k, d.dtype,
                                                                    bias is not None, tuned), lambda old: old.close(lt))
-            PATHS[(self.index, m)] = call.how
+            _keep(PATHS, (self.index, m), call.how)
             call.run(lt, _handle(lt, device), env[self.a], w, bias, env[self.c] if self.c is not None else None, d)
             return
-        PATHS[(self.index, m)] = "PyTorch's GEMM: " + ("a batched product" if batch != 1 else "no rows" if m <= 0 else "no cuBLASLt")
+        why = "a batched product" if batch != 1 else "no rows" if m <= 0 else "no cuBLASLt"
+        _keep(PATHS, (self.index, m), "PyTorch's GEMM: " + why)
         if batch == 1:
             a, d = env[self.a].view(m, k), d.view(m, n)
             b = w.view(n, k).t() if self.b_nk else w.view(k, n)

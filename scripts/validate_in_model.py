@@ -274,20 +274,23 @@ def errors(x, ref):
     return {"max_abs": d.max().item(), "rel_rms": (d.pow(2).mean().sqrt() / ref.float().pow(2).mean().sqrt()).item()}
 
 
+def captured(fn, ids, calls):
+    """a CUDA graph of `calls` forwards of fn on static ids, after 3 warm-up calls"""
+    for _ in range(3):
+        fn(ids)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn(ids)
+    return g
+
+
 def timed(fns, ids, calls, rounds):
     """ms per forward of each fn in each round: a CUDA graph of `calls`
     forwards on static ids per fn, replays interleaved over `rounds` rounds
     (bench_torch.interleaved: each round in a fresh order)"""
-    graphs = []
-    for fn in fns:
-        for _ in range(3):
-            fn(ids)
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(calls):
-                fn(ids)
-        graphs.append(g)
+    graphs = [captured(fn, ids, calls) for fn in fns]
     times = [[t / calls for t in ts] for ts in interleaved([g.replay for g in graphs], rounds=rounds)]
     del graphs
     torch.cuda.empty_cache()
@@ -305,12 +308,7 @@ def breakdown(fn, ids, reps=5):
     profiler's kernel records of `reps` replays (GEMM, attention, fusescan's
     kernels, Inductor's, everything else), ms per forward; -> {kind: ms},
     ms of the whole replay, kernels per forward"""
-    for _ in range(3):
-        fn(ids)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn(ids)
+    g = captured(fn, ids, 1)
     g.replay()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
