@@ -7,6 +7,7 @@
 #include "cuda.h"
 #include "dims.h"
 #include "emit_op.h"
+#include "gemm_gen.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>
@@ -289,6 +290,93 @@ static int bucket_kernel(const struct prog *p, const struct fs_tactic *t, int ex
 	return rc;
 }
 
+/* The generated GEMM where a bucket chose it: its epilogue (64-bit
+ * indices: valid for any size) under each tactic the buckets chose, each a
+ * PTX of its own (every one defines fs_gemm; sm_90a's tactics compiled for
+ * compute_90a, which runs on sm_90 alone); of_bucket[i] the one bucket i
+ * runs, -1 none. */
+struct gen_emit {
+	struct fs_gemm_gen g;
+	struct fs_kernel epi;
+	uint32_t n;
+	uint8_t tactic[FS_GEMM_GEN_TACTICS];
+	char *src[FS_GEMM_GEN_TACTICS], *ptx[FS_GEMM_GEN_TACTICS];
+	int32_t of_bucket[FS_MAX_BUCKETS];
+};
+
+static int gen_build(struct fs_cuda *c, const struct fs_emit_op *e, const struct fs_emit_bucket *b, uint32_t n, const char *varch,
+		     struct gen_emit *ge, char *why, size_t wn)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		ge->of_bucket[i] = -1;
+		if (b[i].variant != 2 || !b[i].algos || !b[i].algos->gen || b[i].algos->gen > FS_GEMM_GEN_TACTICS)
+			continue;
+		uint8_t t = (uint8_t)(b[i].algos->gen - 1);
+		uint32_t k = 0;
+		while (k < ge->n && ge->tactic[k] != t)
+			k++;
+		if (k == ge->n)
+			ge->tactic[ge->n++] = t;
+		ge->of_bucket[i] = (int32_t)k;
+	}
+	if (!ge->n)
+		return 0;
+	struct prog q = e->kq;
+	q.index64 = 1;
+	if (fs_gemm_gen_plan(&q, &e->pl, &ge->g, why, wn) || fs_gemm_gen_epilogue(&q, &ge->g, &ge->epi, why, wn))
+		return -1;
+	for (uint32_t k = 0; k < ge->n; k++) {
+		const struct fs_gemm_gen_tactic *t = &fs_gemm_gen_tactics[ge->tactic[k]];
+		size_t len;
+		ge->src[k] = fs_gemm_gen_source(&ge->epi, t, ge->g.nm);
+		if (fs_cuda_compile(c, ge->src[k], t->portable ? varch : "compute_90a", 1, &ge->ptx[k], &len, why, wn))
+			return -1;
+	}
+	return 0;
+}
+
+static void gen_release(struct gen_emit *ge)
+{
+	for (uint32_t k = 0; k < ge->n; k++)
+		free(ge->src[k]), free(ge->ptx[k]);
+	fs_kernel_release(&ge->epi);
+	fs_gemm_gen_release(&ge->g);
+}
+
+/* The descriptor's "generated": the product (with the kernel) it replaces,
+ * its members and sizes, the epilogue's buffers, and per tactic its PTX and
+ * launch (kernels/gemm_sm90.cuh, kernels/gemm_mma.cuh; fuse/gemm_gen.c). */
+static cJSON *gen_json(const struct fs_emit_op *e, const struct gen_emit *ge, const char *name)
+{
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddNumberToObject(q, "product", ge->g.call);
+	cJSON_AddNumberToObject(q, "members", ge->g.nm);
+	cJSON_AddNumberToObject(q, "columns", (double)ge->g.Nm);
+	cJSON_AddNumberToObject(q, "K", (double)ge->g.K);
+	cJSON_AddItemToObject(q, "args", fs_emit_op_args(e, &ge->epi));
+	cJSON *ks = cJSON_AddArrayToObject(q, "kernels");
+	for (uint32_t k = 0; k < ge->n; k++) {
+		const struct fs_gemm_gen_tactic *t = &fs_gemm_gen_tactics[ge->tactic[k]];
+		char file[64], tname[64];
+		cJSON *x = cJSON_CreateObject();
+		snprintf(file, sizeof(file), "%s.g%u.ptx", name, ge->tactic[k]);
+		fs_gemm_gen_name(t, tname, sizeof(tname));
+		cJSON_AddStringToObject(x, "ptx", file);
+		cJSON_AddStringToObject(x, "entry", "fs_gemm");
+		cJSON_AddStringToObject(x, "tactic", tname);
+		cJSON_AddBoolToObject(x, "sm_90a", !t->portable);
+		cJSON_AddNumberToObject(x, "block_m", 64 * t->mb);
+		cJSON_AddNumberToObject(x, "block_n", t->wn * t->cons);
+		cJSON_AddNumberToObject(x, "cluster", t->portable ? 1 : t->cluster);
+		cJSON_AddNumberToObject(x, "threads", t->portable ? 32 * t->mb * t->cons : 128 * (t->cons + 1));
+		cJSON_AddNumberToObject(x, "shared_bytes", fs_gemm_gen_smem(t));
+		cJSON_AddNumberToObject(x, "member_rows", t->wn / ge->g.nm);
+		cJSON_AddNumberToObject(x, "weight_rows", (double)fs_gemm_gen_rows(&ge->g, t));
+		cJSON_AddItemToArray(ks, x);
+	}
+	return q;
+}
+
 void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
 	     struct fs_numerics *r)
 {
@@ -302,10 +390,12 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	struct fs_text cu = {0};
 	struct fs_emit_sig sig = {0};
 	struct fs_emit_op e = {0};
+	struct gen_emit ge;
 	char *ptx = NULL, *json = NULL, *py = NULL, *want = NULL;
 	cJSON *j = NULL;
 	struct fs_cuda c;
 	memset(k, 0, sizeof(k));
+	memset(&ge, 0, sizeof(ge));
 	fs_cuda_open(&c);
 	if (n > FS_MAX_BUCKETS)
 		n = FS_MAX_BUCKETS;
@@ -368,20 +458,28 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		entry[nk] = entry_buf[nk];
 		exact_of[i] = (int32_t)nk++;
 	}
+	char arch[16], varch[24] = "";
+	size_t len;
+	if (nk) {
+		fs_cuda_arch(&c, arch, sizeof(arch));
+		snprintf(varch, sizeof(varch), "compute_%s", arch + 3);
+	}
+	if (nk && gen_build(&c, &e, b, n, varch, &ge, why, sizeof(why))) {
+		failed(r, "the generated GEMM: %.1000s", why);
+		goto out;
+	}
 	/* the op's name: a hash of its kernels and of what it runs around them */
 	want = op_text(&e, &k[0]);
 	uint64_t h = fs_hash_bytes(want, strlen(want), OP_SEED);
 	for (uint32_t i = 1; i < nk; i++)
 		h = fs_hash_bytes(src[i], strlen(src[i]), h);
+	for (uint32_t i = 0; i < ge.n; i++)
+		h = fs_hash_bytes(ge.src[i], strlen(ge.src[i]), h);
 	if (o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */
 		h = fs_hash_bytes(o->emit_sites->candidate, strlen(o->emit_sites->candidate), h);
 	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
-	char arch[16], varch[24] = "";
-	size_t len;
 	if (nk) {
 		bundle(&cu, name, src, entry, nk);
-		fs_cuda_arch(&c, arch, sizeof(arch));
-		snprintf(varch, sizeof(varch), "compute_%s", arch + 3);
 		if (fs_cuda_compile(&c, cu.s, varch, 1, &ptx, &len, why, sizeof(why))) {
 			failed(r, "no PTX: %.1000s", why);
 			goto out;
@@ -389,7 +487,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	}
 
 	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "format", "fusescan.kernel/2");
+	cJSON_AddStringToObject(j, "format", "fusescan.kernel/3");
 	cJSON_AddStringToObject(j, "name", name);
 	char opname[64];
 	snprintf(opname, sizeof(opname), "fusescan::%s", name);
@@ -416,6 +514,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	for (uint32_t i = 0; i < nk; i++)
 		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i], exact_at[i]));
 	cJSON_AddItemToObject(j, "fallback", nk ? cJSON_CreateNumber(0) : cJSON_CreateNull());
+	if (ge.n)
+		cJSON_AddItemToObject(j, "generated", gen_json(&e, &ge, name));
 	if (o->emit_sites && sites_json(base, want, o, j, r))
 		goto out;
 	/* a token count takes the smallest bucket at least as large (the largest past them all) */
@@ -430,10 +530,14 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			cJSON_AddNumberToObject(q, "kernel", of_bucket[i]);
 		if (nk && exact_of[i] >= 0)
 			cJSON_AddNumberToObject(q, "exact", exact_of[i]);
-		/* the fused plan: products (if any) then the kernel; or a product with cuBLASLt's epilogue */
-		cJSON_AddStringToObject(q, "plan", b[i].variant == 1 && e.pl.absorbs ? "epilogue" : nk ? "kernel" : "products");
-		if (b[i].variant == 2)
-			cJSON_AddStringToObject(q, "note", "the generated GEMM was fastest here; the op runs the products, then the kernel");
+		/* the fused plan: products (if any) then the kernel; a product with cuBLASLt's epilogue; or
+		 * the generated GEMM (its kernel in "generated") */
+		cJSON_AddStringToObject(q, "plan", b[i].variant == 1 && e.pl.absorbs ? "epilogue"
+						   : ge.n && ge.of_bucket[i] >= 0 ? "generated"
+						   : nk			    ? "kernel"
+										    : "products");
+		if (ge.n && ge.of_bucket[i] >= 0)
+			cJSON_AddNumberToObject(q, "generated", ge.of_bucket[i]);
 		if (e.gemm && b[i].tuned && b[i].algos && b[i].algos->version)
 			algos_json(b[i].algos, &e.pl, q);
 		cJSON_AddStringToObject(q, "tactic", tname);
@@ -455,12 +559,20 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		failed(r, "the module template is missing from the build");
 		goto out;
 	}
-	if ((!nk || (!write_one(r, dir, name, "cu", cu.s) && !write_one(r, dir, name, "ptx", ptx))) && !write_one(r, dir, name, "json", json) &&
-	    !write_one(r, dir, name, "py", py)) {
+	int bad = nk && (write_one(r, dir, name, "cu", cu.s) || write_one(r, dir, name, "ptx", ptx));
+	for (uint32_t i = 0; i < ge.n && !bad; i++) {
+		char gname[64];
+		snprintf(gname, sizeof(gname), "%s.g%u", name, ge.tactic[i]);
+		bad = write_one(r, dir, gname, "ptx", ge.ptx[i]);
+	}
+	if (!bad && !write_one(r, dir, name, "json", json) && !write_one(r, dir, name, "py", py)) {
 		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
 		int at = snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
 				  name, name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
 				  e.gemm ? ", its products through cuBLASLt" : "");
+		if (ge.n && at > 0 && (size_t)at < sizeof(r->emitted))
+			at += snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, ", the generated GEMM (%u tactic%s, .g*.ptx)", ge.n,
+				       ge.n == 1 ? "" : "s");
 		uint32_t slower = 0;
 		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->emitted); i++)
 			if (b[i].slower)
@@ -472,6 +584,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 out:
 	for (uint32_t i = 0; i < nk; i++)
 		fs_kernel_release(&k[i]);
+	gen_release(&ge);
 	if (e.name)
 		fs_emit_op_release(&e);
 	cJSON_Delete(j);

@@ -3,11 +3,14 @@
  * One translation unit holds the chosen tactic of every bucket (kernels
  * that come out the same are written once) and the fallback, valid for any
  * size; it is compiled to one PTX. Beside it the descriptor (format
- * fusescan.kernel/2: the symbols and the input dim each is read from, the
+ * fusescan.kernel/3: the symbols and the input dim each is read from, the
  * inputs and outputs with symbolic shapes, per kernel its entry point,
  * requirements and launch shape as formulas of the symbols, per bucket its
- * kernel) and NAME.py, a module registering the kernel as the PyTorch
- * custom op fusescan::NAME (kernels/torch_op.py).
+ * kernel and plan) and NAME.py, a module registering the kernel as the
+ * PyTorch custom op fusescan::NAME (kernels/torch_op.py). Where a bucket's
+ * fused plan is the generated GEMM (gemm_gen.h), each tactic the buckets
+ * chose is a PTX of its own, NAME.gT.ptx, and the descriptor's
+ * "generated" says how to launch it.
  *
  *   struct fs_emit_bucket b[] = {{&p1, 1, tactic1, 1, 0.002}, ...};
  *   fs_emit(&base, b, n, &opts, r);   // opts.emit_dir; r->emitted, r->emit_failed

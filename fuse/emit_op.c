@@ -291,12 +291,10 @@ static void buffers_json(const struct fs_emit_op *e, const uint8_t *returned, cJ
 			tensor_json(e, bufs, (int32_t)v, fs_prog_value(p, (int32_t)v), NULL);
 }
 
-/* The kernel's arguments (a group member read at its column of the
- * group's output), then the products and cuBLASLt's epilogue. */
-static void steps_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j)
+cJSON *fs_emit_op_args(const struct fs_emit_op *e, const struct fs_kernel *k)
 {
 	uint32_t nv = e->p->n_in + e->p->n_ops;
-	cJSON *args = cJSON_AddArrayToObject(j, "args");
+	cJSON *args = cJSON_CreateArray();
 	for (uint32_t i = 0; k && i < k->n_params; i++) {
 		int64_t col = 0;
 		int32_t g = group_of(e, k->value[i], &col);
@@ -305,6 +303,14 @@ static void steps_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJ
 		cJSON_AddNumberToObject(q, "offset", (double)col);
 		cJSON_AddItemToArray(args, q);
 	}
+	return args;
+}
+
+/* The kernel's arguments, then the products and cuBLASLt's epilogue. */
+static void steps_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j)
+{
+	uint32_t nv = e->p->n_in + e->p->n_ops;
+	cJSON_AddItemToObject(j, "args", fs_emit_op_args(e, k));
 	cJSON *prods = cJSON_AddArrayToObject(j, "products");
 	for (uint32_t c = 0; e->gemm && c < e->pl.n_calls; c++) {
 		const struct fs_gemm_call *call = &e->pl.calls[c];

@@ -9,7 +9,8 @@
  * one product on their weights concatenated (built once per weight set),
  * then the kernel reading their outputs, then the products reading what it
  * writes; or, where cuBLASLt has the region's whole epilogue, that one
- * product with it (`epilogue`). Its inputs are the region's inputs, its
+ * product with it (`epilogue`); or, where fusescan chose it, the generated
+ * GEMM with the kernel's work inside (emit.c). Its inputs are the region's inputs, its
  * outputs the region's, except that outputs which are columns of a
  * concatenated product's output are returned as that output, once (`views`
  * says whose columns: a custom op's outputs may not alias each other).
@@ -53,5 +54,8 @@ uint32_t fs_emit_op_outputs(const struct fs_emit_op *e, const struct fs_kernel *
  * "buffers", "args" (k's buffers, each a tensor and an element offset),
  * "products" and "epilogue" in j, and the module's signature. 0, or -1 with why. */
 int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON *j, struct fs_emit_sig *s, char *why, size_t n);
+/* A kernel's buffers as the op passes them: each a tensor of the op and an
+ * element offset into it (a group member: its column of the group's output). */
+cJSON *fs_emit_op_args(const struct fs_emit_op *e, const struct fs_kernel *k);
 
 #endif

@@ -64,6 +64,13 @@ int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct
 	return 0;
 }
 
+int fs_gemm_gen_epilogue(struct prog *q, const struct fs_gemm_gen *g, struct fs_kernel *k, char *why, size_t n)
+{
+	static const struct fs_tactic pair = {2, 128, 1, 0, 0, 0}; /* each thread's two accumulators of a row */
+	q->member = g->member;
+	return fs_codegen(q, -1, FS_GEN_EPILOGUE, &pair, k, why, n);
+}
+
 void fs_gemm_gen_release(struct fs_gemm_gen *g)
 {
 	free(g->member);

@@ -226,7 +226,6 @@ static int gen_weights(struct run *R)
 int fs_gpu_gemm_prepare_gen(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
-	static const struct fs_tactic pair = {2, 128, 1, 0, 0, 0};
 	char why[160];
 	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
 		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
@@ -236,9 +235,8 @@ int fs_gpu_gemm_prepare_gen(struct run *R, int load)
 		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_80 or later and a driver with cuTensorMapEncodeTiled");
 		return 0;
 	}
-	R->q.member = R->gen.member;
 	memset(&R->epi, 0, sizeof(R->epi));
-	if (fs_codegen(&R->q, -1, FS_GEN_EPILOGUE, &pair, &R->epi.k, why, sizeof(why))) {
+	if (fs_gemm_gen_epilogue(&R->q, &R->gen, &R->epi.k, why, sizeof(why))) {
 		snprintf(R->gen_why, sizeof(R->gen_why), "its epilogue: %.140s", why);
 		return 0;
 	}
@@ -423,9 +421,10 @@ static int variant_passes(struct run *R, int v, char *why, size_t n)
 /* The fused plan's variants timed side by side (interleaved): the products
  * then the generated kernel, the product with cuBLASLt's epilogue, and the
  * generated GEMM with the epilogue inside; each checked, and the fastest
- * that passes is the fused plan. The emitted op runs the first or the
- * second (the generated GEMM is fusescan's alone): where the third is
- * chosen, the first is what the op runs, so it must pass too. */
+ * that passes is the fused plan. Where the third is chosen, the emitted op
+ * runs it where it can and the first where it cannot (a device without
+ * sm_90a for its tactic, an operand TMA cannot read), so the first must
+ * pass too. */
 int fs_gpu_gemm_time_variants(struct run *R)
 {
 	static const int which[3] = {0, 1, 2};
@@ -466,6 +465,7 @@ int fs_gpu_gemm_time_variants(struct run *R)
 		memcpy(g->algos.algo[i], R->gl[i].lt.algo[R->gl[i].lt.chosen], sizeof(g->algos.algo[i]));
 	if ((g->algos.has_epilogue = (uint8_t)R->gp.absorbs))
 		memcpy(g->algos.epilogue, R->absorbed.lt.algo[R->absorbed.lt.chosen], sizeof(g->algos.epilogue));
+	g->algos.gen = g->variant == 2 ? (uint8_t)(R->gen_tactic + 1) : 0;
 	if (g->variant == 2 && !ok[0])
 		fs_gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
 	size_t at = strlen(g->gemm);

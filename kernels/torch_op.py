@@ -1,8 +1,9 @@
 """fusescan::@NAME@: a fused region `fusescan --apply ... --emit DIR` wrote, as a PyTorch custom op.
 
 Inputs: @DOC@. It reads @NAME@.json (the descriptor, format
-fusescan.kernel/2) and @NAME@.ptx (its kernels, where it has any) from the
-directory it lies in.
+fusescan.kernel/3), @NAME@.ptx (its kernels, where it has any) and
+@NAME@.gT.ptx (the generated GEMM under tactic T, where fusescan chose it)
+from the directory it lies in.
 
     sys.path.insert(0, DIR); import @NAME@
     y = @NAME@.@NAME@(@ARGS@)            # the region's outputs
@@ -16,18 +17,25 @@ products reading one input as one product on their weights concatenated
 capturing a CUDA graph), then the kernel reading their outputs, then the
 products reading what it writes; or, at the buckets where fusescan measured
 it faster, one product with cuBLASLt's epilogue (bias, relu, gelu-tanh, a
-residual read as C). Each product is one cuBLASLt call with the algorithm
+residual read as C); or, where fusescan timed it fastest, the generated
+GEMM: the product before the kernel and the kernel's work as one kernel,
+the product's output never in memory (its weights interleaved once per
+weight set and kept). Each product is one cuBLASLt call with the algorithm
 fusescan timed fastest at the bucket (the descriptor's "cublaslt"), where
 the cuBLASLt PyTorch loaded has the major version tuned with and accepts
 that algorithm at the size run; else cuBLASLt's own first choice there;
-a batched product, or no cuBLASLt, runs PyTorch's GEMM. `gemm_paths()` says
-which ran.
+a batched product, or no cuBLASLt, runs PyTorch's GEMM. The generated
+GEMM's sm_90a tactics run on sm_90 alone, its portable one from sm_80 on;
+where it cannot run (another device, a driver without tensor maps, an
+input not 16-byte aligned) the op runs the products, then the kernel.
+`gemm_paths()` says which ran.
 
 What the op keeps between calls is bounded: its launch plans for the last
 _SIZES_KEPT (1024) sizes it ran (and each product its cuBLASLt descriptors,
 destroyed when they go, and how it ran at them, gemm_paths()), the last 8
-concatenated weight sets, and one 32 MiB cuBLASLt workspace per device and
-stream it runs on, as PyTorch keeps its own.
+concatenated weight sets and the last 8 interleaved for the generated GEMM,
+and one 32 MiB cuBLASLt workspace per device and stream it runs on, as
+PyTorch keeps its own.
 
 Outputs are laid out as eager PyTorch lays them out: row-major, or (an
 elementwise region reading a transposed input, RoPE's q.transpose(1, 2))
@@ -56,8 +64,8 @@ import torch
 _DIR = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_DIR, "@NAME@.json")) as _f:
     DESC = json.load(_f)
-if DESC.get("format") != "fusescan.kernel/2":
-    raise ImportError(f"{_DIR}/@NAME@.json: format {DESC.get('format')!r}, expected 'fusescan.kernel/2'")
+if DESC.get("format") != "fusescan.kernel/3":
+    raise ImportError(f"{_DIR}/@NAME@.json: format {DESC.get('format')!r}, expected 'fusescan.kernel/3'")
 
 _FORMULA = re.compile(r"^[0-9A-Za-z_ ()+*/%,-]*$")
 
@@ -127,6 +135,19 @@ def _keep(cache, key, value, drop=None):
             drop(old)
     cache[key] = value
     return value
+
+
+def _derived(cache, ts, make):
+    """make(), kept in cache for these tensors (the last 8 sets): a weight
+    built from weights once, and again where one is another tensor or was
+    written since"""
+    key = tuple((t.data_ptr(), t._version) for t in ts)
+    hit = cache.get(key)
+    if hit is None or any(r() is not t for r, t in zip(hit[0], ts)):
+        if len(cache) >= 8:
+            cache.clear()
+        hit = cache[key] = ([weakref.ref(t) for t in ts], make())
+    return hit[1]
 
 
 class _Heuristic(ctypes.Structure):  # cublasLtMatmulHeuristicResult_t
@@ -267,14 +288,7 @@ class _Product:
         ts = [env[n] for n in names]
         if len(ts) == 1:
             return ts[0]
-        key = tuple((t.data_ptr(), t._version) for t in ts)
-        hit = self._cat.get(key)
-        if hit is None or any(r() is not t for r, t in zip(hit[0], ts)):
-            if len(self._cat) >= 8:
-                self._cat.clear()
-            hit = self._cat[key] = ([weakref.ref(t) for t in ts], torch.cat([t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t
-                                                                            for t in ts]))
-        return hit[1]
+        return _derived(self._cat, ts, lambda: torch.cat([t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t for t in ts]))
 
     def run(self, env, s, tuned=None):
         """tuned: the bucket's algorithm (64 bytes) or None"""
@@ -342,7 +356,8 @@ def _tuned_algos(b):
 
 
 _BUCKETS = sorted((b["tokens"], _KERNELS[b["kernel"]] if "kernel" in b else None,
-                   _KERNELS[b["exact"]] if "exact" in b else None, b["plan"], _tuned_algos(b)) for b in DESC["buckets"])
+                   _KERNELS[b["exact"]] if "exact" in b else None, b["plan"], _tuned_algos(b), b.get("generated"))
+                  for b in DESC["buckets"])
 
 
 def pick(symbols):
@@ -351,18 +366,20 @@ def pick(symbols):
     kernel for exactly these values where there is one, else its kernel where
     its requirements hold, else the fallback (valid for any size); and
     whether that bucket runs the kernel ("kernel"), the products alone
-    ("products") or a product with cuBLASLt's epilogue ("epilogue")"""
-    k, exact, plan, _ = _bucket(symbols)
+    ("products"), a product with cuBLASLt's epilogue ("epilogue") or the
+    generated GEMM ("generated", the kernel where it cannot run)"""
+    k, exact, plan, *_ = _bucket(symbols)
     if not k:
         return None, plan
     return exact if exact and exact.fits(symbols) else k if k.fits(symbols) else _FALLBACK, plan
 
 
 def _bucket(symbols):
-    """(kernel, exact kernel, plan, tuned algorithms) of the bucket these symbol values take"""
+    """(kernel, exact kernel, plan, tuned algorithms, generated GEMM's kernel) of
+    the bucket these symbol values take"""
     tokens = _TOKENS(symbols)
     return next((b for b in _BUCKETS if b[0] >= tokens),
-                _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None, "kernel" if _FALLBACK else "products", {}))[1:]
+                _BUCKETS[-1] if _BUCKETS else (0, _FALLBACK, None, "kernel" if _FALLBACK else "products", {}, None))[1:]
 
 
 def _fail(where, what):
@@ -400,7 +417,8 @@ def _symbols(inputs, where, real=True):
 
 _cu = None
 _modules = {}  # device index -> {entry: CUfunction}
-_launches = {}  # (device, symbol values) -> ((function, grid, block, any work) or None, plan, tuned algorithms)
+_launches = {}  # (device, symbol values) -> ((function, grid, block, any work) or None, plan, tuned algorithms,
+#                                            the generated GEMM's kernel)
 
 
 def _check(rc, what):
@@ -419,6 +437,7 @@ def _functions(device):
         _cu.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
         _cu.cuModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
         _cu.cuModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]
+        _cu.cuFuncSetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
     with torch.cuda.device(device):
         torch.cuda.synchronize()  # PyTorch's context is current on this thread
         ctx = ctypes.c_void_p()
@@ -438,6 +457,14 @@ def _functions(device):
     return fns
 
 
+def _params(env, args, s):
+    """a kernel's parameters: its buffers (a tensor of the op and an element
+    offset), each symbol's value, each symbol's division magic"""
+    values = [s[n] for n, *_ in _SYMBOLS]
+    return ([ctypes.c_void_p(env[t].data_ptr() + off * env[t].element_size()) for t, off in args] +
+            [ctypes.c_longlong(v) for v in values] + [ctypes.c_ulonglong(_div_magic(v)) for v in values])
+
+
 def _run(inputs, outputs, s):
     device = inputs[0].device.index
     if device != torch.cuda.current_device():  # the launch goes to the current context: the inputs' device's
@@ -447,29 +474,163 @@ def _run(inputs, outputs, s):
     hit = _launches.get(key)
     if hit is None:
         k, plan = pick(s)
-        launch = (_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan == "kernel" else None
-        hit = _keep(_launches, key, (launch, plan, _bucket(s)[3]))
-    launch, plan, algos = hit
+        launch = (_functions(device)[k.entry], k.grid(s), k.block, k.work(s) > 0) if k and plan in ("kernel", "generated") else None
+        _, _, _, algos, gen = _bucket(s)
+        hit = _keep(_launches, key, (launch, plan, algos, gen))
+    launch, plan, algos, gen = hit
     env = {name: t for (name, *_), t in zip(_INPUTS, inputs)}
     env.update({name: t for (name, *_), t in zip(_OUTPUTS, outputs)})
     if plan == "epilogue":
         _EPILOGUE.run(env, s, algos.get("epilogue"))
         return
+    if plan == "generated" and not _GENERATED.runs(env, s, gen):
+        plan = "kernel"
     for name, _, dims, dtype in _BUFFERS:
-        env[name] = torch.empty([f(s) for f in dims], dtype=dtype, device=inputs[0].device)
-    for p in _PRODUCTS:
-        if not p.after:
-            p.run(env, s, algos.get(p.index))
-    if launch and launch[3]:  # no rows, no elements: nothing to launch
-        fn, grid, block, _ = launch
-        params = ([ctypes.c_void_p(env[t].data_ptr() + off * env[t].element_size()) for t, off in _ARGS] +
-                  [ctypes.c_longlong(v) for v in key[1:]] + [ctypes.c_ulonglong(_div_magic(v)) for v in key[1:]])
-        argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-        stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
-        _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
+        if plan != "generated" or name != _GENERATED.product.out:  # the generated GEMM's product stays in registers
+            env[name] = torch.empty([f(s) for f in dims], dtype=dtype, device=inputs[0].device)
+    stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
+    if plan == "generated":
+        _GENERATED.run(env, s, gen, stream)
+    else:
+        for p in _PRODUCTS:
+            if not p.after:
+                p.run(env, s, algos.get(p.index))
+        if launch and launch[3]:  # no rows, no elements: nothing to launch
+            fn, grid, block, _ = launch
+            params = _params(env, _ARGS, s)
+            argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
+            _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
     for p in _PRODUCTS:
         if p.after:
             p.run(env, s, algos.get(p.index))
+
+
+# ---- the generated GEMM, where fusescan chose it ---------------------------------------------
+
+class _LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int), ("value", ctypes.c_uint * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("n_attrs", ctypes.c_uint)]
+
+
+def _tensor_map(ptr, rows, k, box_rows):
+    """a CUtensorMap (128 bytes, 64-byte aligned) of a K-major bf16 matrix of
+    rows x k in 128-byte-swizzled boxes of 64 x box_rows, the rows past it
+    read as zeros -> (its storage, its address)"""
+    buf = (ctypes.c_ubyte * 192)()
+    at = (ctypes.addressof(buf) + 63) & ~63
+    dims, strides = (ctypes.c_uint64 * 2)(k, rows), (ctypes.c_uint64 * 1)(k * 2)
+    box, steps = (ctypes.c_uint32 * 2)(64, box_rows), (ctypes.c_uint32 * 2)(1, 1)
+    # bf16, rank 2, no interleave, 128-byte swizzle, 256-byte L2 promotion, zeros out of bounds
+    _check(_cu.cuTensorMapEncodeTiled(ctypes.c_void_p(at), 9, 2, ctypes.c_void_p(ptr), dims, strides, box, steps, 0, 3, 3, 0),
+           "cuTensorMapEncodeTiled")
+    return buf, at
+
+
+class _Generated:
+    """the product before the kernel and the kernel's work as one kernel
+    (the descriptor's "generated": fuse/gemm_gen.c, kernels/gemm_sm90.cuh,
+    kernels/gemm_mma.cuh): D = A W^T, the epilogue applied to the
+    accumulators, one product or a gate / up pair whose weights it reads
+    interleaved in blocks of member_rows"""
+
+    def __init__(self, g):
+        self.product = _PRODUCTS[int(g["product"])]
+        self.members, self.columns, self.k = int(g["members"]), int(g["columns"]), int(g["K"])
+        self.args = [(a["tensor"], int(a["offset"])) for a in g["args"]]
+        self.kernels = g["kernels"]
+        self._fns = {}  # (device, kernel) -> CUfunction, or why it cannot run there
+        self._weights = {}  # kernel -> the weights it read, interleaved (the last 8 sets)
+        self._sms = {}
+
+    def _function(self, device, i):
+        if (device, i) not in self._fns:
+            self._fns[device, i] = self._load(device, i)
+        return self._fns[device, i]
+
+    def _load(self, device, i):
+        k = self.kernels[i]
+        cc = torch.cuda.get_device_capability(device)
+        if k["sm_90a"] and cc != (9, 0):
+            return f"its tactic {k['tactic']} runs on sm_90 alone, not sm_{cc[0]}{cc[1]}"
+        if cc < (8, 0):
+            return f"it needs sm_80 or later, not sm_{cc[0]}{cc[1]}"
+        _functions(device)  # the driver, in PyTorch's context
+        try:
+            _cu.cuTensorMapEncodeTiled.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint] + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 4
+            _cu.cuLaunchKernelEx.argtypes = [ctypes.c_void_p] * 4
+        except AttributeError:
+            return "the CUDA driver has no tensor maps or cluster launch (CUDA 12 or later)"
+        self._sms[device] = torch.cuda.get_device_properties(device).multi_processor_count
+        with torch.cuda.device(device):
+            with open(os.path.join(_DIR, k["ptx"]), "rb") as f:
+                ptx = f.read() + b"\0"
+            mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+            _check(_cu.cuModuleLoadData(ctypes.byref(mod), ptx), f"cuModuleLoadData({k['ptx']})")
+            _check(_cu.cuModuleGetFunction(ctypes.byref(fn), mod, k["entry"].encode()), f"cuModuleGetFunction({k['entry']})")
+            _check(_cu.cuFuncSetAttribute(fn, 8, int(k["shared_bytes"])), "cuFuncSetAttribute(max dynamic shared memory)")
+        return fn
+
+    def _weight(self, env, i):
+        """the weight kernel i reads: the product's own, or the pair's rows
+        interleaved (row x of member m at x // G * G * 2 + m G + x % G, G =
+        member_rows, each member padded with zero rows to a multiple of G)"""
+        ts = [env[n] for n in self.product.weights]
+        k = self.kernels[i]
+        if self.members == 1 and ts[0].is_contiguous() and ts[0].data_ptr() % 16 == 0:
+            return ts[0]
+
+        def make():
+            if self.members == 1:
+                return ts[0].reshape(self.columns, self.k).clone()
+            g, rows = int(k["member_rows"]), int(k["weight_rows"])
+            per = rows // self.members
+            padded = [torch.nn.functional.pad(t.reshape(self.columns, self.k), (0, 0, 0, per - self.columns)).view(per // g, g, self.k)
+                      for t in ts]
+            return torch.stack(padded, dim=1).reshape(rows, self.k)
+        return _derived(self._weights.setdefault(i, {}), ts, make)
+
+    def runs(self, env, s, i):
+        """whether kernel i runs here (else the products, then the kernel: gemm_paths() says why)"""
+        m = self.product.dims[1](s)
+        fn = self._function(env[self.product.a].device.index, i)
+        why = (fn if isinstance(fn, str) else "its input is not 16-byte aligned" if env[self.product.a].data_ptr() % 16 else
+               f"M={m} is past a 32-bit int" if m >= 1 << 31 else None)
+        _keep(PATHS, ("generated", m), f"the generated GEMM {self.kernels[i]['tactic']}" if why is None else
+              "the products, then the kernel: the generated GEMM cannot run: " + why)
+        return why is None
+
+    def run(self, env, s, i, stream):
+        k, m, a = self.kernels[i], self.product.dims[1](s), env[self.product.a]
+        if m <= 0:
+            return
+        device = a.device.index
+        fn, w = self._function(device, i), self._weight(env, i)
+        rows, bm, bn, cluster = int(k["weight_rows"]), int(k["block_m"]), int(k["block_n"]), int(k["cluster"])
+        head = [ctypes.c_int(m), ctypes.c_int(rows), ctypes.c_int(self.k), ctypes.c_int(self.columns)]
+        tail = _params(env, self.args, s)
+        if not k["sm_90a"]:  # the operands' addresses; a block per tile
+            params = [ctypes.c_void_p(a.data_ptr()), ctypes.c_void_p(w.data_ptr())] + head + tail
+            argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
+            tiles = -(-m // bm) * -(-rows // bn)
+            _check(_cu.cuLaunchKernel(fn, tiles, 1, 1, int(k["threads"]), 1, 1, int(k["shared_bytes"]), stream, argv, None),
+                   "cuLaunchKernel(the generated GEMM)")
+            return
+        (ka, ta), (kb, tb) = _tensor_map(a.data_ptr(), m, self.k, bm), _tensor_map(w.data_ptr(), rows, self.k, bn // cluster)
+        argv = (ctypes.c_void_p * (2 + len(head) + len(tail)))(ta, tb, *[ctypes.addressof(p) for p in head + tail])
+        tiles = -(-m // (bm * cluster)) * -(-rows // bn) * cluster  # a persistent grid: at most a cluster per pair of SMs
+        grid = min(tiles, self._sms[device] // cluster * cluster)
+        attr = _LaunchAttribute(4, 0, (ctypes.c_uint * 16)(cluster, 1, 1))  # the cluster's dims
+        cfg = _LaunchConfig((ctypes.c_uint * 3)(grid, 1, 1), (ctypes.c_uint * 3)(int(k["threads"]), 1, 1), int(k["shared_bytes"]),
+                            stream, ctypes.addressof(attr), 1)
+        _check(_cu.cuLaunchKernelEx(ctypes.byref(cfg), fn, argv, None), "cuLaunchKernelEx(the generated GEMM)")
+        del ka, kb  # the maps were copied into the launch
+
+
+_GENERATED = _Generated(DESC["generated"]) if "generated" in DESC else None
 
 
 def _div_magic(d):

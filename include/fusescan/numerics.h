@@ -108,7 +108,8 @@ enum { FS_MAX_BUCKETS = 24 };
 /* The cuBLASLt algorithms a region's fused plan was tuned to run: each
  * product's before and after the kernel (in the plan's order) and the
  * product with cuBLASLt's epilogue; valid for this cuBLASLt version, on the
- * device tuned on. The emitted op runs them (kernels/torch_op.py). */
+ * device tuned on; and where the generated GEMM was chosen, its tactic. The
+ * emitted op runs them (kernels/torch_op.py). */
 enum { FS_MAX_PRODUCTS = 16 };
 struct fs_lt_algos {
 	uint64_t version;        /* cublasLtGetVersion(); 0: none tuned */
@@ -116,6 +117,7 @@ struct fs_lt_algos {
 	uint64_t algo[FS_MAX_PRODUCTS][8]; /* cublasLtMatmulAlgo_t each */
 	uint8_t has_epilogue;
 	uint64_t epilogue[8];
+	uint8_t gen;             /* the generated GEMM chosen: its tactic + 1 (fs_gemm_gen_tactics); 0 not chosen */
 };
 
 /* The fused kernel at one bucket (a token count), tuned on the GPU or,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What --emit DIR wrote (format fusescan.kernel/2): the descriptor names its
+"""What --emit DIR wrote (format fusescan.kernel/3): the descriptor names its
 PTX, source and module; the PTX holds every kernel's entry point (one per
 distinct bucket tactic, and the fallback `fs_any`, 64-bit indices, no
 requirements); every bucket names a kernel whose requirements hold at the
@@ -36,7 +36,7 @@ def holds(r, at):
 def check(d, path, replaced):
     j = json.load(open(path))
     name = j["name"]
-    assert j["format"] == "fusescan.kernel/2" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
+    assert j["format"] == "fusescan.kernel/3" and name.startswith("fs_") and j["op"] == "fusescan::" + name, j
     kernels = bool(j["kernels"])
     assert kernels or j["products"], "neither a kernel nor a product"
     for f in ("ptx", "source", "module"):

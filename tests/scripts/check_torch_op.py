@@ -13,14 +13,16 @@ path equals the launch path; its outputs have eager's strides (RoPE's
 dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
 a captured CUDA graph, replayed on new inputs.
 Then the regions with matrix products (tests/data/gemm, Llama-3-8B widths:
-QKV, Qwen2's biased QKV, gate / up + SwiGLU, the SwiGLU MLP, o_proj +
+QKV, Qwen2's biased QKV, QKV + RoPE of q and k, gate / up + SwiGLU, the SwiGLU MLP, o_proj +
 residual, addmm + bias + GELU-tanh, attention scores + softmax, mm + relu),
 tuned at buckets 1, 16 and 256 and emitted (their products through
 cuBLASLt): at 1, 3, 17, 100, 256, 1000 and 5000 tokens the same
 checks of the region's outputs under each bucket's plan as tuned (at
-1 and 256, each unbatched product under the algorithm tuned there), then
-under each plan the op has at every count (the products then the kernel;
-cuBLASLt's epilogue, where it has the whole epilogue); the same
+1 and 256, each unbatched product under the algorithm tuned there, the
+generated GEMM where it was chosen), then under each plan the op has at
+every count (the products then the kernel; cuBLASLt's epilogue, where it
+has the whole epilogue; each tactic of the generated GEMM it has, which
+must run at every count where the device runs it); the same
 errors, torch.compile and CUDA graph (replayed on new activations, the
 weights kept); with room for 2 sizes, new sizes run in turn: the same
 checks, and the op keeps 2 sizes' launch plans and cuBLASLt descriptors.
@@ -55,6 +57,11 @@ def gelu_tanh(x):
     return F.gelu(x, approximate="tanh")
 
 
+def rope(q, cos, sin):
+    """rotate-half RoPE, as Llama writes it"""
+    return q * cos + torch.cat([-q[..., 64:], q[..., :64]], -1) * sin
+
+
 # name, fusescan candidate, fixture (tests/data/gemm), its options, the region in PyTorch (its inputs by node name)
 GEMM_CHAINS = [
     ("qkv", "parallel_gemm", "qkv", [], lambda x, wq, wk, wv: (F.linear(x, wq), F.linear(x, wk), F.linear(x, wv))),
@@ -62,6 +69,9 @@ GEMM_CHAINS = [
      lambda x, wq, bq, wk, bk, wv, bv: (F.linear(x, wq, bq), F.linear(x, wk, bk), F.linear(x, wv, bv))),
     ("gate_up_swiglu", "gate_up_swiglu", "gate_up", P, lambda x, wg, wu: F.silu(F.linear(x, wg)) * F.linear(x, wu)),
     ("mlp", "pattern:swiglu", "mlp", [], lambda x, wg, wu, wd: F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)),
+    ("qkv_rope", "pattern:qkv_rope", "qkv_rope", [], lambda x, wq, wk, wv, cos, sin: (
+        F.linear(x, wv), rope(F.linear(x, wq).view(1, -1, 32, 128).transpose(1, 2), cos, sin),
+        rope(F.linear(x, wk).view(1, -1, 8, 128).transpose(1, 2), cos, sin))),
     ("oproj_residual", "gemm_residual", "oproj_residual", P, lambda x, w, r: r + F.linear(x, w)),
     ("addmm_gelu", "gemm_bias_gelu_tanh", "addmm_gelu", P, lambda x, b, w: gelu_tanh(torch.addmm(b, x, w))),
     ("bmm_softmax", "bmm_softmax", "bmm_softmax", P, lambda q, k: torch.softmax(torch.bmm(q, k.transpose(1, 2)), -1)),
@@ -172,10 +182,12 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
     def fn(*a, acc=None):
         return region(**dict(zip(names, a)))
     print(f"{name}: plans {[(b['tokens'], b['plan']) for b in desc['buckets']]}", flush=True)
-    plans = [None] + (["kernel"] if desc["kernels"] else []) + (["epilogue"] if "epilogue" in desc else [])
+    plans = [None] + (["kernel"] if desc["kernels"] else []) + (["epilogue"] if "epilogue" in desc else []) + \
+        [("generated", i) for i in range(len(desc["generated"]["kernels"]) if "generated" in desc else 0)]
     for plan in plans:
-        if plan:  # every bucket under one plan: the products then the kernel, or cuBLASLt's epilogue
-            op._BUCKETS[:] = [(b[0], b[1], b[2], plan, b[4]) for b in op._BUCKETS]
+        if plan:  # every bucket under one plan: the products then the kernel, cuBLASLt's epilogue, a generated GEMM
+            plan, generated = plan if isinstance(plan, tuple) else (plan, None)
+            op._BUCKETS[:] = [(b[0], b[1], b[2], plan, b[4], generated) for b in op._BUCKETS]
             op._launches.clear()
         for t in GEMM_COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
@@ -188,11 +200,18 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
                 check_errors(name, op, ins)
                 check_compile_and_graph(name, op, ins, names, gen)
             del args, ins, outs
-        if not plan:  # at a bucket's own count, each product runs the cuBLASLt algorithm tuned there
+        if not plan:  # at a bucket's own count, each product runs the cuBLASLt algorithm tuned there, and the
+            # generated GEMM runs where it was chosen
             paths = {km: how for km, how in op.gemm_paths().items() if km[1] in (1, 256) and "batched" not in how}
-            ok(f"{name}: the tuned cuBLASLt algorithms run at the buckets", all(h == "tuned" for h in paths.values()),
-               paths)
+            ok(f"{name}: the tuned cuBLASLt algorithms and generated GEMM run at the buckets",
+               all(h == "tuned" or h.startswith("the generated GEMM ") for h in paths.values()), paths)
             check_sizes_kept(name, op, fn, names, gen)
+        elif plan == "generated":  # it runs wherever the device runs its tactic, else the products then the kernel
+            k = desc["generated"]["kernels"][generated]
+            runs = not k["sm_90a"] or torch.cuda.get_device_capability() == (9, 0)
+            ran = {km: how for km, how in op.gemm_paths().items() if km[0] == "generated" and km[1] in GEMM_COUNTS}
+            ok(f"{name}: generated GEMM {k['tactic']} {'ran' if runs else 'gave way to the kernel'} at every count",
+               len(ran) == len(GEMM_COUNTS) and all(h.startswith("the generated GEMM ") == runs for h in ran.values()), ran)
     torch.cuda.empty_cache()
 
 

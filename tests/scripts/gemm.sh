@@ -80,10 +80,12 @@ sys.exit(not (len(d) == 1 and len(d[0]["sites"]) == 2))' "$tmp/qe"
 # sm_90a; the portable mma.sync: compile_all.sh compiles all six), where the product is a linear
 # without bias. The fixtures hold
 # Llama-3-8B's widths, which the GPU tests time; here they run at an eighth of each width (the
-# same plans and tiles, a 64th of the float64 weights the CPU executions hold)
+# same plans and tiles, a 64th of the float64 weights the CPU executions hold), but QKV + RoPE,
+# whose views into heads fix its widths
 g=$tmp/gemm
 mkdir -p "$g" && cp -r "$d/gemm/patterns" "$g/"
 for f in "$d"/gemm/*.txt; do sed 's/14336/1792/g; s/4096/512/g; s/1024/128/g' "$f" >"$g/${f##*/}"; done
+cp "$d/gemm/qkv_rope.txt" "$g/" # its heads (32 and 8 of 128) stay whole: the full widths, at a few tokens
 check "gate / up + SwiGLU" 0 "$exe" --apply gate_up_swiglu --patterns "$g/patterns" --cpu-only --no-render --tokens 2 --out "$tmp/gu" "$g/gate_up.txt"
 all_compiled "gate / up + SwiGLU: compiled" "$tmp/out"
 contains "gate / up + SwiGLU: the generated GEMM" "$tmp/out" "the GEMM with its epilogue under 2,"
@@ -101,7 +103,8 @@ all_compiled "bmm + softmax: compiled" "$tmp/out"
 
 # --emit of every GEMM fixture: the descriptor, the PTX of every bucket's kernel, the module
 for a in "parallel_gemm qkv" "parallel_gemm qkv_bias" "gate_up_swiglu gate_up -p" "pattern:swiglu mlp" \
-	"gemm_residual oproj_residual -p" "gemm_bias_gelu_tanh addmm_gelu -p" "bmm_softmax bmm_softmax -p" "mm_relu mm_relu -p"; do
+	"gemm_residual oproj_residual -p" "gemm_bias_gelu_tanh addmm_gelu -p" "bmm_softmax bmm_softmax -p" "mm_relu mm_relu -p" \
+	"pattern:qkv_rope qkv_rope"; do
 	set -- $a
 	check "$2: --emit" 0 "$exe" --apply "$1" ${3:+--patterns "$g/patterns"} --cpu-only --no-render --tokens 4 \
 		--buckets 1,4,300 --out "$tmp/e_$2" --emit "$tmp/emit_$2" "$g/$2.txt"
@@ -109,6 +112,7 @@ for a in "parallel_gemm qkv" "parallel_gemm qkv_bias" "gate_up_swiglu gate_up -p
 done
 contains "o_proj + residual: cuBLASLt's epilogue described" "$(ls "$tmp"/emit_oproj_residual/*.json)" '"c":	"r"'
 contains "MLP: the down projection after the kernel" "$(ls "$tmp"/emit_mlp/*.json)" '"after_kernel":	true'
+contains "QKV + RoPE: RoPE reads k's columns of the product" "$(ls "$tmp"/emit_qkv_rope/*.json)" '"offset":	4096'
 ls "$tmp"/emit_qkv >"$tmp/qkv_files"
 count "QKV: no PTX" "$tmp/qkv_files" ".ptx" 0
 

@@ -85,6 +85,8 @@ if [ "$section" = fixtures ]; then
 		run gemm_residual oproj_residual $t $P
 		contains "o_proj + residual at $t: cuBLASLt's epilogue beside" "$tmp/out" "against cuBLASLt's epilogue (residual add (C, beta 1))"
 		generated "o_proj + residual at $t"
+		run pattern:qkv_rope qkv_rope $t
+		contains "QKV + RoPE at $t: one product, then RoPE on its q and k columns" "$tmp/out" "fused plan: 1 product + the fused kernel"
 		run parallel_gemm qkv_bias $t
 		contains "biased QKV at $t: weights and biases concatenated" "$tmp/out" "concatenated product: heuristic #"
 		run bmm_softmax bmm_softmax $t $P
