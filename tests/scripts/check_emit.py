@@ -11,7 +11,10 @@ products alone has no kernel, PTX or source and its buckets run the
 products; an output's "order" (a layout other than row-major) permutes its
 dims and keeps the last innermost; the module compiles (py_compile) and registers fusescan::NAME.
 A bucket's "cublaslt" (tuned buckets of regions with products) names a
-cuBLASLt algorithm per product, and the epilogue's where the op has one.
+cuBLASLt algorithm per product, and the epilogue's where the op has one;
+its plan "generated" names a kernel of the descriptor's "generated" (the
+generated GEMM: the product it replaces, its epilogue's buffers, one PTX
+per tactic holding fs_gemm, sm_90a's where it says so).
 --tuned: every bucket tuned on a GPU (of a region with products, each with
 its cuBLASLt algorithms); else none is (the heuristic tactic).
 --buckets LIST: the buckets expected.
@@ -87,8 +90,19 @@ def check(d, path, replaced):
     assert j["outputs"], j
     buckets = [b["tokens"] for b in j["buckets"]]
     assert buckets == sorted(buckets) and all(0 <= b.get("kernel", 0) < max(1, len(entries)) for b in j["buckets"]), j["buckets"]
-    assert all(b["plan"] == ("kernel" if kernels else "products") or (b["plan"] == "epilogue" and "epilogue" in j)
-               for b in j["buckets"]), j["buckets"]
+    g = j.get("generated")
+    assert all(b["plan"] == ("kernel" if kernels else "products") or (b["plan"] == "epilogue" and "epilogue" in j) or
+               (b["plan"] == "generated" and g and 0 <= b["generated"] < len(g["kernels"])) for b in j["buckets"]), j["buckets"]
+    if g:  # the generated GEMM: the product it replaces with the kernel, its epilogue's buffers, a PTX per tactic
+        assert kernels and 0 <= g["product"] < len(j["products"]) and not j["products"][g["product"]]["after_kernel"], g
+        assert g["members"] in (1, 2) and g["K"] % 8 == 0 and g["kernels"], g
+        assert all(a["tensor"] in tensors and a["offset"] >= 0 for a in g["args"]), g["args"]
+        assert any(b["plan"] == "generated" for b in j["buckets"]), j["buckets"]
+        for k in g["kernels"]:
+            assert k["ptx"].startswith(name + ".g") and k["entry"] == "fs_gemm", k
+            text = open(os.path.join(d, k["ptx"])).read()
+            assert re.search(r"\.entry fs_gemm\(", text) and (".target sm_90a" in text) == k["sm_90a"], k
+            assert k["weight_rows"] >= g["columns"] * g["members"] and k["weight_rows"] % g["members"] == 0, k
     assert all(("kernel" in b) == kernels for b in j["buckets"]), j["buckets"]
     # every bucket's kernel serves its own bucket (batch 1: the last symbol the token count):
     # its requirements hold there

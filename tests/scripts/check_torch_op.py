@@ -10,7 +10,8 @@ eager and the reference computed chunk by chunk along the rows; softmax
 also under a causal mask of -inf at 256, 1000 and 4096 tokens); the op
 path equals the launch path; its outputs have eager's strides (RoPE's
 [b, h, s, d] views of [b, s, h, d] memory); a wrong dtype, a CPU tensor and a wrong static
-dim raise ValueError; the op runs under torch.compile (fullgraph) and inside
+dim raise ValueError; an input 2 bytes off 16-byte alignment gives the same
+outputs (the fallback kernel); the op runs under torch.compile (fullgraph) and inside
 a captured CUDA graph, replayed on new inputs.
 Then the regions with matrix products (tests/data/gemm, Llama-3-8B widths:
 QKV, Qwen2's biased QKV, QKV + RoPE of q and k, gate / up + SwiGLU, the SwiGLU MLP, o_proj +
@@ -147,6 +148,7 @@ def main():
                    [(a.stride(), b.stride()) for a, b in zip(y, want)])
                 check_errors(name, op, ins)
                 check_compile_and_graph(name, op, ins, names, gen)
+                check_misaligned(name, op, fn, names, gen, 0)
             del args, ins, outs
             torch.cuda.empty_cache()
     for name, cand, fixture, opts, region in GEMM_CHAINS:
@@ -168,6 +170,9 @@ def emitted(name, cand, dump, buckets, opts=()):
     j = json.load(open(os.path.join(out, "numerics.json")))
     op = tc.load_op(j)
     ok(f"{name}: every bucket tuned", all(b["tuned"] for b in op.DESC["buckets"]), op.DESC["buckets"])
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_emit.py"),
+                        os.path.join(out, "emit"), "--tuned", "--buckets", buckets], capture_output=True, text=True)
+    ok(f"{name}: check_emit.py accepts the descriptor", r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:])
     return op, tc.input_names(j)
 
 
@@ -189,6 +194,7 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
             plan, generated = plan if isinstance(plan, tuple) else (plan, None)
             op._BUCKETS[:] = [(b[0], b[1], b[2], plan, b[4], generated) for b in op._BUCKETS]
             op._launches.clear()
+            op.PATHS.clear()
         for t in GEMM_COUNTS:
             args, ins = tc.draw_inputs(op, names, t, gen)
             outs = launch_and_check(f"{name} at {t} tokens ({op.pick(tc.symbols_at(op, t))[1]})", op, fn, args, ins, t)
@@ -205,13 +211,16 @@ def gemm_chain(gen, name, cand, fixture, opts, region):
             paths = {km: how for km, how in op.gemm_paths().items() if km[1] in (1, 256) and "batched" not in how}
             ok(f"{name}: the tuned cuBLASLt algorithms and generated GEMM run at the buckets",
                all(h == "tuned" or h.startswith("the generated GEMM ") for h in paths.values()), paths)
+            ins_names = [n for n, *_ in op._INPUTS]  # a product's input misaligned
+            check_misaligned(name, op, fn, names, gen, next((ins_names.index(p.a) for p in op._PRODUCTS if p.a in ins_names), 0))
             check_sizes_kept(name, op, fn, names, gen)
         elif plan == "generated":  # it runs wherever the device runs its tactic, else the products then the kernel
             k = desc["generated"]["kernels"][generated]
             runs = not k["sm_90a"] or torch.cuda.get_device_capability() == (9, 0)
             ran = {km: how for km, how in op.gemm_paths().items() if km[0] == "generated" and km[1] in GEMM_COUNTS}
             ok(f"{name}: generated GEMM {k['tactic']} {'ran' if runs else 'gave way to the kernel'} at every count",
-               len(ran) == len(GEMM_COUNTS) and all(h.startswith("the generated GEMM ") == runs for h in ran.values()), ran)
+               len(ran) == len(GEMM_COUNTS) and all((h == "the generated GEMM " + k["tactic"]) == runs for h in ran.values()), ran)
+            check_misaligned(name, op, fn, names, gen, [n for n, *_ in op._INPUTS].index(op._GENERATED.product.a))
     torch.cuda.empty_cache()
 
 
@@ -259,6 +268,25 @@ def check_sizes_kept(name, op, fn, names, gen):
         ok(f"{name}: the op keeps 2 sizes' plans and descriptors", max(held) <= 2, held)
     finally:
         op._SIZES_KEPT = kept
+
+
+def check_misaligned(name, op, fn, names, gen, i, t=17):
+    """the op's input i 16-byte misaligned (contiguous, 2 bytes in): the
+    vectorised kernels, TMA and cuBLASLt's algorithms cannot read it, so the
+    op runs the fallback kernel, PyTorch's GEMM, and the products before the
+    kernel instead of the generated GEMM; the outputs stay right"""
+    args, ins = tc.draw_inputs(op, names, t, gen)
+    x = ins[i]
+    ins[i] = torch.empty(x.numel() + 8, dtype=x.dtype, device=x.device)[1:1 + x.numel()].view(x.shape).copy_(x)
+    op.PATHS.clear()
+    launch_and_check(f"{name} at {t} tokens, input '{op._INPUTS[i][0]}' misaligned", op, fn, args, ins, t)
+
+    def reads(key):  # the product (or the generated GEMM) reads the misaligned input
+        p = op._EPILOGUE if key == "epilogue" else op._GENERATED.product if key == "generated" else op._PRODUCTS[key]
+        return p.a == op._INPUTS[i][0]
+    bad = {k: h for k, h in op.gemm_paths().items() if reads(k[0]) and not (
+        "not 16-byte aligned" in h if k[0] == "generated" else h.startswith("PyTorch's GEMM: "))}
+    ok(f"{name}: a misaligned input runs no cuBLASLt algorithm, no generated GEMM", not bad, bad)
 
 
 def raises(what, f):
