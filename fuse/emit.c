@@ -343,6 +343,12 @@ static void gen_release(struct gen_emit *ge)
 	fs_gemm_gen_release(&ge->g);
 }
 
+/* The name of the PTX file (without .ptx) of tactic t of op `name`'s generated GEMM. */
+static void gen_file(const char *name, uint8_t t, char *out, size_t n)
+{
+	snprintf(out, n, "%s.g%u", name, t);
+}
+
 /* The descriptor's "generated": the product (with the kernel) it replaces,
  * its members and sizes, the epilogue's buffers, and per tactic its PTX and
  * launch (kernels/gemm_sm90.cuh, kernels/gemm_mma.cuh; fuse/gemm_gen.c). */
@@ -357,20 +363,22 @@ static cJSON *gen_json(const struct fs_emit_op *e, const struct gen_emit *ge, co
 	cJSON *ks = cJSON_AddArrayToObject(q, "kernels");
 	for (uint32_t k = 0; k < ge->n; k++) {
 		const struct fs_gemm_gen_tactic *t = &fs_gemm_gen_tactics[ge->tactic[k]];
-		char file[64], tname[64];
+		struct fs_gemm_gen_shape sh = fs_gemm_gen_shape(t);
+		char stem[48], file[64], tname[64];
 		cJSON *x = cJSON_CreateObject();
-		snprintf(file, sizeof(file), "%s.g%u.ptx", name, ge->tactic[k]);
+		gen_file(name, ge->tactic[k], stem, sizeof(stem));
+		snprintf(file, sizeof(file), "%s.ptx", stem);
 		fs_gemm_gen_name(t, tname, sizeof(tname));
 		cJSON_AddStringToObject(x, "ptx", file);
 		cJSON_AddStringToObject(x, "entry", "fs_gemm");
 		cJSON_AddStringToObject(x, "tactic", tname);
 		cJSON_AddBoolToObject(x, "sm_90a", !t->portable);
-		cJSON_AddNumberToObject(x, "block_m", 64 * t->mb);
-		cJSON_AddNumberToObject(x, "block_n", t->wn * t->cons);
-		cJSON_AddNumberToObject(x, "cluster", t->portable ? 1 : t->cluster);
-		cJSON_AddNumberToObject(x, "threads", t->portable ? 32 * t->mb * t->cons : 128 * (t->cons + 1));
+		cJSON_AddNumberToObject(x, "block_m", sh.bm);
+		cJSON_AddNumberToObject(x, "block_n", sh.bn);
+		cJSON_AddNumberToObject(x, "cluster", sh.cluster);
+		cJSON_AddNumberToObject(x, "threads", sh.threads);
 		cJSON_AddNumberToObject(x, "shared_bytes", fs_gemm_gen_smem(t));
-		cJSON_AddNumberToObject(x, "member_rows", t->wn / ge->g.nm);
+		cJSON_AddNumberToObject(x, "member_rows", (double)fs_gemm_gen_member_rows(&ge->g, t));
 		cJSON_AddNumberToObject(x, "weight_rows", (double)fs_gemm_gen_rows(&ge->g, t));
 		cJSON_AddItemToArray(ks, x);
 	}
@@ -561,9 +569,9 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	}
 	int bad = nk && (write_one(r, dir, name, "cu", cu.s) || write_one(r, dir, name, "ptx", ptx));
 	for (uint32_t i = 0; i < ge.n && !bad; i++) {
-		char gname[64];
-		snprintf(gname, sizeof(gname), "%s.g%u", name, ge.tactic[i]);
-		bad = write_one(r, dir, gname, "ptx", ge.ptx[i]);
+		char stem[48];
+		gen_file(name, ge.tactic[i], stem, sizeof(stem));
+		bad = write_one(r, dir, stem, "ptx", ge.ptx[i]);
 	}
 	if (!bad && !write_one(r, dir, name, "json", json) && !write_one(r, dir, name, "py", py)) {
 		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);

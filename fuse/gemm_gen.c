@@ -87,28 +87,35 @@ char *fs_gemm_gen_source(const struct fs_kernel *epi, const struct fs_gemm_gen_t
 	return b.s;
 }
 
-static int64_t group_cols(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t)
+int64_t fs_gemm_gen_member_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t)
 {
 	return t->wn / g->nm;
+}
+
+struct fs_gemm_gen_shape fs_gemm_gen_shape(const struct fs_gemm_gen_tactic *t)
+{
+	return (struct fs_gemm_gen_shape){64 * t->mb, t->wn * t->cons, t->portable ? 32 * t->mb * t->cons : 128 * (t->cons + 1),
+					  t->portable ? 1 : t->cluster};
 }
 
 int64_t fs_gemm_gen_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t)
 {
 	if (g->nm == 1)
 		return g->Nm; /* the weight itself: the tensor map fills the last tile's missing rows with zeros */
-	int64_t G = group_cols(g, t);
+	int64_t G = fs_gemm_gen_member_rows(g, t);
 	return (g->Nm + G - 1) / G * G * g->nm;
 }
 
 int64_t fs_gemm_gen_row(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, uint32_t m, int64_t x)
 {
-	int64_t G = group_cols(g, t);
+	int64_t G = fs_gemm_gen_member_rows(g, t);
 	return x / G * G * g->nm + m * G + x % G;
 }
 
 int fs_gemm_gen_smem(const struct fs_gemm_gen_tactic *t)
 {
-	int bm = 64 * t->mb, bn = t->wn * t->cons;
+	struct fs_gemm_gen_shape sh = fs_gemm_gen_shape(t);
+	int bm = sh.bm, bn = sh.bn;
 	if (t->portable) /* rows of 32 elements padded to 40 */
 		return t->stages * (bm + bn) * 40 * 2;
 	return t->stages * ((bm + bn) * 64 * 2 + 16) + 1024;
@@ -137,7 +144,8 @@ int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g,
 	struct {
 		_Alignas(64) unsigned char b[128];
 	} ta, tb;
-	int bm = 64 * t->mb, bn = t->wn * t->cons, smem = fs_gemm_gen_smem(t);
+	struct fs_gemm_gen_shape sh = fs_gemm_gen_shape(t);
+	int bm = sh.bm, bn = sh.bn, smem = fs_gemm_gen_smem(t);
 	int64_t rows = fs_gemm_gen_rows(g, t);
 	int M = (int)g->M, N = (int)rows, K = (int)g->K, Nm = (int)g->Nm;
 	void *args[6 + 2 * FS_KERNEL_MAX_PARAMS] = {&ta, &tb, &M, &N, &K, &Nm};
@@ -148,7 +156,7 @@ int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g,
 	if (t->portable) { /* the operands' addresses; a block per tile */
 		args[0] = &a, args[1] = &w;
 		int64_t tiles = (g->M + bm - 1) / bm * ((rows + bn - 1) / bn);
-		return fs_cuda_check(c, c->cuLaunchKernel(fn, (unsigned)tiles, 1, 1, 32u * t->mb * t->cons, 1, 1, (unsigned)smem, stream, args, NULL),
+		return fs_cuda_check(c, c->cuLaunchKernel(fn, (unsigned)tiles, 1, 1, (unsigned)sh.threads, 1, 1, (unsigned)smem, stream, args, NULL),
 				     "cuLaunchKernel", err, n);
 	}
 	if (tensor_map(c, &ta, a, g->M, g->K, (unsigned)bm, err, n) || tensor_map(c, &tb, w, rows, g->K, (unsigned)(bn / t->cluster), err, n))
@@ -166,14 +174,15 @@ int fs_gemm_gen_launch(struct fs_cuda *c, void *fn, const struct fs_gemm_gen *g,
 		void *stream;
 		void *attrs;
 		unsigned n_attrs;
-	} cfg = {(unsigned)grid, 1, 1, 128u * (t->cons + 1u), 1, 1, (unsigned)smem, stream, &attr, 1};
+	} cfg = {(unsigned)grid, 1, 1, (unsigned)sh.threads, 1, 1, (unsigned)smem, stream, &attr, 1};
 	return fs_cuda_check(c, c->cuLaunchKernelEx(&cfg, fn, args, NULL), "cuLaunchKernelEx", err, n);
 }
 
 void fs_gemm_gen_name(const struct fs_gemm_gen_tactic *t, char *out, size_t n)
 {
+	struct fs_gemm_gen_shape sh = fs_gemm_gen_shape(t);
 	if (t->portable)
-		snprintf(out, n, "(mma.sync) %dx%d, %u stages", 64 * t->mb, t->wn * t->cons, t->stages);
+		snprintf(out, n, "(mma.sync) %dx%d, %u stages", sh.bm, sh.bn, t->stages);
 	else
-		snprintf(out, n, "(sm_90a) %dx%d, cluster %u, %u stages", 64 * t->mb, t->wn * t->cons, t->cluster, t->stages);
+		snprintf(out, n, "(sm_90a) %dx%d, cluster %u, %u stages", sh.bm, sh.bn, t->cluster, t->stages);
 }

@@ -61,6 +61,15 @@ char *fs_gemm_gen_source(const struct fs_kernel *epi, const struct fs_gemm_gen_t
  * each block padded, so that each consumer's columns hold all of them). */
 int64_t fs_gemm_gen_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t);
 int64_t fs_gemm_gen_row(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t, uint32_t m, int64_t x);
+/* The rows of each member in one block of the interleaved weight (G in
+ * fs_gemm_gen_row). */
+int64_t fs_gemm_gen_member_rows(const struct fs_gemm_gen *g, const struct fs_gemm_gen_tactic *t);
+/* Its launch: a block's tile (bm rows of A by bn rows of the weight), its
+ * threads, and the blocks of a cluster (1: no cluster). */
+struct fs_gemm_gen_shape {
+	int bm, bn, threads, cluster;
+};
+struct fs_gemm_gen_shape fs_gemm_gen_shape(const struct fs_gemm_gen_tactic *t);
 /* Its shared memory, bytes (the launcher sets the function's limit to it). */
 int fs_gemm_gen_smem(const struct fs_gemm_gen_tactic *t);
 /* Whether a device of compute capability major.minor runs tactic t. */

@@ -474,6 +474,11 @@ def _params(env, args, s):
             [ctypes.c_longlong(v) for v in values] + [ctypes.c_ulonglong(_div_magic(v)) for v in values])
 
 
+def _argv(params):
+    """the launch's argument array: each parameter's address (params stay alive through the launch)"""
+    return (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
+
+
 def _run(inputs, outputs, s):
     device = inputs[0].device.index
     if device != torch.cuda.current_device():  # the launch goes to the current context: the inputs' device's
@@ -509,8 +514,7 @@ def _run(inputs, outputs, s):
         if launch and launch[3]:  # no rows, no elements: nothing to launch
             fn, grid, block, _ = launch
             params = _params(env, _ARGS, s)
-            argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
-            _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, argv, None), "cuLaunchKernel")
+            _check(_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, _argv(params), None), "cuLaunchKernel")
     for p in _PRODUCTS:
         if p.after:
             p.run(env, s, algos.get(p.index))
@@ -625,20 +629,19 @@ class _Generated:
         tail = _params(env, self.args, s)
         if not k["sm_90a"]:  # the operands' addresses; a block per tile
             params = [ctypes.c_void_p(a.data_ptr()), ctypes.c_void_p(w.data_ptr())] + head + tail
-            argv = (ctypes.c_void_p * len(params))(*[ctypes.addressof(p) for p in params])
             tiles = -(-m // bm) * -(-rows // bn)
-            _check(_cu.cuLaunchKernel(fn, tiles, 1, 1, int(k["threads"]), 1, 1, int(k["shared_bytes"]), stream, argv, None),
+            _check(_cu.cuLaunchKernel(fn, tiles, 1, 1, int(k["threads"]), 1, 1, int(k["shared_bytes"]), stream, _argv(params), None),
                    "cuLaunchKernel(the generated GEMM)")
             return
-        (ka, ta), (kb, tb) = _tensor_map(a.data_ptr(), m, self.k, bm), _tensor_map(w.data_ptr(), rows, self.k, bn // cluster)
-        argv = (ctypes.c_void_p * (2 + len(head) + len(tail)))(ta, tb, *[ctypes.addressof(p) for p in head + tail])
+        # each map passed by its address (the driver copies it at the launch; `maps` holds its storage till then)
+        maps = [_tensor_map(a.data_ptr(), m, self.k, bm), _tensor_map(w.data_ptr(), rows, self.k, bn // cluster)]
+        argv = (ctypes.c_void_p * (2 + len(head) + len(tail)))(*[at for _, at in maps], *[ctypes.addressof(p) for p in head + tail])
         tiles = -(-m // (bm * cluster)) * -(-rows // bn) * cluster  # a persistent grid: at most a cluster per pair of SMs
         grid = min(tiles, self._sms[device] // cluster * cluster)
         attr = _LaunchAttribute(4, 0, (ctypes.c_uint * 16)(cluster, 1, 1))  # the cluster's dims
         cfg = _LaunchConfig((ctypes.c_uint * 3)(grid, 1, 1), (ctypes.c_uint * 3)(int(k["threads"]), 1, 1), int(k["shared_bytes"]),
                             stream, ctypes.addressof(attr), 1)
         _check(_cu.cuLaunchKernelEx(ctypes.byref(cfg), fn, argv, None), "cuLaunchKernelEx(the generated GEMM)")
-        del ka, kb  # the maps were copied into the launch
 
 
 _GENERATED = _Generated(DESC["generated"]) if "generated" in DESC else None
