@@ -481,10 +481,11 @@ int fs_gpu_gemm_time_variants(struct run *R)
 	}
 	if (at < sizeof(g->gemm) && best < 0)
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": none passes its check");
+	else if (at < sizeof(g->gemm) && g->variant)
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen", g->variant == 1 ? "the cuBLASLt epilogue" : "the generated GEMM");
 	else if (at < sizeof(g->gemm))
-		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen",
-			 g->variant == 1 ? "the cuBLASLt epilogue" : g->variant == 2 ? "the generated GEMM"
-			 : R->kernel ? "the generated kernel" : "the products alone");
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": the product%s %s chosen", R->gp.n_calls == 1 ? "" : "s",
+			 R->kernel ? "+ the fused kernel" : "alone");
 	if (!R->has_gen && R->gen_why[0] && R->kernel) {
 		at = strlen(g->gemm);
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
