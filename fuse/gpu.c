@@ -260,7 +260,7 @@ static int time_and_pick(struct run *R, struct launch *L, struct fs_tactic *list
 		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
 	} else {
-		if (o->cache && (o->retune || g->cache_hit))
+		if (o->cache && o->retune) /* fusescan tune: the entry ignored, a miss */
 			o->cache->misses++;
 		g->cache_hit = 0;
 		n = fs_tactics(&R->l[0].k, list);
@@ -323,7 +323,8 @@ static int tune(struct run *R)
 	struct launch *L = fs_xcalloc(FS_MAX_TACTICS, sizeof(*L)); /* kept loaded until one is chosen */
 	int32_t best;
 	int rc = time_and_pick(R, L, list, &key, &best);
-	if (!rc && best < 0 && g->cache_hit) { /* the cached tactic fails its check here: every tactic again */
+	if (!rc && best < 0 && g->cache_hit) { /* the cached tactic fails its check here: a miss, every tactic again */
+		fs_tune_reject(o->cache);
 		for (uint32_t i = 0; i < g->n_tactics; i++)
 			unload(R, &L[i]);
 		memset(g->tactics, 0, sizeof(g->tactics));

@@ -147,11 +147,14 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 	struct fs_tune_entry hit;
 	size_t at = strlen(R->g->gemm);
 	lt_key(R, &L->lt.mm, &key);
-	if (R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per <= L->lt.n_algos) {
-		L->lt.chosen = hit.tactic.per - 1u;
-		snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what, L->lt.chosen + 1,
-			 L->lt.n_algos);
-		return 0;
+	if (R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0) {
+		if (hit.tactic.per <= L->lt.n_algos) {
+			L->lt.chosen = hit.tactic.per - 1u;
+			snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what,
+				 L->lt.chosen + 1, L->lt.n_algos);
+			return 0;
+		}
+		fs_tune_reject(R->o->cache); /* an algorithm cuBLASLt no longer offers: timed again */
 	}
 	uint32_t win = 0;
 	for (uint32_t a = 0; a < L->lt.n_algos; a++) {
@@ -344,8 +347,10 @@ static int time_gen(struct run *R)
 	struct fs_tune_entry hit;
 	uint32_t k = 1;
 	gen_key(R, &key);
-	int cached = R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0 && hit.tactic.per >= 1 &&
-		     hit.tactic.per <= FS_GEMM_GEN_TACTICS && R->gen_fn[hit.tactic.per - 1];
+	int found = R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0;
+	int cached = found && hit.tactic.per >= 1 && hit.tactic.per <= FS_GEMM_GEN_TACTICS && R->gen_fn[hit.tactic.per - 1];
+	if (found && !cached)
+		fs_tune_reject(R->o->cache); /* a tactic not compiled here: every tactic timed */
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
 		if (R->gen_fn[t] && (!cached || t + 1 == hit.tactic.per))
 			what[k++] = &ids[t + 1];
@@ -394,6 +399,8 @@ static int time_gen(struct run *R)
 	}
 	if (best > 0)
 		return 0;
+	if (cached)
+		fs_tune_reject(R->o->cache); /* the cached tactic fails its check: not used */
 	R->has_gen = 0;
 	snprintf(R->gen_why, sizeof(R->gen_why), "no tactic passed the check");
 	return 0;

@@ -194,6 +194,14 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 	return -1;
 }
 
+void fs_tune_reject(struct fs_tune_cache *c)
+{
+	if (!c->hits)
+		return; /* no hit to take back */
+	c->hits--;
+	c->misses++;
+}
+
 static cJSON *entry_json(const struct fs_tune_entry *e)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -22,6 +22,7 @@
  *   struct fs_tune_cache c;
  *   fs_tune_open(&c, NULL);                  // the default per-user file
  *   if (!fs_tune_lookup(&c, &key, &e)) ...   // hit: e.tactic
+ *   ... fs_tune_reject(&c);                  // e.tactic not usable: a miss after all
  *   fs_tune_record(&c, &e); fs_tune_save(&c);
  *   fs_tune_close(&c);
  */
@@ -63,6 +64,8 @@ struct fs_tune_entry {
 struct fs_tune_cache {
 	char path[1024];
 	void *root, *mine;           /* cJSON: the file as read, and what this run recorded */
+	/* Each kernel's lookup counts once: a hit where its cached tactic is
+	 * used, else a miss (no entry, a re-tune, an entry rejected). */
 	uint32_t hits, misses, recorded, other_device;
 	char warning[1200];          /* a corrupt file, a failed save */
 };
@@ -77,6 +80,9 @@ void fs_tune_open(struct fs_tune_cache *c, const char *path);
 void fs_tune_open_text(struct fs_tune_cache *c, const char *path, const char *text, size_t len);
 /* 0 and the entry on a hit (counted); -1 on a miss (counted). */
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e);
+/* The last hit's tactic was not used (it fails its check, or is not one the
+ * caller has): counted as a miss instead, so the lookup still counts once. */
+void fs_tune_reject(struct fs_tune_cache *c);
 void fs_tune_record(struct fs_tune_cache *c, const struct fs_tune_entry *e);
 /* Merges the recorded entries into the file as it is now and replaces it.
  * 0, or -1 with the reason in warning. */

@@ -1,8 +1,9 @@
 /*
  * test_tune.c: the tuning cache: a round trip through the file, the key
  * (another device, bucket or policy misses), merging with entries another
- * run saved meanwhile, and damaged files (not JSON, not a cache, an entry
- * with an impossible tactic) reported and ignored, never fatal.
+ * run saved meanwhile, each lookup counted once (a rejected hit is a miss),
+ * and damaged files (not JSON, not a cache, an entry with an impossible
+ * tactic) reported and ignored, never fatal.
  */
 #include "fusescan/base.h"
 #include "fusescan/tune.h"
@@ -110,6 +111,32 @@ static void t_merge(void)
 	fs_tune_close(&a);
 }
 
+/* each lookup counts once: a hit whose tactic is then rejected (it fails
+ * its check and is tuned again) is a miss, not a hit and a miss */
+static void t_reject(void)
+{
+	struct fs_tune_cache c;
+	struct fs_tune_entry e = entry("aaaa", "H200", 8), got;
+	fs_tune_open_text(&c, file("reject.json"), "", 0);
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == 0);
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == 0);
+	fs_tune_reject(&c);
+	CHECK_EQ_U(c.hits, 1);
+	CHECK_EQ_U(c.misses, 1);
+	fs_tune_reject(&c); /* the other hit's tactic fails too */
+	fs_tune_reject(&c); /* no hit left to take back: nothing counted */
+	CHECK_EQ_U(c.hits, 0);
+	CHECK_EQ_U(c.misses, 2);
+	char line[256] = "";
+	FILE *f = tmpfile();
+	fs_tune_print_stats(&c, f);
+	rewind(f);
+	CHECK(fgets(line, sizeof(line), f) && strstr(line, ": 0 hits, 2 misses, 1 recorded, "));
+	fclose(f);
+	fs_tune_close(&c);
+}
+
 static void write_text(const char *name, const char *text)
 {
 	FILE *f = fopen(file(name), "w");
@@ -180,5 +207,5 @@ static void t_cleanup(void)
 	CHECK(rmdir(dir) == 0);
 }
 
-#define TESTS(X) X(t_round_trip) X(t_merge) X(t_damaged) X(t_cleanup)
+#define TESTS(X) X(t_round_trip) X(t_merge) X(t_reject) X(t_damaged) X(t_cleanup)
 FS_TEST_MAIN()
