@@ -8,8 +8,9 @@
  * single use (intermediates read only inside the match) and the `where`
  * constraints, else the search backtracks. Matches of one pattern never
  * overlap: a graph node an earlier match used is not taken again. The deepest
- * failure of each attempt is its cause; attempts that got far, or failed for
- * a telling reason (an extra cast, a second consumer), are near misses.
+ * failure of each attempt, over all the outputs' trees, is its cause; attempts
+ * that got far, or failed for a telling reason (an extra cast, a second
+ * consumer), are near misses.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "fusescan/pattern.h"
@@ -54,6 +55,8 @@ struct st {
 	} *goals;              /* what is left to match, top last */
 	uint32_t n_goals, cap_goals;
 	uint32_t next_out;     /* next pattern output to place */
+	uint32_t base;         /* trail length when the current further output's
+				  candidate was tried: bindings below it are earlier trees' */
 	int in_final;          /* running the whole-match checks */
 	int best_final;        /* the best failure came from them */
 	uint32_t *seen, stamp; /* per graph node: last search that reached it */
@@ -146,6 +149,16 @@ static int taken(const struct st *S, uint32_t gn)
 		if (S->bind[pn] == gn && S->p->nodes[pn].kind != FS_PN_INPUT && !S->absent[pn])
 			return 1;
 	}
+	return 0;
+}
+
+/* Pattern node pn was bound by an earlier output's tree, not by the candidate
+ * being tried for a further output. */
+static int bound_before(const struct st *S, uint32_t pn)
+{
+	for (uint32_t i = 0; i < S->base; i++)
+		if (S->trail[i] == pn)
+			return 1;
 	return 0;
 }
 
@@ -349,6 +362,10 @@ static int step(struct st *S, uint32_t pn, uint32_t gn)
 		uint8_t cls = x->kind == FS_NODE_CALL ? S->s->ops[x->op].cls : FS_OPC_UNKNOWN;
 		int extra = (cls == FS_OPC_CAST || cls == FS_OPC_VIEW) && x->n_args &&
 			    S->g->args[x->args].kind == FS_ARG_NODE && S->g->args[x->args].node == S->bind[pn];
+		/* a further output's candidate that reads other values than the
+		 * earlier trees is another site's output, not a miss of this one */
+		if (!extra && bound_before(S, pn))
+			return 0;
 		return fail(S, extra ? FS_MISS_EXTRA : FS_MISS_WIRING, pn, gn, S->bind[pn]), 0;
 	}
 	if (p->kind == FS_PN_INPUT) {
@@ -497,8 +514,8 @@ static void pattern_hops(const struct fs_pattern *p, uint32_t pn, int32_t *hops)
  * graph node is reached from that node's graph node by following users, at
  * most `hops` steps, so the candidates come from the graph's adjacency, never
  * from a scan of every node. With nothing bound under pn (outputs that share
- * nothing), every node is a candidate. */
-static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out)
+ * nothing), every node is a candidate and *anchored is 0. */
+static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out, int *anchored)
 {
 	const struct fs_graph *g = S->g;
 	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
@@ -514,6 +531,7 @@ static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out)
 	}
 	free(hops);
 	uint32_t n = 0;
+	*anchored = anchor != NONE;
 	if (anchor == NONE) {
 		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
 			out[n++] = gn;
@@ -540,8 +558,33 @@ static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out)
 	return n;
 }
 
+/* Output pn at each candidate in turn. S->base marks what the earlier trees
+ * bound: a candidate that contradicts them is another site's (see step). */
+static int place_output(struct st *S, uint32_t pn, const uint32_t *cand, uint32_t n_cand)
+{
+	uint32_t base = S->base;
+	int ok = 0;
+	S->base = S->n_trail;
+	for (uint32_t i = 0; i < n_cand && !ok; i++) {
+		const struct fs_node *x = &S->g->nodes[cand[i]];
+		if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op) || taken(S, cand[i]))
+			continue;
+		push_goal(S, pn, cand[i]);
+		ok = solve(S);
+		if (!ok)
+			S->n_goals--;
+	}
+	S->base = base;
+	return ok;
+}
+
 /* Everything placed: the next output (the first graph node, file order, that
- * works), then the whole-match checks. */
+ * works), then the whole-match checks. A further output's candidate that fails
+ * is part of the partial match: its depth counts the trees already placed, so
+ * a miss inside any output's tree is the attempt's cause. Where no bound node
+ * ties pn to those trees (outputs that share nothing), every graph node is a
+ * candidate and their failures say nothing about this site: they are
+ * forgotten, and the miss is "no node for this output". */
 static int finish(struct st *S)
 {
 	if (S->next_out == S->p->n_outputs) {
@@ -557,33 +600,24 @@ static int finish(struct st *S)
 		S->next_out--;
 		return 0;
 	}
-	/* candidates that fail say little: the miss is "no node for this output" */
+	uint32_t *cand = fs_xmalloc((S->g->n_nodes + 1) * sizeof(uint32_t));
+	int anchored;
+	uint32_t n_cand = output_candidates(S, pn, cand, &anchored);
 	struct fs_miss best = S->best;
 	int best_final = S->best_final;
-	uint32_t *best_bind = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
-	memcpy(best_bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
-	uint32_t *cand = fs_xmalloc((S->g->n_nodes + 1) * sizeof(uint32_t));
-	uint32_t n_cand = output_candidates(S, pn, cand);
-	for (uint32_t i = 0; i < n_cand; i++) {
-		uint32_t gn = cand[i];
-		const struct fs_node *x = &S->g->nodes[gn];
-		if (x->kind != FS_NODE_CALL || !op_ok(S, pn, x->op) || taken(S, gn))
-			continue;
-		push_goal(S, pn, gn);
-		if (solve(S)) {
-			free(cand);
-			free(best_bind);
-			return 1;
-		}
-		S->n_goals--;
-	}
+	uint32_t *best_bind = anchored ? NULL : fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
+	if (best_bind)
+		memcpy(best_bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
+	int ok = place_output(S, pn, cand, n_cand);
 	free(cand);
-	if (!S->best_final) { /* keep failures of the whole-match checks */
+	if (!ok && best_bind && !S->best_final) { /* keep failures of the whole-match checks */
 		S->best = best;
 		S->best_final = best_final;
 		memcpy(S->best_bind, best_bind, S->p->n_nodes * sizeof(uint32_t));
 	}
 	free(best_bind);
+	if (ok)
+		return 1;
 	S->next_out--;
 	fail(S, FS_MISS_OP, pn, NONE, NONE);
 	return 0;
@@ -651,7 +685,7 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
 		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
 		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
-		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, NULL, 0, NULL};
+		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL};
 	S.seen = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t));
 	S.queue = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	memset(S.bind, 0xff, n * sizeof(uint32_t));
@@ -665,6 +699,7 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		S.best_final = 0;
 		S.n_goals = 0;
 		S.next_out = 1;
+		S.base = 0;
 		push_goal(&S, root, gn);
 		if (solve(&S))
 			keep_match(&S, out, gn);

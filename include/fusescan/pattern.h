@@ -135,7 +135,7 @@ struct fs_match {
 
 struct fs_miss {
 	uint32_t root;             /* graph node where the attempt started */
-	uint32_t depth;            /* op nodes matched before the failure */
+	uint32_t depth;            /* op nodes matched before the failure, over all outputs' trees */
 	uint8_t cause;
 	uint32_t pnode;            /* pattern node that failed */
 	uint32_t gnode;            /* graph node it failed on */
