@@ -61,6 +61,12 @@ struct st {
 	int best_final;        /* the best failure came from them */
 	uint32_t *seen, stamp; /* per graph node: last search that reached it */
 	uint32_t *queue;       /* that search's frontier (one slot per graph node) */
+	struct outcand {       /* per further output: its candidates, kept for the next site */
+		uint32_t *v, n;        /* ascending (file order); one slot per graph node */
+		uint32_t from;         /* v[..from) are claimed by matches kept */
+		uint32_t pin, pin_gn;  /* found from pattern node pin bound to pin_gn (NONE: every node) */
+		int set;
+	} *oc;
 };
 
 /* ---- bindings ------------------------------------------------------------------ */
@@ -509,53 +515,97 @@ static void pattern_hops(const struct fs_pattern *p, uint32_t pn, int32_t *hops)
 	}
 }
 
-/* Graph nodes that could be output pn, ascending (file order). A bound
- * pattern node that pn reads (through its arguments) pins the search: pn's
- * graph node is reached from that node's graph node by following users, at
- * most `hops` steps, so the candidates come from the graph's adjacency, never
- * from a scan of every node. With nothing bound under pn (outputs that share
- * nothing), every node is a candidate and *anchored is 0. */
-static uint32_t output_candidates(struct st *S, uint32_t pn, uint32_t *out, int *anchored)
+/* The graph nodes within `reach` user steps of gn (gn itself not), left in
+ * S->queue[1..]: their count, or limit + 1 as soon as there are more than limit. */
+static uint32_t users_within(struct st *S, uint32_t gn, uint32_t reach, uint32_t limit)
 {
 	const struct fs_graph *g = S->g;
-	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
-	pattern_hops(S->p, pn, hops);
-	uint32_t anchor = NONE, reach = 0;
-	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
-		uint32_t gn = S->bind[q];
-		if (hops[q] <= 0 || gn == NONE)
-			continue;
-		if (anchor == NONE || (uint32_t)hops[q] < reach ||
-		    ((uint32_t)hops[q] == reach && g->nodes[gn].n_users < g->nodes[S->bind[anchor]].n_users))
-			anchor = q, reach = (uint32_t)hops[q];
-	}
-	free(hops);
-	uint32_t n = 0;
-	*anchored = anchor != NONE;
-	if (anchor == NONE) {
-		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
-			out[n++] = gn;
-		return n;
-	}
-	uint32_t head = 0, tail = 0, level_end;
+	uint32_t head = 0, tail = 0, n = 0;
 	S->stamp++;
-	S->queue[tail++] = S->bind[anchor];
-	S->seen[S->bind[anchor]] = S->stamp;
-	for (uint32_t level = 0; level < reach && head < tail; level++) {
-		for (level_end = tail; head < level_end; head++) {
+	S->queue[tail++] = gn;
+	S->seen[gn] = S->stamp;
+	for (uint32_t level = 0; level < reach && head < tail; level++)
+		for (uint32_t level_end = tail; head < level_end; head++) {
 			const struct fs_node *x = &g->nodes[S->queue[head]];
 			for (uint32_t u = 0; u < x->n_users; u++) {
 				uint32_t y = g->users[x->users + u];
 				if (S->seen[y] == S->stamp)
 					continue;
+				if (n == limit)
+					return limit + 1;
 				S->seen[y] = S->stamp;
 				S->queue[tail++] = y;
-				out[n++] = y;
+				n++;
 			}
 		}
-	}
-	qsort(out, n, sizeof(uint32_t), fs_cmp_u32);
 	return n;
+}
+
+/* Graph nodes that could be output k (pattern node pn), ascending (file
+ * order), from the first not claimed by a match kept. Each bound pattern node
+ * that pn reads (through its arguments) pins the search: pn's graph node is
+ * reached from that node's graph node by following users, at most `hops`
+ * steps, so the candidates come from the graph's adjacency, never from a scan
+ * of every node. Every such node pins a set holding every valid candidate; the
+ * smallest is taken, so a value every layer reads (RoPE's cos beside the
+ * layer's own x) does not make each site try every layer's nodes. The pins
+ * are searched in turn (fewest steps first, then fewest users) with a budget
+ * of nodes, doubled until one search ends within it: at most twice the
+ * smallest set per pin. A set is kept for the next site: where that site's
+ * pin is the same graph node (the outputs share only such a value, as RoPE's
+ * q and k share only cos and sin), it is not searched again, and the nodes
+ * matches claimed are passed once, not at every site. With nothing bound
+ * under pn (outputs that share nothing), every node is a candidate and
+ * *anchored is 0. */
+static const struct outcand *output_candidates(struct st *S, uint32_t k, uint32_t pn, int *anchored)
+{
+	const struct fs_graph *g = S->g;
+	struct outcand *c = &S->oc[k];
+	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
+	uint32_t *pin = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t)), n_pins = 0;
+	if (!c->v)
+		c->v = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	pattern_hops(S->p, pn, hops);
+	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
+		if (hops[q] <= 0 || S->bind[q] == NONE)
+			continue;
+		uint32_t at = n_pins++; /* insertion: (hops, users) ascending, pattern-sized */
+		for (; at > 0; at--) {
+			uint32_t r = pin[at - 1];
+			if (hops[r] < hops[q] || (hops[r] == hops[q] && g->nodes[S->bind[r]].n_users <= g->nodes[S->bind[q]].n_users))
+				break;
+			pin[at] = r;
+		}
+		pin[at] = q;
+	}
+	*anchored = n_pins > 0;
+	if (!n_pins && !(c->set && c->pin == NONE)) {
+		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
+			c->v[gn] = gn;
+		*c = (struct outcand){c->v, g->n_nodes, 0, NONE, NONE, 1};
+	}
+	for (uint32_t limit = 64; n_pins; limit = limit < g->n_nodes / 2 ? limit * 2 : g->n_nodes) {
+		uint32_t i = 0, n = 0;
+		for (; i < n_pins; i++) {
+			uint32_t q = pin[i];
+			if (c->set && c->pin == q && c->pin_gn == S->bind[q]) {
+				if (c->n <= limit)
+					break; /* the set kept */
+			} else if ((n = users_within(S, S->bind[q], (uint32_t)hops[q], limit)) <= limit) {
+				memcpy(c->v, S->queue + 1, n * sizeof(uint32_t));
+				qsort(c->v, n, sizeof(uint32_t), fs_cmp_u32);
+				*c = (struct outcand){c->v, n, 0, q, S->bind[q], 1};
+				break;
+			}
+		}
+		if (i < n_pins)
+			break; /* fewer than n_nodes always fit: the largest budget ends it */
+	}
+	free(hops);
+	free(pin);
+	while (c->from < c->n && S->claimed[c->v[c->from]])
+		c->from++;
+	return c;
 }
 
 /* Output pn at each candidate in turn. S->base marks what the earlier trees
@@ -600,16 +650,14 @@ static int finish(struct st *S)
 		S->next_out--;
 		return 0;
 	}
-	uint32_t *cand = fs_xmalloc((S->g->n_nodes + 1) * sizeof(uint32_t));
 	int anchored;
-	uint32_t n_cand = output_candidates(S, pn, cand, &anchored);
+	const struct outcand *c = output_candidates(S, S->next_out - 1, pn, &anchored);
 	struct fs_miss best = S->best;
 	int best_final = S->best_final;
 	uint32_t *best_bind = anchored ? NULL : fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
 	if (best_bind)
 		memcpy(best_bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
-	int ok = place_output(S, pn, cand, n_cand);
-	free(cand);
+	int ok = place_output(S, pn, c->v + c->from, c->n - c->from);
 	if (!ok && best_bind && !S->best_final) { /* keep failures of the whole-match checks */
 		S->best = best;
 		S->best_final = best_final;
@@ -685,9 +733,10 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
 		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
 		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
-		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL};
+		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
 	S.seen = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t));
 	S.queue = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	S.oc = fs_xcalloc(p->n_outputs, sizeof(*S.oc));
 	memset(S.bind, 0xff, n * sizeof(uint32_t));
 	memset(S.opcache, -1, (size_t)n * s->n_ops + 1);
 	uint32_t root = p->outputs[0];
@@ -726,6 +775,9 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 	free(S.goals);
 	free(S.seen);
 	free(S.queue);
+	for (uint32_t k = 0; k < p->n_outputs; k++)
+		free(S.oc[k].v);
+	free(S.oc);
 }
 
 void fs_matches_release(struct fs_matches *m)

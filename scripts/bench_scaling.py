@@ -12,7 +12,8 @@ so 64x is about 560,000 nodes) and times, on each, best of REPEAT:
 Copies of a model never make one long chain, so scan, discover and match
 also run on graphs of the shapes make_large.py --shape makes (a chain, a sum
 of many terms, a node of many operands, a balanced sum, values behind long
-view chains, a chain of catalog chains), of 1x, 4x, ... --shape-nodes nodes;
+view chains, a chain of catalog chains, RoPE sites all reading one cos and
+sin), of 1x, 4x, ... --shape-nodes nodes;
 and discover --kernels-from indexes a source tree of 1x, 4x, ... 1,000 lines
 of each registration form (custom_op, TORCH_LIBRARY's m.def, transforms).
 For each it prints the time, the peak resident memory (the child's
@@ -22,7 +23,7 @@ whose ratio exceeds 1.5 x the size ratio is flagged and the exit status is 1.
 
 usage: scripts/bench_scaling.py [--fusescan build/fusescan] [--dump FILE]
                                 [--base-copies 21] [--sizes 1,4,16,64] [--repeat 3]
-                                [--shapes chain,sum,fanin,tree,views,motifs] [--shape-nodes 2000]
+                                [--shapes chain,sum,fanin,tree,views,motifs,shared] [--shape-nodes 2000]
                                 [--no-model]
 """
 import argparse, json, os, platform, subprocess, sys, tempfile, time
@@ -80,7 +81,7 @@ def main():
     ap.add_argument('--sizes', default='1,4,16,64')
     ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--apply', default='rmsnorm', help='pattern applied by the --apply row')
-    ap.add_argument('--shapes', default='chain,sum,fanin,tree,views,motifs', help='make_large.py shapes ("" for none)')
+    ap.add_argument('--shapes', default='chain,sum,fanin,tree,views,motifs,shared', help='make_large.py shapes ("" for none)')
     ap.add_argument('--shape-nodes', type=int, default=2000, help='nodes of a shape at 1x')
     ap.add_argument('--no-model', action='store_true', help='the shapes only, no copies of the dump')
     a = ap.parse_args()

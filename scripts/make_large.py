@@ -23,6 +23,9 @@ linear in them too):
           view chains, all of them outputs
   motifs  a chain of n / 2 SiLU-and-muls (a_i = a_{i-1} * sigmoid(a_{i-1})):
           one region holding n / 2 catalog chains to carve out
+  shared  n / 16 sites of rotate-half RoPE on a q and a k, every site reading
+          one cos and one sin (as every layer of a deep model does): a
+          pattern's outputs joined only by values every site reads
 
   scripts/make_large.py --shape chain --nodes 4000 --out chain.txt
 
@@ -147,7 +150,25 @@ def shape_nodes(kind, n):
             op(f"k{i}", "aten.neg.default", ref(f"v{i}"))
             outs.append(f"k{i}")
         return lines, outs
-    sys.exit(f"make_large.py: unknown shape '{kind}' (chain, sum, fanin, tree, views, motifs)")
+    if kind == "shared":
+        Q = " : 1x4x8x64 : torch.float32"
+        H = " : 1x4x8x32 : torch.float32"
+        lines += ["%cos" + Q, "%sin" + Q]
+        outs = []
+        for i in range(max(1, n // 16)):
+            for t in (f"q{i}", f"k{i}"):
+                r = lambda name, shape=Q: f"%{name}{shape}"
+                lines += [f"%{t} = aten.exp.default({r('x', T)}){Q}",
+                          f"%{t}_c = aten.mul.Tensor({r(t)}, {r('cos')}){Q}",
+                          f"%{t}_lo = aten.slice.Tensor({r(t)}, 3, 0, 32){H}",
+                          f"%{t}_hi = aten.slice.Tensor({r(t)}, 3, 32, 9223372036854775807){H}",
+                          f"%{t}_n = aten.neg.default({r(t + '_hi', H)}){H}",
+                          f"%{t}_cat = aten.cat.default([{t}_n, {t}_lo], -1){Q}",
+                          f"%{t}_s = aten.mul.Tensor({r(t + '_cat')}, {r('sin')}){Q}",
+                          f"%{t}_o = aten.add.Tensor({r(t + '_c')}, {r(t + '_s')}){Q}"]
+                outs.append(t + "_o")
+        return lines, outs
+    sys.exit(f"make_large.py: unknown shape '{kind}' (chain, sum, fanin, tree, views, motifs, shared)")
 
 
 def main():
