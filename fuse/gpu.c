@@ -260,7 +260,7 @@ static int time_and_pick(struct run *R, struct launch *L, struct fs_tactic *list
 		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
 	} else {
-		if (o->cache && o->retune) /* fusescan tune: the entry ignored, a miss */
+		if (o->cache && o->kernel_key && o->retune) /* fusescan tune: the entry ignored, a miss */
 			o->cache->misses++;
 		g->cache_hit = 0;
 		n = fs_tactics(&R->l[0].k, list);

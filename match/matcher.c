@@ -66,6 +66,8 @@ struct st {
 		uint32_t from;         /* v[..from) are claimed by matches kept */
 		uint32_t pin, pin_gn;  /* found from pattern node pin bound to pin_gn (NONE: every node) */
 		int set;
+		struct { uint32_t gn, size; } *known; /* per pattern node as a pin: its set's size
+						       from that graph node, or more than `size - 1` */
 	} *oc;
 };
 
@@ -499,7 +501,9 @@ static int wheres(struct st *S)
 
 /* How many argument edges lead from each pattern node up to pattern node pn
  * (the longest way; -1 where none does). Nodes are defined before use, so
- * one pass from pn down the indices sees every path. */
+ * one pass from pn down the indices sees every path. An optional node leads
+ * only to its first argument: absent, it passes that one through, and its
+ * other arguments are in no tree. */
 static void pattern_hops(const struct fs_pattern *p, uint32_t pn, int32_t *hops)
 {
 	for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -509,7 +513,8 @@ static void pattern_hops(const struct fs_pattern *p, uint32_t pn, int32_t *hops)
 		if (hops[i] < 0)
 			continue;
 		const struct fs_pnode *x = &p->nodes[i];
-		for (uint32_t a = 0; a < x->n_args; a++)
+		uint32_t n_args = x->kind == FS_PN_OPTIONAL && x->n_args ? 1 : x->n_args;
+		for (uint32_t a = 0; a < n_args; a++)
 			if (x->args[a].kind == FS_PA_REF && hops[x->args[a].ref] < hops[i] + 1)
 				hops[x->args[a].ref] = hops[i] + 1;
 	}
@@ -521,7 +526,10 @@ static uint32_t users_within(struct st *S, uint32_t gn, uint32_t reach, uint32_t
 {
 	const struct fs_graph *g = S->g;
 	uint32_t head = 0, tail = 0, n = 0;
-	S->stamp++;
+	if (++S->stamp == 0) { /* wrapped: no mark may look fresh */
+		memset(S->seen, 0, (g->n_nodes + 1) * sizeof(uint32_t));
+		S->stamp = 1;
+	}
 	S->queue[tail++] = gn;
 	S->seen[gn] = S->stamp;
 	for (uint32_t level = 0; level < reach && head < tail; level++)
@@ -563,8 +571,12 @@ static const struct outcand *output_candidates(struct st *S, uint32_t k, uint32_
 	struct outcand *c = &S->oc[k];
 	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
 	uint32_t *pin = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t)), n_pins = 0;
-	if (!c->v)
+	if (!c->v) {
 		c->v = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+		c->known = fs_xmalloc(S->p->n_nodes * sizeof(*c->known));
+		for (uint32_t q = 0; q < S->p->n_nodes; q++)
+			c->known[q].gn = NONE;
+	}
 	pattern_hops(S->p, pn, hops);
 	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
 		if (hops[q] <= 0 || S->bind[q] == NONE)
@@ -582,19 +594,22 @@ static const struct outcand *output_candidates(struct st *S, uint32_t k, uint32_
 	if (!n_pins && !(c->set && c->pin == NONE)) {
 		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
 			c->v[gn] = gn;
-		*c = (struct outcand){c->v, g->n_nodes, 0, NONE, NONE, 1};
+		c->n = g->n_nodes, c->from = 0, c->pin = c->pin_gn = NONE, c->set = 1;
 	}
 	for (uint32_t limit = 64; n_pins; limit = limit < g->n_nodes / 2 ? limit * 2 : g->n_nodes) {
 		uint32_t i = 0, n = 0;
 		for (; i < n_pins; i++) {
-			uint32_t q = pin[i];
-			if (c->set && c->pin == q && c->pin_gn == S->bind[q]) {
-				if (c->n <= limit)
-					break; /* the set kept */
-			} else if ((n = users_within(S, S->bind[q], (uint32_t)hops[q], limit)) <= limit) {
+			uint32_t q = pin[i], gn = S->bind[q];
+			if (c->known[q].gn == gn && c->known[q].size > limit)
+				continue; /* searched from there before: larger */
+			if (c->set && c->pin == q && c->pin_gn == gn)
+				break; /* the set kept */
+			n = users_within(S, gn, (uint32_t)hops[q], limit);
+			c->known[q].gn = gn, c->known[q].size = n;
+			if (n <= limit) {
 				memcpy(c->v, S->queue + 1, n * sizeof(uint32_t));
 				qsort(c->v, n, sizeof(uint32_t), fs_cmp_u32);
-				*c = (struct outcand){c->v, n, 0, q, S->bind[q], 1};
+				c->n = n, c->from = 0, c->pin = q, c->pin_gn = gn, c->set = 1;
 				break;
 			}
 		}
@@ -775,8 +790,10 @@ void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const
 	free(S.goals);
 	free(S.seen);
 	free(S.queue);
-	for (uint32_t k = 0; k < p->n_outputs; k++)
+	for (uint32_t k = 0; k < p->n_outputs; k++) {
 		free(S.oc[k].v);
+		free(S.oc[k].known);
+	}
 	free(S.oc);
 }
 

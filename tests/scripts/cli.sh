@@ -111,4 +111,10 @@ else
 	[ "$rc" = 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune on a GPU: exit $rc, want 0"; }
 fi
 
+# a pattern of two outputs: the second reached through an optional node's first argument only (its
+# other argument, in no tree when it is absent, must not narrow the second output's search)
+check "match --patterns: an optional node's other argument" 0 "$exe" match --patterns "$tests/data/optional_pin/patterns" \
+	"$tests/data/optional_pin/graph.txt"
+contains "match: optpin found" "$tmp/out" "optpin                  1"
+
 finish

@@ -107,6 +107,9 @@ if [ "$section" = fixtures ]; then
 	if grep -qE "generated GEMM \([a-z0-9_.]*\) [^;]* ms\) \(tuning cache hit\)" "$tmp/out"; then pass=$((pass + 1)); else
 		fail=$((fail + 1)) && echo "FAIL gate/up: the generated GEMM's tactic not from the cache"; fi
 	contains "gate/up: cache hit, verdict" "$tmp/out" "GPU check: pass"
+	# fusescan tune re-times matrix products alone (no fused kernel): each a miss, recorded
+	check "tune: QKV" 0 "$exe" tune --apply parallel_gemm --tokens 100 --buckets 100 --cache "$tmp/t.json" "$d/qkv.txt"
+	contains "tune: QKV's product counted" "$tmp/out" "0 hits, 1 miss, 1 recorded"
 else
 	# as bench_gemm.py runs them: the bucket of the run's own size, emitted; the verdict pass (or the
 	# fusion correct but slower than the unfused products: exit 0 too, and said)
