@@ -613,6 +613,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	char *approvals_text = NULL;
 	struct fs_tune_cache cache;
 	fs_tune_open(&cache, a.cache_path);
+	cache.retune = tune;
 	struct fs_numerics_opts no = {.tokens = a.tokens,
 				      .gelu_tanh = a.gelu != FS_GELU_ERF,
 				      .seed = (uint64_t)a.seed,
@@ -624,7 +625,6 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 				      .max_bytes = a.cpu_memory,
 				      .reps = (uint32_t)a.reps,
 				      .cache = &cache,
-				      .retune = tune,
 				      .emit_dir = a.emit_dir,
 				      .buckets = a.buckets,
 				      .n_buckets = a.n_buckets};

@@ -50,7 +50,7 @@ static void tune(const struct prog *q, const uint32_t *nodes, uint32_t n, const 
 	fs_codegen_tuning_key(q, nodes, n, b->tokens, key, sizeof(key), bucket, sizeof(bucket));
 	b->graph_calls = fs_buckets_graph_calls(q);
 	struct fs_gpu_opts go = {.execute = 1, .compile = 1, .reps = o->reps ? o->reps : 50, .cache = o->cache,
-				 .retune = o->retune, .kernel_key = key[0] ? key : NULL, .bucket = bucket,
+				 .kernel_key = key[0] ? key : NULL, .bucket = bucket,
 				 .check = fs_numerics_check_tactic, .ctx = r, .seed = seed,
 				 .graph_calls = b->graph_calls, .progress = o->progress};
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));

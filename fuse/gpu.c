@@ -256,12 +256,10 @@ static int time_and_pick(struct run *R, struct launch *L, struct fs_tactic *list
 	const struct fs_gpu_opts *o = R->o;
 	struct fs_tune_entry hit;
 	uint32_t n;
-	if (o->cache && o->kernel_key && !o->retune && !g->cache_hit && fs_tune_lookup(o->cache, key, &hit) == 0) {
+	if (o->cache && o->kernel_key && !g->cache_hit && fs_tune_lookup(o->cache, key, &hit) == 0) {
 		list[0] = hit.tactic;
 		n = 1, g->cache_hit = 1;
 	} else {
-		if (o->cache && o->kernel_key && o->retune) /* fusescan tune: the entry ignored, a miss */
-			o->cache->misses++;
 		g->cache_hit = 0;
 		n = fs_tactics(&R->l[0].k, list);
 	}

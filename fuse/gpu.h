@@ -29,7 +29,6 @@ struct fs_gpu_opts {
 	uint32_t reps;                /* timed runs per kernel */
 	uint32_t graph_calls;         /* > 1: a timed run replays a CUDA graph of this many calls (fs_gpu_graph_calls); 1: launch by launch */
 	struct fs_tune_cache *cache;  /* NULL: tune every run */
-	int retune;                   /* profile even on a cache hit (fusescan tune) */
 	const char *kernel_key, *bucket; /* the cache key's kernel hash and shape bucket */
 	/* judges one tactic's errors against the unfused ones: 0 pass, else why */
 	int (*check)(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);

@@ -147,9 +147,7 @@ static int time_product(struct run *R, struct launch *L, const char *what)
 	struct fs_tune_entry hit;
 	size_t at = strlen(R->g->gemm);
 	lt_key(R, &L->lt.mm, &key);
-	if (R->o->cache && R->o->retune)
-		R->o->cache->misses++; /* fusescan tune: the entry ignored, a miss */
-	else if (R->o->cache && fs_tune_lookup(R->o->cache, &key, &hit) == 0) {
+	if (R->o->cache && fs_tune_lookup(R->o->cache, &key, &hit) == 0) {
 		if (hit.tactic.per <= L->lt.n_algos) {
 			L->lt.chosen = hit.tactic.per - 1u;
 			snprintf(R->g->gemm + at, sizeof(R->g->gemm) - at, "; %s: heuristic #%u of %u (tuning cache hit)", what,
@@ -349,9 +347,7 @@ static int time_gen(struct run *R)
 	struct fs_tune_entry hit;
 	uint32_t k = 1;
 	gen_key(R, &key);
-	if (R->o->cache && R->o->retune)
-		R->o->cache->misses++; /* fusescan tune: the entry ignored, a miss */
-	int found = R->o->cache && !R->o->retune && fs_tune_lookup(R->o->cache, &key, &hit) == 0;
+	int found = R->o->cache && fs_tune_lookup(R->o->cache, &key, &hit) == 0;
 	int cached = found && hit.tactic.per >= 1 && hit.tactic.per <= FS_GEMM_GEN_TACTICS && R->gen_fn[hit.tactic.per - 1];
 	if (found && !cached)
 		fs_tune_reject(R->o->cache); /* a tactic not compiled here: every tactic timed */

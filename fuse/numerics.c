@@ -481,7 +481,7 @@ static void gpu(const struct prog *p, const struct fs_numerics_opts *o, uint64_t
 {
 	struct fs_gpu_result *g = fs_xcalloc(1, sizeof(*g));
 	struct fs_gpu_opts go = {.execute = o->gpu, .compile = !o->generate_only, .compile_all = o->compile_all, .triage = o->triage,
-				 .reps = o->reps ? o->reps : 50, .cache = o->cache, .retune = o->retune,
+				 .reps = o->reps ? o->reps : 50, .cache = o->cache,
 				 .kernel_key = key[0] ? key : NULL, .bucket = r->bucket, .check = fs_numerics_check_tactic, .ctx = r,
 				 .seed = seed, .cpu_ref = ref,
 				 .graph_calls = fs_buckets_graph_calls(p), .progress = o->progress};

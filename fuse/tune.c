@@ -170,6 +170,10 @@ int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct 
 {
 	const cJSON *it;
 	c->other_device = 0; /* for this key */
+	if (c->retune) { /* fusescan tune: the entry ignored */
+		c->misses++;
+		return -1;
+	}
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem((cJSON *)c->root, "entries"))
 	{
 		int m = key_matches(it, k);

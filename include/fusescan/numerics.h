@@ -72,7 +72,6 @@ struct fs_numerics_opts {
 			      * kind (the exhaustive compile check) */
 	uint32_t reps;       /* timed runs on the GPU (0: 50) */
 	struct fs_tune_cache *cache; /* tuned tactics, or NULL: tune every run */
-	int retune;          /* profile every tactic even on a cache hit */
 	const char *emit_dir; /* write the kernel for deployment here (fuse/emit.h), or NULL */
 	const struct fs_emit_sites *emit_sites; /* with emit_dir: the sites the op replaces, or NULL */
 	const int64_t *buckets; /* token counts the fused kernel is tuned at (0 of them: powers of two up to tokens) */

@@ -67,6 +67,7 @@ struct fs_tune_cache {
 	/* Each kernel's lookup counts once: a hit where its cached tactic is
 	 * used, else a miss (no entry, a re-tune, an entry rejected). */
 	uint32_t hits, misses, recorded, other_device;
+	int retune;                  /* fusescan tune: every lookup a miss, every kernel timed again */
 	char warning[1200];          /* a corrupt file, a failed save */
 };
 
@@ -78,7 +79,8 @@ int fs_cache_dir(char *dir, size_t n);
 void fs_tune_open(struct fs_tune_cache *c, const char *path);
 /* The same from text in memory (fuzzing, tests); path is where a save goes. */
 void fs_tune_open_text(struct fs_tune_cache *c, const char *path, const char *text, size_t len);
-/* 0 and the entry on a hit (counted); -1 on a miss (counted). */
+/* 0 and the entry on a hit (counted); -1 on a miss (counted), always
+ * where retune is set. */
 int fs_tune_lookup(struct fs_tune_cache *c, const struct fs_tune_key *k, struct fs_tune_entry *e);
 /* The last hit's tactic was not used (it fails its check, or is not one the
  * caller has): counted as a miss instead, so the lookup still counts once. */

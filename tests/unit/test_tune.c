@@ -134,6 +134,11 @@ static void t_reject(void)
 	rewind(f);
 	CHECK(fgets(line, sizeof(line), f) && strstr(line, ": 0 hits, 2 misses, 1 recorded, "));
 	fclose(f);
+	/* fusescan tune: the entry there, every lookup a miss */
+	c.retune = 1;
+	CHECK(fs_tune_lookup(&c, &e.key, &got) == -1);
+	CHECK_EQ_U(c.hits, 0);
+	CHECK_EQ_U(c.misses, 3);
 	fs_tune_close(&c);
 }
 
