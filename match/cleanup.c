@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const names[] = {
-	"noop_slice", "noop_mul1", "noop_add0", "noop_expand", "noop_reindex", "duplicate", "view_merge",
+	"noop_slice", "noop_mul1", "noop_add0", "noop_expand", "noop_reindex", "duplicate", "view_merge", "causal_mask",
 };
 _Static_assert(sizeof(names) / sizeof(names[0]) == FS_CLEAN_COUNT, "cleanup names");
 

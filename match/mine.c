@@ -1,6 +1,6 @@
 /*
  * mine.c: discovery on one graph, the entry point of match/ (see mine.h):
- * roles -> regions -> candidates -> cleanups, and how often the graph already
+ * roles -> causal masks -> regions -> candidates -> cleanups, and how often the graph already
  * calls each catalog entry's fused kernels.
  */
 #include "mine_int.h"
@@ -73,6 +73,7 @@ struct fs_mine *fs_mine_graph(const struct fs_scan *s, const struct fs_graph *g,
 	memset(c.pos, 0xff, n * sizeof(uint32_t));
 	fs_mine_roles(&c);
 	fs_mine_confirm_init(&c);
+	fs_mine_causal_masks(&c);
 	fs_mine_regions(&c);
 	fs_mine_candidates(&c);
 	fs_mine_cleanups(&c);

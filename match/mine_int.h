@@ -84,6 +84,9 @@ uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, co
 /* attention.c: the regions between an attention's two products, merged. */
 void fs_mine_attention_cores(struct ctx *c, uint32_t n_vertical);
 void fs_mine_cleanups(struct ctx *c);
+/* causal.c: attention masks proven causal, as causal_mask cleanups; the nodes
+ * that only build them lose their role (before regions are mined). */
+void fs_mine_causal_masks(struct ctx *c);
 /* confirm.c: whether a region of these nodes may carry entry's name (see there). */
 void fs_mine_confirm_init(struct ctx *c);
 int fs_mine_confirmed(const struct ctx *c, int32_t entry, const uint32_t *nodes, uint32_t n);

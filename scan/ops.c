@@ -24,7 +24,7 @@ static const char *const class_names[] = {
 };
 _Static_assert(sizeof(class_names) / sizeof(class_names[0]) == FS_OPC_COUNT, "class table size");
 
-enum { C = FS_OPF_COMMUTATIVE, V = FS_OPF_INDEX_ONLY, N = FS_OPF_NOFUSE, S = FS_OPF_SOFTMAX };
+enum { C = FS_OPF_COMMUTATIVE, V = FS_OPF_INDEX_ONLY, N = FS_OPF_NOFUSE, S = FS_OPF_SOFTMAX, M = FS_OPF_SDPA_ARGS };
 
 static const struct fs_op_row {
 	const char *key;

@@ -25,7 +25,8 @@
 #             fail, crash or contradiction
 #   plants    planted bugs (a wrong eps, a dropped cast) fail with exit 1 and triage calls them bugs
 #   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model, the
-#             elementwise and the GEMM fusions applied
+#             elementwise and the GEMM fusions applied, with and without the causal mask's rewrite,
+#             the runs dealt to the GPUs
 # ONLY: the chains the bench part times (default all).
 set -euo pipefail
 [ "${BASH_SOURCE[0]}" != "$0" ] || cd "$(dirname "$0")/.." # sourced (a test of spread): stays
@@ -216,20 +217,26 @@ part_plants() {
 }
 
 part_model() {
-	local out=$1 status=0 steps
+	local out=$1 run steps mask
+	local -a cmds=()
 	# add + RMSNorm, RMSNorm, RoPE, QKV as one product and the SwiGLU MLP (gate / up as one product,
 	# SwiGLU, down) applied together inside a 4-layer Llama-3-8B-width model, with the AutoDeploy
-	# scaffolds of the elementwise ones: seeded random weights, then the same trained 300 steps
-	for steps in ${MODEL_STEPS:-0 300}; do
-		CUDA_VISIBLE_DEVICES=${gpus[0]} python3 -u scripts/validate_in_model.py --fusescan "$exe" --arch llama --layers 4 \
+	# scaffolds of the elementwise ones, and the attention's mask dropped where fusescan proves it
+	# causal, trained 300 steps (peaked logits: the top-1 check means something); and without the
+	# mask's rewrite, for the table.
+	# MODEL_RUNS: STEPS:causal|STEPS:mask ..., one GPU each
+	for run in ${MODEL_RUNS:-300:causal 300:mask}; do
+		steps=${run%%:*} mask=
+		[ "${run#*:}" = causal ] && mask=--causal-mask
+		cmds+=("set -o pipefail; python3 -u scripts/validate_in_model.py --fusescan '$exe' --arch llama --layers 4 \
 			--set hidden_size=4096 --set intermediate_size=14336 --set num_attention_heads=32 \
 			--set num_key_value_heads=8 --set vocab_size=128256 --set max_position_embeddings=8192 \
-			--train-steps "$steps" --tokens 4096 --apply add_rmsnorm --apply rmsnorm \
-			--apply rope_rotate_half --apply parallel_gemm-23fbb5d7 --apply pattern:swiglu --scaffold --work "$out/model_$steps" \
-			--json "$out/model_$steps.json" 2>&1 | grep -vE 'Warning|warn|^ +%|return cls' || status=1
-		rm -rf "$out/model_$steps"
+			--train-steps $steps --tokens 4096 --apply add_rmsnorm --apply rmsnorm $mask \
+			--apply rope_rotate_half --apply parallel_gemm-23fbb5d7 --apply pattern:swiglu --scaffold \
+			--work '$out/model_$steps${mask:+_causal}' --json '$out/model_$steps${mask:+_causal}.json' 2>&1 |
+			grep -vE 'Warning|warn|^ +%|return cls' | sed 's/^/model $run: /'; s=\$?; rm -rf '$out/model_$steps${mask:+_causal}'; exit \$s")
 	done
-	return $status
+	spread "$out/model" "${cmds[@]}"
 }
 
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0 # sourced: the functions alone

@@ -21,6 +21,9 @@ rewritten model on the same tokens and report
     its 95% interval (faster, slower, or a tie within noise); and where
     each of those forwards spends its GPU time, by kind of kernel (GEMM,
     attention, fusescan's, Inductor's, the rest, the gaps between);
+  - with --causal-mask: every attention whose mask fusescan proves causal
+    (discovery's causal_mask cleanups) passes is_causal=True instead, and the
+    nodes that only built the mask go (the flash path);
   - with --scaffold (`fusescan --apply ... --scaffold DIR`): each
     candidate's transform scaffold; its search functions, run on the exported
     graph with torch.fx, match exactly the sites fusescan replaced for it,
@@ -172,6 +175,51 @@ def run_fusescan(a, dump):
 
 
 MODULES = []  # the ops' modules
+
+
+def causal_masks(a, dump):
+    """[(attention node, its mask node)] that fusescan proves causal: the
+    causal_mask cleanups of `fusescan discover --format json`"""
+    cmd = [a.fusescan, "discover", "--format", "json", dump]
+    log("$ " + " ".join(cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"validate_in_model: fusescan discover exited {r.returncode}:\n{r.stderr[-3000:]}")
+    return [(c["node"], c["other"]) for an in json.loads(r.stdout)["analyses"] for c in an["cleanups"]
+            if c["kind"] == "causal_mask"]
+
+
+def drop_causal_masks(gm, pairs):
+    """each listed attention (SDPA) reads no mask and says is_causal=True; the
+    nodes that only built the masks go, and the asserts about them.
+    -> attentions rewritten"""
+    graph = gm.graph
+    nodes = {n.name: n for n in graph.nodes}
+    sdpa = torch.ops.aten.scaled_dot_product_attention.default
+    cone = set()
+    for att, mask in pairs:
+        n, m = nodes.get(att), nodes.get(mask)
+        if n is None or n.target != sdpa or len(n.args) < 4 or n.args[3] is not m or any(
+                x is True for x in n.args[5:6]):
+            raise SystemExit(f"validate_in_model: {att} is no SDPA reading {mask} as its mask")
+        args = list(n.args[:4]) + [n.args[4] if len(n.args) > 4 else 0.0, True]
+        args[3] = None
+        n.args = tuple(args)
+        todo = [m]
+        while todo:  # what the mask was built from
+            x = todo.pop()
+            if x not in cone and x.op == "call_function":
+                cone.add(x)
+                todo.extend(x.all_input_nodes)
+    for x in reversed(list(graph.nodes)):  # readers before what they read
+        if x in cone and x.users and all("_assert" in str(u.target) for u in x.users):
+            for u in list(x.users):
+                graph.erase_node(u)
+        if x in cone and not x.users:
+            graph.erase_node(x)
+    graph.lint()
+    gm.recompile()
+    return len(pairs)
 
 
 def gemm_paths():
@@ -366,6 +414,8 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--set", action="append", default=[], type=export_dumps.config_field, metavar="KEY=INT")
     ap.add_argument("--apply", action="append", required=True, metavar="ID", help="candidate or pattern (repeatable)")
+    ap.add_argument("--causal-mask", action="store_true",
+                    help="also drop every attention mask fusescan proves causal (is_causal=True instead)")
     ap.add_argument("--patterns", metavar="DIR", help="fusescan's --patterns: pattern files instead of the built-in library")
     ap.add_argument("--flavour", choices=("export", "decomposed"), default="export",
                     help="the graph to rewrite: the exported one (dump 001) or after run_decompositions (002)")
@@ -399,6 +449,13 @@ def main():
     ok = replaced == matches
     log(f"sites replaced: {replaced} ({', '.join(f'{k} {len(v)}' for k, v in per.items())}) by {len(descs)} ops; "
         f"fusescan: matches={matches}: {'equal' if ok else 'DIFFERENT'}; {copies} contiguous copies inserted")
+    if a.causal_mask:
+        pairs = causal_masks(a, dump)
+        if not pairs:
+            sys.exit("validate_in_model: --causal-mask: fusescan proves no attention mask causal in this graph")
+        res["causal_masks"] = drop_causal_masks(new, pairs)
+        log(f"causal masks: {len(pairs)} attentions (mask {', '.join(sorted({m for _, m in pairs}))}) now is_causal=True, "
+            f"the mask dropped")
 
     with torch.no_grad():
         ref = logits_of(gm(ids))

@@ -100,6 +100,8 @@ enum {
 	FS_OPF_INDEX_ONLY = 1 << 1,  /* view that moves no data (absorbable) */
 	FS_OPF_NOFUSE = 1 << 2,      /* never part of a mined region (scans, sorts) */
 	FS_OPF_SOFTMAX = 1 << 3,     /* softmax / log_softmax: attention's row normaliser */
+	FS_OPF_SDPA_ARGS = 1 << 4,   /* attention(q, k, v, attn_mask, dropout_p, is_causal, ...): SDPA's
+					arguments, none after them changing what the mask means */
 };
 
 /* An interned op target, split into namespace / name / overload. */

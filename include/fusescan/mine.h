@@ -77,6 +77,7 @@ enum fs_cleanup_kind {
 	FS_CLEAN_NOOP_REINDEX, /* a chain of views that ends at the shape it began with */
 	FS_CLEAN_DUPLICATE,    /* same target and inputs as an earlier node */
 	FS_CLEAN_VIEW_MERGE,   /* two consecutive views that merge into one */
+	FS_CLEAN_CAUSAL_MASK,  /* an attention's mask proven causal: is_causal=True instead (match/causal.c) */
 	FS_CLEAN_COUNT
 };
 const char *fs_cleanup_name(enum fs_cleanup_kind k);
@@ -84,7 +85,8 @@ const char *fs_cleanup_name(enum fs_cleanup_kind k);
 struct fs_cleanup {
 	uint8_t kind;
 	uint32_t node;
-	uint32_t other;        /* duplicate: the earlier node; view merge: the first view */
+	uint32_t other;        /* duplicate: the earlier node; view merge: the first view; causal
+				  mask: the mask */
 };
 
 struct fs_mine_opts {
@@ -103,6 +105,7 @@ struct fs_mine {
 	uint32_t n_cands, cap_cands;
 	struct fs_cleanup *cleanups;
 	uint32_t n_cleanups, cap_cleanups;
+	uint32_t n_freed;            /* nodes that only build the masks of the causal_mask cleanups */
 	uint32_t *fused;             /* per catalog entry: nodes already calling its kernels */
 	uint32_t *fused_op;          /* per catalog entry: one such op (key), or 0 */
 	uint32_t *reference;         /* per catalog entry: nodes calling its reference ops

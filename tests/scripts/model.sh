@@ -16,4 +16,4 @@ python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 77)'
 exec python3 "$(dirname "$0")/../../scripts/validate_in_model.py" --fusescan "$exe" --arch llama --layers 2 \
 	--set hidden_size=256 --set intermediate_size=688 --set num_attention_heads=4 --set num_key_value_heads=2 \
 	--set vocab_size=1000 --train-steps 300 --tokens 256 --apply add_rmsnorm --apply rmsnorm --apply rope_rotate_half \
-	--apply swiglu --apply parallel_gemm-23fbb5d7 --scaffold --no-compile --work "$work"
+	--apply swiglu --apply parallel_gemm-23fbb5d7 --causal-mask --scaffold --no-compile --work "$work"
