@@ -16,8 +16,13 @@
  * holds and -inf elsewhere. Every op maps these forms exactly or yields
  * "unknown", which refuses the mask: no placeholder, weight or runtime value
  * is assumed anything. A coefficient on a dim of size 1 is dropped (its index
- * is always 0). Each node is evaluated once per graph; one mask's cone may
- * hold CONE nodes at most. Linear in the nodes and edges of the cones.
+ * is always 0); a symbolic dim may be 1 at runtime too, so a value is
+ * broadcast only along dims it does not vary on or that are the result's own.
+ * Integers are exact: each node's values must fit its dtype at every size (a
+ * dim that carries a coefficient belongs to a materialized tensor, so is
+ * below LONGEST). Storage an in-place op writes refuses every view of it.
+ * Each node is evaluated once per graph; one mask's cone may hold CONE nodes
+ * at most. Linear in the nodes and edges of the cones.
  */
 #include "mine_int.h"
 
@@ -30,6 +35,9 @@ enum {
 	ATOMS = 4,  /* conjuncts of a boolean at most */
 	CONE = 512, /* nodes evaluated for one mask at most */
 };
+
+/* Elements along a symbolic dim at most: 2^62 bytes could not be allocated. */
+static const int64_t LONGEST = INT64_C(1) << 62;
 
 enum vkind { V_UNKNOWN, V_INT, V_BOOL, V_FMASK };
 
@@ -54,6 +62,8 @@ struct cm {
 	uint32_t n_vals, cap_vals;
 	uint32_t *cone;   /* nodes evaluated, any mask */
 	uint32_t budget;  /* nodes the current mask may still evaluate */
+	uint32_t *root;   /* per node: the node whose storage it views */
+	uint8_t *written; /* per root: an in-place op writes that storage */
 };
 
 static int add_ov(int64_t x, int64_t y, int64_t *r)
@@ -88,6 +98,15 @@ static int shape(const struct cm *m, uint32_t node, uint32_t *rank, uint8_t one[
 	return 1;
 }
 
+/* node's dims (rank 0: a scalar, or its shape is not printed) */
+static const struct fs_dim *dims_of(const struct cm *m, uint32_t node, uint32_t *rank)
+{
+	const struct fs_scan *s = m->c->s;
+	const struct fs_shape *sh = fs_scan_shape(s, m->c->g->types[m->c->g->nodes[node].out].shape);
+	*rank = sh->kind == FS_SHAPE_DIMS ? sh->rank : 0;
+	return *rank ? &s->types.dims[sh->dims] : NULL;
+}
+
 static enum fs_dtype dtype(const struct cm *m, uint32_t node)
 {
 	return (enum fs_dtype)m->c->g->types[m->c->g->nodes[node].out].dtype;
@@ -103,16 +122,36 @@ static int is_float_dtype(enum fs_dtype d)
 	return d == FS_DT_F64 || d == FS_DT_F32 || d == FS_DT_F16 || d == FS_DT_BF16;
 }
 
+/* Every value in [lo, hi] is exact in dtype d (no wraparound). */
+static int fits(enum fs_dtype d, int64_t lo, int64_t hi)
+{
+	switch (d) {
+	case FS_DT_I64:
+		return 1;
+	case FS_DT_I32:
+		return lo >= INT32_MIN && hi <= INT32_MAX;
+	case FS_DT_I16:
+		return lo >= INT16_MIN && hi <= INT16_MAX;
+	case FS_DT_I8:
+		return lo >= INT8_MIN && hi <= INT8_MAX;
+	case FS_DT_U8:
+		return lo >= 0 && hi <= UINT8_MAX;
+	default:
+		return 0;
+	}
+}
+
 /* ---- values ---- */
 
+/* gcd of |x| and |y|; 0 when it is 2^63 (both -2^63 or 0): no -INT64_MIN */
 static int64_t gcd64(int64_t x, int64_t y)
 {
-	x = x < 0 ? -x : x, y = y < 0 ? -y : y;
-	while (y) {
-		int64_t t = x % y;
-		x = y, y = t;
+	uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, w = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
+	while (w) {
+		uint64_t t = u % w;
+		u = w, w = t;
 	}
-	return x;
+	return u > INT64_MAX ? 0 : (int64_t)u;
 }
 
 static int aff_const(const struct aff *e, uint32_t rank)
@@ -260,6 +299,40 @@ static int aff_scale(struct aff *e, int64_t f, uint32_t rank)
 	return 1;
 }
 
+/* The least and the greatest value of e over the elements of a value of
+ * these dims; 0 when past int64. */
+static int bounds(const struct fs_dim *dims, uint32_t rank, const struct aff *e, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = e->c;
+	for (uint32_t k = 0; k < rank; k++) {
+		int64_t n = dims[k].expr == FS_DIM_CONST ? dims[k].value : LONGEST, t;
+		if (!e->a[k] || n <= 1)
+			continue;
+		if (mul_ov(e->a[k], n - 1, &t) || (t < 0 ? add_ov(*lo, t, lo) : add_ov(*hi, t, hi)))
+			return 0;
+	}
+	return 1;
+}
+
+/* v, the value of node, read as a value of the r dims `to` (right-aligned):
+ * each dim v varies on is a literal (one other than 1 is never broadcast) or
+ * the result's dim itself, not a symbolic dim that may be 1 and broadcast. */
+static int unbroadcast(const struct cm *m, uint32_t node, const struct val *v, const struct fs_dim *to, uint32_t r)
+{
+	uint32_t rank;
+	const struct fs_dim *from = dims_of(m, node, &rank);
+	if (rank != v->rank || rank > r)
+		return 0;
+	for (uint32_t k = 0; k < rank; k++) {
+		int varies = v->kind == V_INT && v->e.a[k];
+		for (uint32_t i = 0; i < v->n_atoms && v->kind != V_INT; i++)
+			varies |= v->atom[i].a[k] != 0;
+		if (varies && from[k].expr != FS_DIM_CONST && from[k].text != to[k + r - rank].text)
+			return 0;
+	}
+	return 1;
+}
+
 /* ---- evaluation ---- */
 
 static const struct val *eval(struct cm *m, uint32_t node);
@@ -273,8 +346,10 @@ static int operand(struct cm *m, const struct fs_node *n, uint32_t k, uint32_t r
 	if (!a)
 		return 0;
 	if (a->kind == FS_ARG_NODE) {
+		uint32_t nr;
+		const struct fs_dim *to = dims_of(m, (uint32_t)(n - m->c->g->nodes), &nr);
 		*v = *eval(m, a->node);
-		return v->kind != V_UNKNOWN && align(v, r);
+		return v->kind != V_UNKNOWN && nr == r && unbroadcast(m, a->node, v, to, r) && align(v, r);
 	}
 	v->rank = (uint8_t)r;
 	if (a->kind == FS_ARG_INT) {
@@ -288,15 +363,23 @@ static int operand(struct cm *m, const struct fs_node *n, uint32_t k, uint32_t r
 	return 0;
 }
 
-/* A literal integer argument (absent: dflt); 0 when it is something else. */
+/* An argument n leaves out is its default: an OpOverload's are printed
+ * positionally; a Python callable's or a packet's may be keywords, which
+ * the dump never prints. */
+static int omits_defaults(const struct cm *m, const struct fs_node *n)
+{
+	return fs_scan_str(m->c->s, m->c->s->ops[n->op].overload)[0] != '\0';
+}
+
+/* A literal integer argument (absent or None: dflt); 0 when it is something else. */
 static int lit(const struct cm *m, const struct fs_node *n, uint32_t k, int64_t dflt, int64_t *out)
 {
 	const struct fs_arg *a = fs_mine_arg(m->c->g, n, k);
-	if (!a || a->kind == FS_ARG_NONE) {
+	if ((!a && omits_defaults(m, n)) || (a && a->kind == FS_ARG_NONE)) {
 		*out = dflt;
 		return 1;
 	}
-	if (a->kind != FS_ARG_INT)
+	if (!a || a->kind != FS_ARG_INT)
 		return 0;
 	*out = a->i;
 	return 1;
@@ -373,6 +456,19 @@ static int compare(struct cm *m, const struct fs_node *n, struct val *v)
 	struct aff d = {0};
 	if (x.kind != V_INT || y.kind != V_INT || !aff_combine(&d, &x.e, &y.e, -1, v->rank))
 		return 0;
+	/* both sides are compared in a common dtype, a literal in the tensor's
+	 * own (uint8 0 > -1 is 0 > 255): each side exact in every side's dtype */
+	uint32_t r;
+	const struct fs_dim *dims = dims_of(m, (uint32_t)(n - m->c->g->nodes), &r);
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct fs_arg *a = fs_mine_arg(m->c->g, n, k);
+		int64_t lo, hi, lo2, hi2;
+		if (a->kind != FS_ARG_NODE)
+			continue;
+		if (!bounds(dims, r, &x.e, &lo, &hi) || !bounds(dims, r, &y.e, &lo2, &hi2) ||
+		    !fits(dtype(m, a->node), lo, hi) || !fits(dtype(m, a->node), lo2, hi2))
+			return 0;
+	}
 	if (eq || ne) {
 		if (!aff_const(&d, v->rank))
 			return 0;
@@ -445,6 +541,8 @@ static int same(struct cm *m, const struct fs_node *n, uint32_t node, struct val
 	struct val x;
 	if (!a || a->kind != FS_ARG_NODE)
 		return 0;
+	if (!is(m, n, "cast") && dtype(m, a->node) != dtype(m, node))
+		return 0; /* view.dtype reinterprets the bytes */
 	if (is(m, n, "expand")) {
 		if (!operand(m, n, 0, rank, &x))
 			return 0;
@@ -535,12 +633,16 @@ static int diff(struct cm *m, const struct fs_node *n, struct val *v)
 	int64_t order;
 	struct val x, p;
 	const struct fs_arg *app = fs_mine_arg(m->c->g, n, 4), *pre = fs_mine_arg(m->c->g, n, 3);
-	if (!lit(m, n, 1, 1, &order) || order != 1 || !dim_arg(m, n, 2, -1, v->rank, &d) ||
+	if (!lit(m, n, 1, 1, &order) || order != 1 || !dim_arg(m, n, 2, -1, v->rank, &d) || (!app && !omits_defaults(m, n)) ||
 	    (app && app->kind != FS_ARG_NONE) || !node_operand(m, n, 0, v->rank, &x) || x.kind != V_INT)
 		return 0;
 	if (pre && pre->kind != FS_ARG_NONE) {
 		struct aff want = x.e;
-		if (!operand(m, n, 3, v->rank, &p) || p.kind != V_INT || add_ov(want.c, -x.e.a[d], &want.c))
+		uint32_t pr;
+		uint8_t one[RANK];
+		/* one element along dim: a longer prepend's own differences come first */
+		if (!node_operand(m, n, 3, v->rank, &p) || p.kind != V_INT || !shape(m, pre->node, &pr, one) || !one[d] ||
+		    __builtin_sub_overflow(want.c, x.e.a[d], &want.c))
 			return 0;
 		want.a[d] = 0, p.e.a[d] = 0;
 		if (!aff_eq(&want, &p.e, v->rank))
@@ -650,12 +752,20 @@ static int gather(struct cm *m, const struct fs_node *n, struct val *v)
 		return 0;
 	struct aff r = {0};
 	r.c = x.e.c;
-	uint32_t j = 0;
+	uint32_t j = 0, nr;
+	const struct fs_dim *to = dims_of(m, (uint32_t)(n - g->nodes), &nr);
 	for (uint32_t a = first; a < end; a += g->args[a].span, j++) {
 		if (g->args[a].kind != FS_ARG_NODE)
 			return 0;
-		struct val t = *eval(m, g->args[a].node);
-		if (t.kind != V_INT || !align(&t, lead))
+		uint32_t tn = g->args[a].node, tr;
+		const struct fs_dim *td = dims_of(m, tn, &tr);
+		struct val t = *eval(m, tn);
+		int64_t lo, hi;
+		/* long or int indices (a uint8 one is a mask), broadcast as their
+		 * own dims; a negative one counts from the end where x varies */
+		if (t.kind != V_INT || (dtype(m, tn) != FS_DT_I64 && dtype(m, tn) != FS_DT_I32) || nr != v->rank ||
+		    !unbroadcast(m, tn, &t, to, lead) || (!constant && x.e.a[j] && (!bounds(td, tr, &t.e, &lo, &hi) || lo < 0)) ||
+		    !align(&t, lead))
 			return 0;
 		if (!constant) { /* r += x.a[j] * t */
 			struct aff s = t.e;
@@ -705,7 +815,7 @@ static void compute(struct cm *m, uint32_t node, struct val *v)
 	uint32_t rank;
 	uint8_t one[RANK];
 	memset(v, 0, sizeof(*v));
-	if (n->kind != FS_NODE_CALL || n->n_out != 1 || !shape(m, node, &rank, one))
+	if (n->kind != FS_NODE_CALL || n->n_out != 1 || !shape(m, node, &rank, one) || m->written[m->root[node]])
 		return;
 	v->rank = (uint8_t)rank;
 	int ok;
@@ -737,8 +847,11 @@ static void compute(struct cm *m, uint32_t node, struct val *v)
 		ok = where(m, n, node, v);
 	else
 		ok = 0;
+	int64_t lo, hi;
+	uint32_t r;
+	const struct fs_dim *dims = dims_of(m, node, &r);
 	if (!ok || !normalize(v, one) || (v->kind == V_BOOL && dtype(m, node) != FS_DT_BOOL) ||
-	    (v->kind == V_INT && !is_int_dtype(dtype(m, node)))) {
+	    (v->kind == V_INT && (!bounds(dims, r, &v->e, &lo, &hi) || !fits(dtype(m, node), lo, hi)))) {
 		memset(v, 0, sizeof(*v));
 		v->kind = V_UNKNOWN;
 	}
@@ -774,7 +887,7 @@ static uint32_t mask_of(const struct cm *m, uint32_t i)
 	const struct fs_arg *mask = fs_mine_arg(g, n, 3), *causal = fs_mine_arg(g, n, 5);
 	if (!mask || mask->kind != FS_ARG_NODE)
 		return UINT32_MAX;
-	if (causal && !(causal->kind == FS_ARG_BOOL && !causal->i))
+	if (causal ? !(causal->kind == FS_ARG_BOOL && !causal->i) : !omits_defaults(m, n))
 		return UINT32_MAX;
 	for (uint32_t k = 0; k < n->n_top; k++) { /* the mask is no other operand */
 		const struct fs_arg *a = fs_mine_arg(g, n, k);
@@ -782,6 +895,61 @@ static uint32_t mask_of(const struct cm *m, uint32_t i)
 			return UINT32_MAX;
 	}
 	return mask->node;
+}
+
+/* The mask's last two dims are the query's and the key's lengths: one
+ * that may be 1 at runtime would be broadcast over the queries or keys. */
+static int mask_fits(const struct cm *m, uint32_t i, uint32_t mask)
+{
+	const struct fs_graph *g = m->c->g;
+	const struct fs_arg *q = fs_mine_arg(g, &g->nodes[i], 0), *k = fs_mine_arg(g, &g->nodes[i], 1);
+	uint32_t mr, qr, kr;
+	const struct fs_dim *md = dims_of(m, mask, &mr);
+	if (!q || !k || q->kind != FS_ARG_NODE || k->kind != FS_ARG_NODE || mr < 2)
+		return 0;
+	const struct fs_dim *qd = dims_of(m, q->node, &qr), *kd = dims_of(m, k->node, &kr);
+	return qr >= 2 && kr >= 2 && md[mr - 2].text == qd[qr - 2].text && md[mr - 1].text == kd[kr - 2].text;
+}
+
+/* How many leading tensor arguments op writes in place: PyTorch's trailing
+ * '_' writes its first (add_, copy_, index_put_), AutoDeploy's _inplace ops
+ * any of theirs. Every later reader of them, and of each view of their
+ * storage, sees other values. */
+static uint32_t in_place(const struct fs_scan *s, uint32_t op)
+{
+	const char *name = fs_scan_str(s, s->ops[op].name);
+	size_t len = strlen(name);
+	if (len >= 8 && !strcmp(name + len - 8, "_inplace"))
+		return UINT32_MAX;
+	return len >= 2 && name[len - 1] == '_' && name[len - 2] != '_';
+}
+
+/* An op whose result may share its first argument's storage: a view, a cast
+ * or contiguous (which may return the input), an in-place op, and any op
+ * the table does not know (aten.diagonal is a view too). */
+static int may_alias(const struct fs_scan *s, uint32_t op)
+{
+	const struct fs_op *o = &s->ops[op];
+	return !o->known || (o->flags & FS_OPF_INDEX_ONLY) || o->cls == FS_OPC_CAST || fs_mine_op_is(s, op, "contiguous") ||
+	       in_place(s, op);
+}
+
+/* m->root and m->written (args precede their readers: one pass). */
+static void find_writes(struct cm *m)
+{
+	const struct fs_scan *s = m->c->s;
+	const struct fs_graph *g = m->c->g;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct fs_node *n = &g->nodes[i];
+		uint32_t in = n->kind == FS_NODE_CALL ? fs_mine_first_input(g, n) : UINT32_MAX;
+		m->root[i] = in == UINT32_MAX || !may_alias(s, n->op) ? i : in < i ? m->root[in] : in;
+		uint32_t w = n->kind == FS_NODE_CALL ? in_place(s, n->op) : 0;
+		for (uint32_t k = 0; k < n->n_args && w; k++) {
+			const struct fs_arg *a = &g->args[n->args + k];
+			if (a->kind == FS_ARG_NODE)
+				m->written[a->node < i ? m->root[a->node] : a->node] = 1, w--;
+		}
+	}
 }
 
 /* Exactly "idx[r-1] <= idx[r-2]": key j at most query i. */
@@ -798,16 +966,18 @@ void fs_mine_causal_masks(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
 	struct cm m = {.c = c, .memo = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)),
-		       .cone = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t))};
+		       .cone = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)),
+		       .root = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), .written = fs_xcalloc(g->n_nodes + 1, 1)};
 	uint32_t *rewritten = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)); /* per attention: its mask + 1 */
 	uint8_t *freed = fs_xcalloc(g->n_nodes + 1, 1);
 	uint32_t n_rewritten = 0;
+	find_writes(&m);
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint32_t mask = mask_of(&m, i);
 		if (mask == UINT32_MAX)
 			continue;
 		m.budget = CONE;
-		if (!causal(eval(&m, mask)))
+		if (!causal(eval(&m, mask)) || !mask_fits(&m, i, mask))
 			continue;
 		rewritten[i] = mask + 1, n_rewritten++;
 		struct fs_mine *mine = c->m;
@@ -815,9 +985,10 @@ void fs_mine_causal_masks(struct ctx *c)
 		mine->cleanups[mine->n_cleanups++] = (struct fs_cleanup){FS_CLEAN_CAUSAL_MASK, i, mask};
 	}
 	/* What goes with the masks: a node of the cones whose every reader goes,
-	 * is an assert, or is a rewritten attention (which reads it as its mask
-	 * only). The cones in reverse file order: readers before what they read
-	 * (cones are small next to the graph: sorted). */
+	 * is an assert (a side effect that writes nothing: copy_ keeps it), or
+	 * is a rewritten attention (which reads it as its mask only). The cones
+	 * in reverse file order: readers before what they read (cones are small
+	 * next to the graph: sorted). */
 	uint32_t *order = fs_xmalloc((m.n_vals + 1) * sizeof(uint32_t)), n = 0;
 	for (uint32_t k = 0; k < m.n_vals && n_rewritten; k++)
 		order[n++] = m.cone[k];
@@ -830,7 +1001,7 @@ void fs_mine_causal_masks(struct ctx *c)
 		int goes = nx->n_real_users > 0;
 		for (uint32_t u = 0; u < nx->n_users && goes; u++) {
 			uint32_t y = g->users[nx->users + u];
-			goes = freed[y] || !fs_mine_is_real_user(g, y) || rewritten[y] == x + 1;
+			goes = freed[y] || (!fs_mine_is_real_user(g, y) && !in_place(c->s, g->nodes[y].op)) || rewritten[y] == x + 1;
 		}
 		if (goes)
 			freed[x] = 1, c->role[x] = ROLE_NONE, c->m->n_freed++;
@@ -841,4 +1012,6 @@ void fs_mine_causal_masks(struct ctx *c)
 	free(m.vals);
 	free(m.cone);
 	free(m.memo);
+	free(m.root);
+	free(m.written);
 }

@@ -4,7 +4,11 @@
  * float mask are proven, and the nodes only they read go; a mask that reads
  * an input, a sliding window, an offset, a chunked mask, the transposed and
  * the anti-causal mask, a reshape that moves dims, and an attention already
- * causal are refused; a cone past the budget is refused without harm.
+ * causal are refused; a cone past the budget is refused without harm. What
+ * PyTorch computes otherwise is refused too: a symbolic dim broadcast (1 at
+ * runtime), values that wrap in their dtype, negative and uint8 indices, a
+ * longer prepend, a dtype view, storage written in place, a keyword argument
+ * the dump does not print; a mask copied out stays.
  */
 #include "fusescan/mine.h"
 #include "harness.h"
@@ -122,7 +126,7 @@ static void t_decomposed_diff_is_causal(void)
 /* a mask of one comparison and its variants */
 static uint32_t one_comparison(const char *extra, const char *mask, const char *shape, const char *dt)
 {
-	char text[4096];
+	char text[8192];
 	snprintf(text, sizeof(text), "%s%s%%o = aten.scaled_dot_product_attention.default(%s, %%%s : %s : %s) : 1x4xs70x64 : torch.bfloat16\n"
 		 "output %%o\n", Q POSITIONS, extra, QKV, mask, shape, dt);
 	struct fix f;
@@ -230,6 +234,169 @@ static void t_deep_cone_is_refused(void)
 	free(text);
 }
 
+
+/* the batch size s72 is 1 at runtime: a query index over s72 broadcast over
+ * s70 rows is 0 on every row (key <= 0), as is a mask whose query dim is s72
+ * under an attention whose queries are s70 */
+#define Q72                                                                                                  \
+	"%m72 = aten.sym_size.int(%ids : s72xs70 : torch.int64, 0) : ? : SymInt\n"                            \
+	"%a72 = aten.arange.default(%m72 : ? : SymInt) : s72 : torch.int64\n"                                  \
+	"%b1 = aten.unsqueeze.default(%a72 : s72 : torch.int64, 0) : 1xs72 : torch.int64\n"                    \
+	"%b2 = aten.unsqueeze.default(%b1 : 1xs72 : torch.int64, 1) : 1x1xs72 : torch.int64\n"                 \
+	"%q72 = aten.unsqueeze.default(%b2 : 1x1xs72 : torch.int64, 3) : 1x1xs72x1 : torch.int64\n"
+
+static void t_broadcast_of_a_symbolic_dim_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison(Q72 "%le = aten.le.Tensor(%kj : 1x1x1xs70 : torch.int64, %q72 : 1x1xs72x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison(Q72 "%le = aten.le.Tensor(%kj : 1x1x1xs70 : torch.int64, %q72 : 1x1xs72x1 : torch.int64) : 1x1xs72xs70 : torch.bool\n",
+				  "le", "1x1xs72xs70", "torch.bool"), 0);
+	/* an index tensor broadcast against another the same way */
+	CHECK_EQ_U(one_comparison(Q72 "%col = aten.unsqueeze.default(%ar : s70 : torch.int64, 1) : s70x1 : torch.int64\n"
+				      "%x = aten.expand.default(%col : s70x1 : torch.int64, [-1, s70]) : s70xs70 : torch.int64\n"
+				      "%g = aten.index.Tensor(%x : s70xs70 : torch.int64, [q72, kj]) : 1x1xs70xs70 : torch.int64\n"
+				      "%le = aten.le.Tensor(%kj : 1x1x1xs70 : torch.int64, %g : 1x1xs70xs70 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+/* -2^63 * j over two elements: in int64 still */
+#define MIN63                                                                                                   \
+	"%a2 = aten.arange.default(2) : 2 : torch.int64\n"                                                    \
+	"%u = aten.unsqueeze.default(%a2 : 2 : torch.int64, 0) : 1x2 : torch.int64\n"                         \
+	"%x = aten.mul.Tensor(%u : 1x2 : torch.int64, -9223372036854775808) : 1x2 : torch.int64\n"
+
+/* values wrap in their dtype: an int8 position past 127, an int64 one near
+ * 2^63; a comparison converts a literal to the tensor's dtype (-1 is 255 to
+ * a uint8) */
+static void t_wraparound_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison("%k8 = aten._to_copy.default(%kj : 1x1x1xs70 : torch.int64) : 1x1x1xs70 : torch.int8\n"
+				  "%q8 = aten._to_copy.default(%qi : 1x1xs70x1 : torch.int64) : 1x1xs70x1 : torch.int8\n"
+				  "%le = aten.le.Tensor(%k8 : 1x1x1xs70 : torch.int8, %q8 : 1x1xs70x1 : torch.int8) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison("%k1 = aten.add.Tensor(%kj : 1x1x1xs70 : torch.int64, 9223372036854775000) : 1x1x1xs70 : torch.int64\n"
+				  "%q1 = aten.add.Tensor(%qi : 1x1xs70x1 : torch.int64, 9223372036854775000) : 1x1xs70x1 : torch.int64\n"
+				  "%le = aten.le.Tensor(%k1 : 1x1x1xs70 : torch.int64, %q1 : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison(LE "%z = aten.zeros.default([]) : scalar : torch.uint8\n"
+				     "%gt = aten.gt.Scalar(%z : scalar : torch.uint8, -1) : scalar : torch.bool\n"
+				     "%m = aten.__and__.Tensor(%le : 1x1xs70xs70 : torch.bool, %gt : scalar : torch.bool) : 1x1xs70xs70 : torch.bool\n",
+				  "m", "1x1xs70xs70", "torch.bool"), 0);
+	/* coefficients of -2^63: no undefined negation in gcd or diff (the sanitizer build) */
+	CHECK_EQ_U(one_comparison(MIN63 "%y = aten.le.Scalar(%x : 1x2 : torch.int64, 0) : 1x2 : torch.bool\n", "y", "1x2", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison(MIN63 "%p = aten.slice.Tensor(%x : 1x2 : torch.int64, 1, 0, 1) : 1x1 : torch.int64\n"
+					"%d = aten.diff.default(%x : 1x2 : torch.int64, 1, -1, %p : 1x1 : torch.int64) : 1x2 : torch.int64\n"
+					"%e = aten.eq.Scalar(%d : 1x2 : torch.int64, 0) : 1x2 : torch.bool\n",
+				  "e", "1x2", "torch.bool"), 0);
+}
+
+/* index tensors: a negative index counts from the end (seq[-1] is its last
+ * element, not the line through it), a uint8 one is a mask */
+static void t_odd_index_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison("%qm = aten.sub.Tensor(%qi : 1x1xs70x1 : torch.int64, 1) : 1x1xs70x1 : torch.int64\n"
+				  "%g = aten.index.Tensor(%ar : s70 : torch.int64, [qm]) : 1x1xs70x1 : torch.int64\n"
+				  "%q2 = aten.add.Tensor(%g : 1x1xs70x1 : torch.int64, 1) : 1x1xs70x1 : torch.int64\n"
+				  "%le = aten.le.Tensor(%kj : 1x1x1xs70 : torch.int64, %q2 : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison(LE "%t = aten.new_ones.default(%ar : s70 : torch.int64, [s70]) : s70 : torch.uint8\n"
+				     "%g = aten.index.Tensor(%ar : s70 : torch.int64, [t]) : s70 : torch.int64\n"
+				     "%e = aten.eq.Scalar(%g : s70 : torch.int64, 1) : s70 : torch.bool\n"
+				     "%m = aten.__and__.Tensor(%le : 1x1xs70xs70 : torch.bool, %e : s70 : torch.bool) : 1x1xs70xs70 : torch.bool\n",
+				  "m", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+/* diff's prepend of two elements: the differences are 1, 0, 1, 1, ... and
+ * the packed-sequence check splits the first position off */
+static void t_long_prepend_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison("%pos = aten.expand.default(%u1 : 1xs70 : torch.int64, [1, -1]) : 1xs70 : torch.int64\n"
+				  "%pa = aten.arange.start(-1, 1) : 2 : torch.int64\n"
+				  "%pre = aten.unsqueeze.default(%pa : 2 : torch.int64, 0) : 1x2 : torch.int64\n"
+				  "%diff = aten.diff.default(%pos : 1xs70 : torch.int64, 1, -1, %pre : 1x2 : torch.int64) : 1xs70 + 1 : torch.int64\n"
+				  "%ne = aten.ne.Scalar(%diff : 1xs70 + 1 : torch.int64, 1) : 1xs70 + 1 : torch.bool\n"
+				  "%seq = aten.cumsum.default(%ne : 1xs70 + 1 : torch.bool, -1) : 1xs70 + 1 : torch.int64\n"
+				  "%z = aten.zeros.default([1, 1, 1, 1]) : 1x1x1x1 : torch.int64\n"
+				  "%si = aten.index.Tensor(%seq : 1xs70 + 1 : torch.int64, [z, qi]) : 1x1xs70x1 : torch.int64\n"
+				  "%sj = aten.index.Tensor(%seq : 1xs70 + 1 : torch.int64, [z, kj]) : 1x1x1xs70 : torch.int64\n"
+				  "%same = aten.eq.Tensor(%si : 1x1xs70x1 : torch.int64, %sj : 1x1x1xs70 : torch.int64) : 1x1xs70xs70 : torch.bool\n"
+				  LE "%m = aten.__and__.Tensor(%le : 1x1xs70xs70 : torch.bool, %same : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n",
+				  "m", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+/* a view to another dtype reinterprets the bytes: int32 [1, 1] is the int64 2^32 + 1 */
+static void t_dtype_view_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison(LE "%f = aten.full.default([2], 1) : 2 : torch.int32\n"
+				     "%v = aten.view.dtype(%f : 2 : torch.int32, torch.int64) : 1 : torch.int64\n"
+				     "%e = aten.eq.Scalar(%v : 1 : torch.int64, 1) : 1 : torch.bool\n"
+				     "%m = aten.__and__.Tensor(%le : 1x1xs70xs70 : torch.bool, %e : 1 : torch.bool) : 1x1xs70xs70 : torch.bool\n",
+				  "m", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+/* an in-place op changes what the later readers of its input (and of every
+ * view sharing its storage) see: the key positions are j + 1 */
+static void t_mutated_value_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison("%k2 = aten.clone.default(%kj : 1x1x1xs70 : torch.int64) : 1x1x1xs70 : torch.int64\n"
+				  "%bump = aten.add_.Tensor(%k2 : 1x1x1xs70 : torch.int64, 1) : 1x1x1xs70 : torch.int64\n"
+				  "%le = aten.le.Tensor(%k2 : 1x1x1xs70 : torch.int64, %qi : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	/* through a view the op table does not know, and as an in-place op's
+	 * second argument */
+	CHECK_EQ_U(one_comparison("%k2 = aten.clone.default(%kj : 1x1x1xs70 : torch.int64) : 1x1x1xs70 : torch.int64\n"
+				  "%k3 = aten.swapaxes.default(%k2 : 1x1x1xs70 : torch.int64, 0, 1) : 1x1x1xs70 : torch.int64\n"
+				  "%bump = aten.add_.Tensor(%k3 : 1x1x1xs70 : torch.int64, 1) : 1x1x1xs70 : torch.int64\n"
+				  "%le = aten.le.Tensor(%k2 : 1x1x1xs70 : torch.int64, %qi : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison("%k2 = aten.clone.default(%kj : 1x1x1xs70 : torch.int64) : 1x1x1xs70 : torch.int64\n"
+				  "%h : 1x1x1xs70 : torch.int64\n"
+				  "%w : s70 : torch.int64\n"
+				  "%nrm = auto_deploy.flashinfer_fused_add_rms_norm_inplace.default(%h : 1x1x1xs70 : torch.int64, %k2 : 1x1x1xs70 : torch.int64, %w : s70 : torch.int64, 1e-06) : ? : NoneType\n"
+				  "%le = aten.le.Tensor(%k2 : 1x1x1xs70 : torch.int64, %qi : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+	CHECK_EQ_U(one_comparison("%k2 = aten.clone.default(%kj : 1x1x1xs70 : torch.int64) : 1x1x1xs70 : torch.int64\n"
+				  "%k3 = aten.unsqueeze.default(%k2 : 1x1x1xs70 : torch.int64, 0) : 1x1x1x1xs70 : torch.int64\n"
+				  "%bump = aten.add_.Tensor(%k3 : 1x1x1x1xs70 : torch.int64, 1) : 1x1x1x1xs70 : torch.int64\n"
+				  "%le = aten.le.Tensor(%k2 : 1x1x1xs70 : torch.int64, %qi : 1x1xs70x1 : torch.int64) : 1x1xs70xs70 : torch.bool\n",
+				  "le", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+
+/* torch.diff(pos, append=a) as a Python callable: its keyword arguments are
+ * never printed, so a left-out argument is not known to be the default
+ * (the last position splits off where a is not pos[-1] + 1) */
+static void t_unprinted_keyword_is_refused(void)
+{
+	CHECK_EQ_U(one_comparison("%pos = aten.expand.default(%u1 : 1xs70 : torch.int64, [1, -1]) : 1xs70 : torch.int64\n"
+				  "%diff = <built-in method diff of type object at 0x7f00>(%pos : 1xs70 : torch.int64) : 1xs70 : torch.int64\n"
+				  "%ne = aten.ne.Scalar(%diff : 1xs70 : torch.int64, 1) : 1xs70 : torch.bool\n"
+				  "%seq = aten.cumsum.default(%ne : 1xs70 : torch.bool, -1) : 1xs70 : torch.int64\n"
+				  "%z = aten.zeros.default([1, 1, 1, 1]) : 1x1x1x1 : torch.int64\n"
+				  "%si = aten.index.Tensor(%seq : 1xs70 : torch.int64, [z, qi]) : 1x1xs70x1 : torch.int64\n"
+				  "%sj = aten.index.Tensor(%seq : 1xs70 : torch.int64, [z, kj]) : 1x1x1xs70 : torch.int64\n"
+				  "%same = aten.eq.Tensor(%si : 1x1xs70x1 : torch.int64, %sj : 1x1x1xs70 : torch.int64) : 1x1xs70xs70 : torch.bool\n"
+				  LE "%m = aten.__and__.Tensor(%le : 1x1xs70xs70 : torch.bool, %same : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n",
+				  "m", "1x1xs70xs70", "torch.bool"), 0);
+}
+
+
+/* a mask copied into a buffer stays with its cone: copy_ is a side effect
+ * that reads it, not an assert about it */
+static void t_mask_copied_elsewhere_stays(void)
+{
+	struct fix f;
+	mine(&f, Q POSITIONS LE "%buf : 1x1xs70xs70 : torch.bool\n"
+		 "%cp = aten.copy_.default(%buf : 1x1xs70xs70 : torch.bool, %le : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n"
+		 SDPA("le", "1x1xs70xs70", "torch.bool"));
+	CHECK_EQ_U(proven(&f), 1);
+	CHECK_EQ_U(f.m->n_freed, 0);
+	done(&f);
+}
+
 #define TESTS(X) X(t_export_mask_is_causal) X(t_decomposed_diff_is_causal) X(t_variants) X(t_already_causal_is_left) \
-	X(t_mask_read_elsewhere_stays) X(t_deep_cone_is_refused)
+	X(t_mask_read_elsewhere_stays) X(t_deep_cone_is_refused) \
+	X(t_broadcast_of_a_symbolic_dim_is_refused) X(t_wraparound_is_refused) X(t_odd_index_is_refused) \
+	X(t_long_prepend_is_refused) X(t_dtype_view_is_refused) X(t_mutated_value_is_refused) \
+	X(t_unprinted_keyword_is_refused) X(t_mask_copied_elsewhere_stays)
 FS_TEST_MAIN()
