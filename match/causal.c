@@ -22,7 +22,8 @@
  * dim that carries a coefficient belongs to a materialized tensor, so is
  * below LONGEST). Storage an in-place op writes refuses every view of it.
  * Each node is evaluated once per graph; one mask's cone may hold CONE nodes
- * at most. Linear in the nodes and edges of the cones.
+ * at most. Linear in the nodes and edges of the cones, and what goes with the
+ * masks in one reverse pass over the graph.
  */
 #include "mine_int.h"
 
@@ -60,7 +61,6 @@ struct cm {
 	uint32_t *memo;   /* per node: index into vals + 1, 0 = not evaluated */
 	struct val *vals;
 	uint32_t n_vals, cap_vals;
-	uint32_t *cone;   /* nodes evaluated, any mask */
 	uint32_t budget;  /* nodes the current mask may still evaluate */
 	uint32_t *root;   /* per node: the node whose storage it views */
 	uint8_t *written; /* per root: an in-place op writes that storage */
@@ -868,7 +868,6 @@ static const struct val *eval(struct cm *m, uint32_t node)
 	struct val v;
 	compute(m, node, &v);
 	FS_GROW(m->vals, m->cap_vals, m->n_vals + 1);
-	m->cone[m->n_vals] = node;
 	m->vals[m->n_vals++] = v;
 	m->memo[node] = m->n_vals;
 	return &m->vals[m->n_vals - 1];
@@ -966,7 +965,6 @@ void fs_mine_causal_masks(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
 	struct cm m = {.c = c, .memo = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)),
-		       .cone = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)),
 		       .root = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), .written = fs_xcalloc(g->n_nodes + 1, 1)};
 	uint32_t *rewritten = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)); /* per attention: its mask + 1 */
 	uint8_t *freed = fs_xcalloc(g->n_nodes + 1, 1);
@@ -984,33 +982,35 @@ void fs_mine_causal_masks(struct ctx *c)
 		FS_GROW(mine->cleanups, mine->cap_cleanups, mine->n_cleanups + 1);
 		mine->cleanups[mine->n_cleanups++] = (struct fs_cleanup){FS_CLEAN_CAUSAL_MASK, i, mask};
 	}
-	/* What goes with the masks: a node of the cones whose every reader goes,
+	/* What goes with the masks: walking back from them in reverse file order
+	 * (readers before what they read), a node goes when every reader goes,
 	 * is an assert (a side effect that writes nothing: copy_ keeps it), or
-	 * is a rewritten attention (which reads it as its mask only). The cones
-	 * in reverse file order: readers before what they read (cones are small
-	 * next to the graph: sorted). */
-	uint32_t *order = fs_xmalloc((m.n_vals + 1) * sizeof(uint32_t)), n = 0;
-	for (uint32_t k = 0; k < m.n_vals && n_rewritten; k++)
-		order[n++] = m.cone[k];
-	qsort(order, n, sizeof(uint32_t), fs_cmp_u32);
-	for (uint32_t k = n; k-- > 0;) {
-		uint32_t x = order[k];
+	 * is a rewritten attention reading it as its mask only; what a node that
+	 * goes reads is looked at in turn (any argument, evaluated or not). */
+	uint8_t *upstream = fs_xcalloc(g->n_nodes + 1, 1);
+	for (uint32_t i = 0; i < g->n_nodes && n_rewritten; i++)
+		if (rewritten[i])
+			upstream[rewritten[i] - 1] = 1;
+	for (uint32_t x = g->n_nodes; n_rewritten && x-- > 0;) {
 		const struct fs_node *nx = &g->nodes[x];
-		if (nx->kind != FS_NODE_CALL || (nx->flags & (FS_NODE_OUTPUT | FS_NODE_SIDE_EFFECT)))
+		if (!upstream[x] || nx->kind != FS_NODE_CALL || (nx->flags & (FS_NODE_OUTPUT | FS_NODE_SIDE_EFFECT)))
 			continue;
 		int goes = nx->n_real_users > 0;
 		for (uint32_t u = 0; u < nx->n_users && goes; u++) {
 			uint32_t y = g->users[nx->users + u];
 			goes = freed[y] || (!fs_mine_is_real_user(g, y) && !in_place(c->s, g->nodes[y].op)) || rewritten[y] == x + 1;
 		}
-		if (goes)
-			freed[x] = 1, c->role[x] = ROLE_NONE, c->m->n_freed++;
+		if (!goes)
+			continue;
+		freed[x] = 1, c->role[x] = ROLE_NONE, c->m->n_freed++;
+		for (uint32_t k = nx->args; k < nx->args + nx->n_args; k++)
+			if (g->args[k].kind == FS_ARG_NODE && g->args[k].node < x)
+				upstream[g->args[k].node] = 1;
 	}
-	free(order);
+	free(upstream);
 	free(rewritten);
 	free(freed);
 	free(m.vals);
-	free(m.cone);
 	free(m.memo);
 	free(m.root);
 	free(m.written);

@@ -131,6 +131,7 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 		cJSON_AddStringToObject(x, "other", fs_scan_str(s, m->g->nodes[m->cleanups[i].other].name));
 		cJSON_AddItemToArray(cl, x);
 	}
+	cJSON_AddNumberToObject(o, "causal_mask_frees", m->n_freed);
 	return o;
 }
 

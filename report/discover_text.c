@@ -150,13 +150,11 @@ static void cleanups(const struct fs_discovery *d, const struct fs_analysis *a, 
 					fs_scan_str(d->scan, m->g->nodes[c->other].name));
 		}
 		fprintf(out, "%s\n", n > shown ? ", ..." : "");
-		if (kind == FS_CLEAN_CAUSAL_MASK && m->n_freed)
-			fprintf(out, "  %-19s the mask is key <= query at every size: pass is_causal=True instead (the\n"
-				     "  %-19s flash path), and the %u node%s building it go (not mined)\n",
-				"", "", m->n_freed, m->n_freed == 1 ? "" : "s");
-		else if (kind == FS_CLEAN_CAUSAL_MASK)
-			fprintf(out, "  %-19s the mask is key <= query at every size: pass is_causal=True instead (the\n"
-				     "  %-19s flash path); the mask is read elsewhere too, so it stays\n", "", "");
+		if (kind == FS_CLEAN_CAUSAL_MASK)
+			fprintf(out, "  %-19s each mask is key <= query at every size: pass is_causal=True instead (the\n"
+				     "  %-19s flash path); %u node%s only build%s masks and go%s (not mined)\n",
+				"", "", m->n_freed, m->n_freed == 1 ? "" : "s", m->n_freed == 1 ? "s" : "",
+				m->n_freed == 1 ? "es" : "");
 	}
 	fputc('\n', out);
 }

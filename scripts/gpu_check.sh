@@ -26,7 +26,8 @@
 #   plants    planted bugs (a wrong eps, a dropped cast) fail with exit 1 and triage calls them bugs
 #   model     (not default) scripts/validate_in_model.py: a 4-layer Llama-3-8B-width model, the
 #             elementwise and the GEMM fusions applied, with and without the causal mask's rewrite,
-#             the runs dealt to the GPUs
+#             the runs dealt to the GPUs (MODEL_RUNS, default "300:causal 300:mask": training steps,
+#             then causal or mask)
 # ONLY: the chains the bench part times (default all).
 set -euo pipefail
 [ "${BASH_SOURCE[0]}" != "$0" ] || cd "$(dirname "$0")/.." # sourced (a test of spread): stays
@@ -224,9 +225,15 @@ part_model() {
 	# scaffolds of the elementwise ones, and the attention's mask dropped where fusescan proves it
 	# causal, trained 300 steps (peaked logits: the top-1 check means something); and without the
 	# mask's rewrite, for the table.
-	# MODEL_RUNS: STEPS:causal|STEPS:mask ..., one GPU each
+	# MODEL_RUNS: the runs, each STEPS:causal (with --causal-mask) or STEPS:mask (without it),
+	# dealt to the GPUs
+	local -A seen=()
 	for run in ${MODEL_RUNS:-300:causal 300:mask}; do
-		steps=${run%%:*} mask=
+		if ! [[ $run =~ ^[0-9]+:(causal|mask)$ ]] || [ -n "${seen[$run]:-}" ]; then
+			echo "MODEL_RUNS: '$run' is no STEPS:causal or STEPS:mask, or is given twice"
+			return 1
+		fi
+		seen[$run]=1 steps=${run%%:*} mask=
 		[ "${run#*:}" = causal ] && mask=--causal-mask
 		cmds+=("set -o pipefail; python3 -u scripts/validate_in_model.py --fusescan '$exe' --arch llama --layers 4 \
 			--set hidden_size=4096 --set intermediate_size=14336 --set num_attention_heads=32 \

@@ -23,7 +23,8 @@ rewritten model on the same tokens and report
     attention, fusescan's, Inductor's, the rest, the gaps between);
   - with --causal-mask: every attention whose mask fusescan proves causal
     (discovery's causal_mask cleanups) passes is_causal=True instead, and the
-    nodes that only built the mask go (the flash path);
+    nodes that only built the mask go (the flash path): as many as fusescan
+    says (they must be equal);
   - with --scaffold (`fusescan --apply ... --scaffold DIR`): each
     candidate's transform scaffold; its search functions, run on the exported
     graph with torch.fx, match exactly the sites fusescan replaced for it,
@@ -178,21 +179,23 @@ MODULES = []  # the ops' modules
 
 
 def causal_masks(a, dump):
-    """[(attention node, its mask node)] that fusescan proves causal: the
-    causal_mask cleanups of `fusescan discover --format json`"""
+    """([(attention node, its mask node)] that fusescan proves causal: the
+    causal_mask cleanups of `fusescan discover --format json`, the nodes it
+    says only build those masks)"""
     cmd = [a.fusescan, "discover", "--format", "json", dump]
     log("$ " + " ".join(cmd))
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"validate_in_model: fusescan discover exited {r.returncode}:\n{r.stderr[-3000:]}")
-    return [(c["node"], c["other"]) for an in json.loads(r.stdout)["analyses"] for c in an["cleanups"]
-            if c["kind"] == "causal_mask"]
+    analyses = json.loads(r.stdout)["analyses"]
+    return ([(c["node"], c["other"]) for an in analyses for c in an["cleanups"] if c["kind"] == "causal_mask"],
+            sum(an["causal_mask_frees"] for an in analyses))
 
 
 def drop_causal_masks(gm, pairs):
     """each listed attention (SDPA) reads no mask and says is_causal=True; the
     nodes that only built the masks go, and the asserts about them.
-    -> attentions rewritten"""
+    -> nodes erased (asserts aside)"""
     graph = gm.graph
     nodes = {n.name: n for n in graph.nodes}
     sdpa = torch.ops.aten.scaled_dot_product_attention.default
@@ -200,7 +203,7 @@ def drop_causal_masks(gm, pairs):
     for att, mask in pairs:
         n, m = nodes.get(att), nodes.get(mask)
         if n is None or n.target != sdpa or len(n.args) < 4 or n.args[3] is not m or any(
-                x is True for x in n.args[5:6]):
+                x is True for x in n.args[5:6]) or {"attn_mask", "dropout_p", "is_causal"} & set(n.kwargs):
             raise SystemExit(f"validate_in_model: {att} is no SDPA reading {mask} as its mask")
         args = list(n.args[:4]) + [n.args[4] if len(n.args) > 4 else 0.0, True]
         args[3] = None
@@ -211,15 +214,17 @@ def drop_causal_masks(gm, pairs):
             if x not in cone and x.op == "call_function":
                 cone.add(x)
                 todo.extend(x.all_input_nodes)
+    erased = 0
     for x in reversed(list(graph.nodes)):  # readers before what they read
         if x in cone and x.users and all("_assert" in str(u.target) for u in x.users):
             for u in list(x.users):
                 graph.erase_node(u)
         if x in cone and not x.users:
             graph.erase_node(x)
+            erased += 1
     graph.lint()
     gm.recompile()
-    return len(pairs)
+    return erased
 
 
 def gemm_paths():
@@ -450,12 +455,14 @@ def main():
     log(f"sites replaced: {replaced} ({', '.join(f'{k} {len(v)}' for k, v in per.items())}) by {len(descs)} ops; "
         f"fusescan: matches={matches}: {'equal' if ok else 'DIFFERENT'}; {copies} contiguous copies inserted")
     if a.causal_mask:
-        pairs = causal_masks(a, dump)
+        pairs, frees = causal_masks(a, dump)
         if not pairs:
             sys.exit("validate_in_model: --causal-mask: fusescan proves no attention mask causal in this graph")
-        res["causal_masks"] = drop_causal_masks(new, pairs)
-        log(f"causal masks: {len(pairs)} attentions (mask {', '.join(sorted({m for _, m in pairs}))}) now is_causal=True, "
-            f"the mask dropped")
+        erased = drop_causal_masks(new, pairs)
+        res["causal_masks"] = {"attentions": len(pairs), "nodes_erased": erased, "fusescan_frees": frees}
+        ok = ok and erased == frees
+        log(f"causal masks: {len(pairs)} attentions (mask {', '.join(sorted({m for _, m in pairs}))}) now is_causal=True; "
+            f"{erased} nodes that only built the masks erased, fusescan: {frees}: {'equal' if erased == frees else 'DIFFERENT'}")
 
     with torch.no_grad():
         ref = logits_of(gm(ids))

@@ -43,7 +43,7 @@ clean() {
 		fail=$((fail + 1)) && echo "FAIL $1: NaN / Inf or unwritten elements" && grep -m3 "NaN / Inf or unwritten" "$tmp/out"
 	else pass=$((pass + 1)); fi
 }
-# run ID FILE TOKENS [--patterns DIR]: --apply on the GPU, verdict pass, products by cuBLASLt
+# run ID FILE TOKENS [--patterns DIR]: --apply on the GPU, verdict pass (or correct, not profitable), products by cuBLASLt
 run() {
 	check "$1 at $3 tokens" 0 "$exe" --apply "$1" --tokens "$3" --reps 20 --no-render --out "$tmp/$1.$3" "$d/$2.txt" "${@:4}"
 	contains "$1 at $3: GPU check" "$tmp/out" "GPU check: pass"

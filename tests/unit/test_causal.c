@@ -213,6 +213,23 @@ static void t_mask_read_elsewhere_stays(void)
 	done(&f);
 }
 
+/* what goes is every node only the mask reads, evaluated or not (new_ones'
+ * template): the mask, the comparison, the template, the positions' views,
+ * the arange and the size it reads */
+static void t_all_the_mask_reads_goes(void)
+{
+	struct fix f;
+	mine(&f, Q POSITIONS LE
+		 "%tm = aten.unsqueeze.default(%u2 : 1x1xs70 : torch.int64, 0) : 1x1x1xs70 : torch.int64\n"
+		 "%one = aten.new_ones.default(%tm : 1x1x1xs70 : torch.int64, []) : scalar : torch.bool\n"
+		 "%m = aten.__and__.Tensor(%one : scalar : torch.bool, %le : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n"
+		 "%o = aten.scaled_dot_product_attention.default(" QKV ", %m : 1x1xs70xs70 : torch.bool) : 1x4xs70x64 : torch.bfloat16\n"
+		 "output %o\n");
+	CHECK_EQ_U(proven(&f), 1);
+	CHECK_EQ_U(f.m->n_freed, 10); /* m one tm le kj qi u2 u1 ar n */
+	done(&f);
+}
+
 /* a mask whose cone is past the budget: refused, each node evaluated once */
 static void t_deep_cone_is_refused(void)
 {
@@ -395,7 +412,7 @@ static void t_mask_copied_elsewhere_stays(void)
 }
 
 #define TESTS(X) X(t_export_mask_is_causal) X(t_decomposed_diff_is_causal) X(t_variants) X(t_already_causal_is_left) \
-	X(t_mask_read_elsewhere_stays) X(t_deep_cone_is_refused) \
+	X(t_mask_read_elsewhere_stays) X(t_all_the_mask_reads_goes) X(t_deep_cone_is_refused) \
 	X(t_broadcast_of_a_symbolic_dim_is_refused) X(t_wraparound_is_refused) X(t_odd_index_is_refused) \
 	X(t_long_prepend_is_refused) X(t_dtype_view_is_refused) X(t_mutated_value_is_refused) \
 	X(t_unprinted_keyword_is_refused) X(t_mask_copied_elsewhere_stays)
