@@ -78,26 +78,6 @@ static int mul_ov(int64_t x, int64_t y, int64_t *r)
 
 /* ---- shapes ---- */
 
-/* The rank of node's value (a scalar: 0) and which dims are the literal 1;
- * 0 when its shape is not printed or too deep. */
-static int shape(const struct cm *m, uint32_t node, uint32_t *rank, uint8_t one[RANK])
-{
-	const struct fs_scan *s = m->c->s;
-	const struct fs_shape *sh = fs_scan_shape(s, m->c->g->types[m->c->g->nodes[node].out].shape);
-	if (sh->kind == FS_SHAPE_SCALAR) {
-		*rank = 0;
-		return 1;
-	}
-	if (sh->kind != FS_SHAPE_DIMS || sh->rank > RANK)
-		return 0;
-	*rank = sh->rank;
-	for (uint32_t k = 0; k < sh->rank; k++) {
-		const struct fs_dim *d = &s->types.dims[sh->dims + k];
-		one[k] = d->expr == FS_DIM_CONST && d->value == 1;
-	}
-	return 1;
-}
-
 /* node's dims (rank 0: a scalar, or its shape is not printed) */
 static const struct fs_dim *dims_of(const struct cm *m, uint32_t node, uint32_t *rank)
 {
@@ -105,6 +85,19 @@ static const struct fs_dim *dims_of(const struct cm *m, uint32_t node, uint32_t 
 	const struct fs_shape *sh = fs_scan_shape(s, m->c->g->types[m->c->g->nodes[node].out].shape);
 	*rank = sh->kind == FS_SHAPE_DIMS ? sh->rank : 0;
 	return *rank ? &s->types.dims[sh->dims] : NULL;
+}
+
+/* The rank of node's value (a scalar: 0) and which dims are the literal 1;
+ * 0 when its shape is not printed or too deep. */
+static int shape(const struct cm *m, uint32_t node, uint32_t *rank, uint8_t one[RANK])
+{
+	enum fs_shape_kind kind = fs_scan_shape(m->c->s, m->c->g->types[m->c->g->nodes[node].out].shape)->kind;
+	const struct fs_dim *d = dims_of(m, node, rank);
+	if (kind != FS_SHAPE_SCALAR && (kind != FS_SHAPE_DIMS || *rank > RANK))
+		return 0;
+	for (uint32_t k = 0; k < *rank; k++)
+		one[k] = d[k].expr == FS_DIM_CONST && d[k].value == 1;
+	return 1;
 }
 
 static enum fs_dtype dtype(const struct cm *m, uint32_t node)
@@ -674,8 +667,7 @@ static int cat(struct cm *m, const struct fs_node *n, struct val *v)
 		if (pv->kind != V_INT)
 			return 0;
 		piece[pieces] = pv->e;
-		const struct fs_shape *sh = fs_scan_shape(m->c->s, g->types[g->nodes[g->args[a].node].out].shape);
-		const struct fs_dim *dd = &m->c->s->types.dims[sh->dims + d];
+		const struct fs_dim *dd = &dims_of(m, g->args[a].node, &r)[d];
 		size[pieces] = dd->expr == FS_DIM_CONST ? dd->value : -1;
 		offset[pieces] = pieces ? offset[pieces - 1] + size[pieces - 1] : 0;
 		if (size[pieces] < 0 && a + g->args[a].span < end)

@@ -44,6 +44,16 @@ static void done(struct fix *f)
 	fs_scan_free(f->s);
 }
 
+/* the graph's attentions proven causal, and the nodes that go with their masks */
+#define EXPECT(text, want_proven, want_freed)          \
+	do {                                           \
+		struct fix f_;                         \
+		mine(&f_, text);                       \
+		CHECK_EQ_U(proven(&f_), want_proven);  \
+		CHECK_EQ_U(f_.m->n_freed, want_freed); \
+		done(&f_);                             \
+	} while (0)
+
 #define Q "%q : 1x4xs70x64 : torch.bfloat16\n"
 #define QKV "%q : 1x4xs70x64 : torch.bfloat16, %q : 1x4xs70x64 : torch.bfloat16, %q : 1x4xs70x64 : torch.bfloat16"
 #define SDPA(mask, shape, dt) "%o = aten.scaled_dot_product_attention.default(" QKV ", %" mask " : " shape " : " dt ") : 1x4xs70x64 : torch.bfloat16\noutput %o\n"
@@ -192,25 +202,17 @@ static void t_variants(void)
 
 static void t_already_causal_is_left(void)
 {
-	struct fix f;
-	mine(&f, Q POSITIONS LE
+	EXPECT(Q POSITIONS LE
 		 "%o = aten.scaled_dot_product_attention.default(" QKV ", %le : 1x1xs70xs70 : torch.bool, 0.0, True) : 1x4xs70x64 : torch.bfloat16\n"
-		 "output %o\n");
-	CHECK_EQ_U(proven(&f), 0);
-	CHECK_EQ_U(f.m->n_freed, 0);
-	done(&f);
+		 "output %o\n", 0, 0);
 }
 
 /* a mask that is also a graph output is proven, and stays */
 static void t_mask_read_elsewhere_stays(void)
 {
-	struct fix f;
-	mine(&f, Q POSITIONS LE
+	EXPECT(Q POSITIONS LE
 		 "%o = aten.scaled_dot_product_attention.default(" QKV ", %le : 1x1xs70xs70 : torch.bool) : 1x4xs70x64 : torch.bfloat16\n"
-		 "output %o, %le\n");
-	CHECK_EQ_U(proven(&f), 1);
-	CHECK_EQ_U(f.m->n_freed, 0);
-	done(&f);
+		 "output %o, %le\n", 1, 0);
 }
 
 /* what goes is every node only the mask reads, evaluated or not (new_ones'
@@ -218,16 +220,12 @@ static void t_mask_read_elsewhere_stays(void)
  * the arange and the size it reads */
 static void t_all_the_mask_reads_goes(void)
 {
-	struct fix f;
-	mine(&f, Q POSITIONS LE
+	EXPECT(Q POSITIONS LE
 		 "%tm = aten.unsqueeze.default(%u2 : 1x1xs70 : torch.int64, 0) : 1x1x1xs70 : torch.int64\n"
 		 "%one = aten.new_ones.default(%tm : 1x1x1xs70 : torch.int64, []) : scalar : torch.bool\n"
 		 "%m = aten.__and__.Tensor(%one : scalar : torch.bool, %le : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n"
 		 "%o = aten.scaled_dot_product_attention.default(" QKV ", %m : 1x1xs70xs70 : torch.bool) : 1x4xs70x64 : torch.bfloat16\n"
-		 "output %o\n");
-	CHECK_EQ_U(proven(&f), 1);
-	CHECK_EQ_U(f.m->n_freed, 10); /* m one tm le kj qi u2 u1 ar n */
-	done(&f);
+		 "output %o\n", 1, 10); /* m one tm le kj qi u2 u1 ar n */
 }
 
 /* a mask whose cone is past the budget: refused, each node evaluated once */
@@ -402,13 +400,9 @@ static void t_unprinted_keyword_is_refused(void)
  * that reads it, not an assert about it */
 static void t_mask_copied_elsewhere_stays(void)
 {
-	struct fix f;
-	mine(&f, Q POSITIONS LE "%buf : 1x1xs70xs70 : torch.bool\n"
+	EXPECT(Q POSITIONS LE "%buf : 1x1xs70xs70 : torch.bool\n"
 		 "%cp = aten.copy_.default(%buf : 1x1xs70xs70 : torch.bool, %le : 1x1xs70xs70 : torch.bool) : 1x1xs70xs70 : torch.bool\n"
-		 SDPA("le", "1x1xs70xs70", "torch.bool"));
-	CHECK_EQ_U(proven(&f), 1);
-	CHECK_EQ_U(f.m->n_freed, 0);
-	done(&f);
+		 SDPA("le", "1x1xs70xs70", "torch.bool"), 1, 0);
 }
 
 #define TESTS(X) X(t_export_mask_is_causal) X(t_decomposed_diff_is_causal) X(t_variants) X(t_already_causal_is_left) \
