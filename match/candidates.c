@@ -242,11 +242,12 @@ static int32_t multi_output(struct ctx *c, uint32_t pi, uint32_t o, uint32_t use
 	r->sig = h64(sig, 0x3417);
 	r->kind = FS_KIND_MULTI_OUTPUT;
 	/* named by a multi-output entry only: an add and a norm together have
-	 * the ops of other norms (Gemma's 1 + w) */
+	 * the ops of other norms (Gemma's 1 + w); and, as every name, only where
+	 * the entry's pattern counts it */
 	r->entry = -1;
 	int32_t e = -1;
 	while (c->o->cat && r->entry < 0 && (e = fs_catalog_match(c->o->cat, keys, nk, NULL, 0, (uint32_t)(e + 1))) >= 0)
-		if (c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT)
+		if (c->o->cat->e[e].kind == FS_KIND_MULTI_OUTPUT && fs_mine_may_name(c, e, nodes, k))
 			r->entry = e;
 	r->n_kernels = P.n_kernels + (has_n ? N.n_kernels : 1);
 	r->n_math = P.n_math + (has_n ? N.n_math : 1);
@@ -291,6 +292,29 @@ static int comes_back(const struct ctx *c, uint32_t from, uint32_t pi, uint32_t 
 	return found;
 }
 
+/* Whether user (reading o, or `from`, the value o passes through) is a norm
+ * region or a fused norm op that P's output feeds without a cycle; if so,
+ * the multi-output region of P and it is made. */
+static int norm_user(struct ctx *c, uint32_t pi, uint32_t o, uint32_t from, uint32_t user, const uint32_t *alone,
+		     uint32_t n_alone, int norm_kind)
+{
+	uint32_t ni = c->region_of[user];
+	/* a norm chain, or a fused norm op (in a region of its own when
+	 * it is an aten composite such as layer_norm) */
+	const struct fs_region *N = ni != UINT32_MAX && !c->m->regions[ni].absorbed ? &c->m->regions[ni] : NULL;
+	if (ni != UINT32_MAX && !N)
+		return 0;
+	int norm = N && N->n_nodes > 1 ? N->kind == FS_KIND_NORM && worth_it(c, N) : fused_norm_entry(c, user) >= 0;
+	uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
+	if (!norm || comes_back(c, from, pi, ni, user, last))
+		return 0;
+	if (norm_kind)
+		multi_output(c, pi, o, user, alone, n_alone);
+	else if (multi_output(c, pi, o, user, NULL, 0) < 0 && n_alone && n_alone < c->m->regions[pi].n_nodes)
+		multi_output(c, pi, o, user, alone, n_alone);
+	return 1;
+}
+
 /* P: a math region with one output that escapes to a norm region (or a fused
  * norm op) and elsewhere. */
 static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
@@ -315,23 +339,17 @@ static void find_multi_outputs(struct ctx *c, uint32_t n_vertical)
 		if (norm_kind && !n_alone)
 			continue;
 		const struct fs_node *n = &g->nodes[o];
-		for (uint32_t u = 0; u < n->n_users; u++) {
-			uint32_t user = g->users[n->users + u], ni = c->region_of[user];
-			/* a norm chain, or a fused norm op (in a region of its own when
-			 * it is an aten composite such as layer_norm) */
-			const struct fs_region *N = ni != UINT32_MAX && !c->m->regions[ni].absorbed ? &c->m->regions[ni] : NULL;
-			if (ni != UINT32_MAX && !N)
+		int done = 0;
+		for (uint32_t u = 0; u < n->n_users && !done; u++) {
+			uint32_t user = g->users[n->users + u];
+			const struct fs_node *y = &g->nodes[user];
+			if (!fs_mine_noop_dropout(c->s, g, y)) {
+				done = norm_user(c, pi, o, o, user, alone, n_alone, norm_kind);
 				continue;
-			int norm = N && N->n_nodes > 1 ? N->kind == FS_KIND_NORM && worth_it(c, N)
-						       : fused_norm_entry(c, user) >= 0;
-			uint32_t last = ni != UINT32_MAX ? c->m->regions[ni].nodes[c->m->regions[ni].n_nodes - 1] : user;
-			if (norm && !comes_back(c, o, pi, ni, user, last)) {
-				if (norm_kind)
-					multi_output(c, pi, o, user, alone, n_alone);
-				else if (multi_output(c, pi, o, user, NULL, 0) < 0 && n_alone && n_alone < c->m->regions[pi].n_nodes)
-					multi_output(c, pi, o, user, alone, n_alone);
-				break;
 			}
+			/* a dropout at inference passes the sum on: its readers are the sum's */
+			for (uint32_t v = 0; v < y->n_users && !done; v++)
+				done = norm_user(c, pi, o, user, g->users[y->users + v], alone, n_alone, norm_kind);
 		}
 	}
 }
@@ -432,7 +450,7 @@ static void find_parallel_gemms(struct ctx *c)
 			continue;
 		sig = h64(sig, k);
 		struct fs_region *r = add_shared_read(c, members, k, s0, members, k, k, sig, FS_KIND_HORIZONTAL_GEMM);
-		r->entry = entry;
+		r->entry = entry >= 0 && fs_mine_confirmed_any(c, entry, members, k) ? entry : -1;
 		r->n_kernels = k;
 		r->risks = c->s->types.shapes[g->types[g->nodes[s0].out].shape].symbolic ? FS_RISK_DYNAMIC : 0;
 	}
@@ -674,6 +692,7 @@ static void make_candidate(struct ctx *c, const struct keyed *v, uint32_t n)
 		if (*p == ':')
 			*p = '.';
 	k->pairs = count_pairs(c, k);
+	fs_mine_pattern_count(c, k);
 	k->rec = recommend(c, k);
 }
 

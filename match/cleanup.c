@@ -2,7 +2,8 @@
  * cleanup.c: cleanup candidates, reported apart from fusions: no-op ops
  * (full slices, x * 1, x + 0, expand to the same shape, view chains that end
  * at the shape they began with), duplicate nodes (same target, same
- * arguments) and consecutive views that merge into one. Called by mine.c.
+ * arguments), dropout at inference (p 0 or train False) and consecutive
+ * views that merge into one. Called by mine.c.
  */
 #include "mine_int.h"
 
@@ -11,6 +12,7 @@
 
 static const char *const names[] = {
 	"noop_slice", "noop_mul1", "noop_add0", "noop_expand", "noop_reindex", "duplicate", "view_merge", "causal_mask",
+	"noop_dropout",
 };
 _Static_assert(sizeof(names) / sizeof(names[0]) == FS_CLEAN_COUNT, "cleanup names");
 
@@ -60,6 +62,8 @@ static void noops(struct ctx *c, uint32_t i)
 		add(c, FS_CLEAN_NOOP_ADD0, i, i);
 	else if (fs_mine_op_is(c->s, n->op, "expand") && in_shape(g, n) == g->types[n->out].shape)
 		add(c, FS_CLEAN_NOOP_EXPAND, i, i);
+	else if (fs_mine_noop_dropout(c->s, g, n))
+		add(c, FS_CLEAN_NOOP_DROPOUT, i, i);
 }
 
 /* A view whose input is a single-user view: merge them, or drop both when

@@ -27,36 +27,72 @@ static int32_t entry_named(const struct fs_catalog *cat, const char *name)
 	return -1;
 }
 
+/* Variant v's matches, merged with its pattern's other variants as `fusescan
+ * match` counts them (once, at the pattern's first variant); all[] holds them. */
+static void match_variants(const struct ctx *c, const struct fs_patlib *lib, uint32_t v, struct fs_matches *all,
+			   uint8_t *done)
+{
+	if (done[v])
+		return;
+	uint32_t *group = fs_xmalloc(lib->n * sizeof(uint32_t)), n = 0;
+	for (uint32_t i = v; i < lib->n; i++)
+		if (!strcmp(lib->v[i].name, lib->v[v].name)) {
+			fs_match_pattern(&lib->v[i], c->s, c->g, &all[i]);
+			done[i] = 1;
+			group[n++] = i;
+		}
+	fs_matches_merge_variants(lib, group, n, c->g->n_nodes, all);
+	free(group);
+}
+
+static void add_confirm(struct ctx *c, int32_t e, uint32_t i, const struct fs_pattern *p, const struct fs_matches *m)
+{
+	c->confirm = fs_xrealloc(c->confirm, (c->n_confirm + 1) * sizeof(*c->confirm));
+	struct fs_confirm *f = &c->confirm[c->n_confirm++];
+	f->entry = e;
+	f->pattern = i;
+	f->match_of = fs_xmalloc((c->g->n_nodes + 1) * sizeof(uint32_t));
+	memset(f->match_of, 0xff, (c->g->n_nodes + 1) * sizeof(uint32_t));
+	f->n_matches = m->n;
+	f->stamp = fs_xcalloc(m->n + 1, sizeof(uint32_t));
+	f->stamp_now = 0;
+	for (uint32_t k = 0; k < m->n; k++)
+		for (uint32_t pn = 0; pn < p->n_nodes; pn++)
+			if (p->nodes[pn].kind != FS_PN_INPUT && m->v[k].bind[pn] != NONE)
+				f->match_of[m->v[k].bind[pn]] = k;
+}
+
 void fs_mine_confirm_init(struct ctx *c)
 {
 	const struct fs_catalog *cat = c->o->cat;
 	const struct fs_patlib *lib = cat ? cat->confirm : NULL;
 	c->n_confirm = 0;
 	c->confirm = NULL;
-	for (uint32_t i = 0; lib && i < lib->n; i++) {
+	if (!lib || !lib->n)
+		return;
+	struct fs_matches *all = fs_xcalloc(lib->n, sizeof(*all));
+	uint8_t *done = fs_xcalloc(lib->n, 1);
+	for (uint32_t i = 0; i < lib->n; i++) {
 		const struct fs_pattern *p = &lib->v[i];
 		int32_t e = p->catalog ? entry_named(cat, p->catalog) : -1;
 		if (e < 0)
 			continue;
-		c->confirm = fs_xrealloc(c->confirm, (c->n_confirm + 1) * sizeof(*c->confirm));
-		struct fs_confirm *f = &c->confirm[c->n_confirm++];
-		f->entry = e;
-		f->match_of = fs_xmalloc((c->g->n_nodes + 1) * sizeof(uint32_t));
-		memset(f->match_of, 0xff, (c->g->n_nodes + 1) * sizeof(uint32_t));
-		struct fs_matches m;
-		fs_match_pattern(p, c->s, c->g, &m);
-		for (uint32_t k = 0; k < m.n; k++)
-			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
-				if (p->nodes[pn].kind != FS_PN_INPUT && m.v[k].bind[pn] != NONE)
-					f->match_of[m.v[k].bind[pn]] = k;
-		fs_matches_release(&m);
+		match_variants(c, lib, i, all, done);
+		add_confirm(c, e, i, p, &all[i]);
 	}
+	for (uint32_t i = 0; i < lib->n; i++)
+		if (done[i])
+			fs_matches_release(&all[i]);
+	free(all);
+	free(done);
 }
 
 void fs_mine_confirm_release(struct ctx *c)
 {
-	for (uint32_t i = 0; i < c->n_confirm; i++)
+	for (uint32_t i = 0; i < c->n_confirm; i++) {
 		free(c->confirm[i].match_of);
+		free(c->confirm[i].stamp);
+	}
 	free(c->confirm);
 	c->confirm = NULL;
 	c->n_confirm = 0;
@@ -97,4 +133,55 @@ int fs_mine_confirmed(const struct ctx *c, int32_t entry, const uint32_t *nodes,
 			return 1;
 	}
 	return !has_pattern;
+}
+
+int fs_mine_confirmed_any(const struct ctx *c, int32_t entry, const uint32_t *nodes, uint32_t n)
+{
+	int has_pattern = 0;
+	for (uint32_t i = 0; i < c->n_confirm; i++) {
+		if (c->confirm[i].entry != entry)
+			continue;
+		has_pattern = 1;
+		for (uint32_t k = 0; k < n; k++)
+			if (counts(c, nodes[k], 0) && c->confirm[i].match_of[nodes[k]] != NONE)
+				return 1;
+	}
+	return !has_pattern;
+}
+
+/* Distinct matches of f in k's instances. */
+static uint32_t matches_in(const struct ctx *c, struct fs_confirm *f, const struct fs_candidate *k)
+{
+	uint32_t found = 0, now = ++f->stamp_now;
+	for (uint32_t i = 0; i < k->n_instances; i++) {
+		const struct fs_region *r = &c->m->regions[k->instances[i]];
+		for (uint32_t j = 0; j < r->n_nodes; j++) {
+			uint32_t id = f->match_of[r->nodes[j]];
+			if (id != NONE && f->stamp[id] != now) {
+				f->stamp[id] = now;
+				found++;
+			}
+		}
+	}
+	return found;
+}
+
+/* Every variant of the pattern counts under its name (one library entry a
+ * variant): the matches of all of them. */
+void fs_mine_pattern_count(struct ctx *c, struct fs_candidate *k)
+{
+	const struct fs_patlib *lib = c->o->cat->confirm;
+	const char *name = NULL;
+	k->pattern = -1;
+	k->pattern_matches = 0;
+	for (uint32_t i = 0; i < c->n_confirm && k->entry >= 0; i++) {
+		struct fs_confirm *f = &c->confirm[i];
+		if (f->entry != k->entry || (name && strcmp(lib->v[f->pattern].name, name)))
+			continue;
+		if (!name) {
+			name = lib->v[f->pattern].name;
+			k->pattern = (int32_t)f->pattern;
+		}
+		k->pattern_matches += matches_in(c, f, k);
+	}
 }

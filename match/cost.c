@@ -111,6 +111,23 @@ static void layout_cost(struct ctx *c, struct fs_region *r, int *known)
 	r->launches_saved = r->n_kernels;
 }
 
+/* One kernel after a GEMM (a non-gated MLP's activation): fused into the
+ * GEMM's epilogue, the GEMM's output is neither written nor read again, and
+ * the kernel's launch goes. Longer chains are costed as chains. */
+static void epilogue_cost(struct ctx *c, struct fs_region *r, int *known)
+{
+	if (r->kind != FS_KIND_GEMM_EPILOGUE || r->n_kernels != 1)
+		return;
+	for (uint32_t k = 0; k < r->n_inputs; k++) {
+		uint32_t s = fs_mine_source(c, r->inputs[k]);
+		if (c->s->ops[c->g->nodes[s].op].cls == FS_OPC_GEMM) {
+			r->bytes_saved = fs_sat_add(r->bytes_saved, fs_sat_mul(node_bytes(c, s, known), 2));
+			r->launches_saved = 1;
+			return;
+		}
+	}
+}
+
 void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
 {
 	int known = 1;
@@ -145,5 +162,6 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r)
 		c->mark[fs_mine_source(c, r->inputs[k])] = 0;
 	clear_readers(c, r);
 	r->launches_saved = r->n_kernels ? r->n_kernels - 1 : 0;
+	epilogue_cost(c, r, &known);
 	r->cost_known = (uint8_t)known;
 }

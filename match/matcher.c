@@ -804,3 +804,43 @@ void fs_matches_release(struct fs_matches *m)
 	fs_arena_release(&m->arena);
 	memset(m, 0, sizeof(*m));
 }
+
+/* Variants of one pattern count as one pattern, whose matches never
+ * overlap: a variant's match that holds a node a larger variant's match
+ * holds (an unbiased LayerNorm inside a biased one) is dropped. */
+void fs_matches_merge_variants(const struct fs_patlib *lib, const uint32_t *variants, uint32_t n, uint32_t n_nodes,
+			       struct fs_matches *m)
+{
+	if (n < 2)
+		return;
+	uint32_t *order = fs_xmalloc(n * sizeof(uint32_t));
+	for (uint32_t v = 0; v < n; v++) { /* larger first, then file order (insertion) */
+		uint32_t vi = variants[v], at = v;
+		while (at > 0 && lib->v[order[at - 1]].n_ops < lib->v[vi].n_ops) {
+			order[at] = order[at - 1];
+			at--;
+		}
+		order[at] = vi;
+	}
+	uint8_t *held = fs_xcalloc(n_nodes + 1, 1);
+	for (uint32_t v = 0; v < n; v++) {
+		const struct fs_pattern *p = &lib->v[order[v]];
+		struct fs_matches *M = &m[order[v]];
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < M->n; i++) {
+			const struct fs_match *x = &M->v[i];
+			int clash = 0;
+			for (uint32_t pn = 0; pn < p->n_nodes && !clash; pn++)
+				clash = p->nodes[pn].kind != FS_PN_INPUT && x->bind[pn] != UINT32_MAX && held[x->bind[pn]];
+			if (clash)
+				continue;
+			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
+				if (p->nodes[pn].kind != FS_PN_INPUT && x->bind[pn] != UINT32_MAX)
+					held[x->bind[pn]] = 1;
+			M->v[w++] = *x;
+		}
+		M->n = w;
+	}
+	free(held);
+	free(order);
+}

@@ -128,45 +128,6 @@ static void resolve_overlaps(struct fs_match_run *r, struct fs_mgraph *G)
 	free(rk);
 }
 
-/* Variants of one pattern count as one pattern, whose matches never
- * overlap: a variant's match that holds a node a larger variant's match
- * holds (an unbiased LayerNorm inside a biased one) is dropped. */
-static void merge_variants(const struct fs_match_run *r, struct fs_mgraph *G, const struct fs_pgroup *grp)
-{
-	if (grp->n_variants < 2)
-		return;
-	uint32_t *order = fs_xmalloc(grp->n_variants * sizeof(uint32_t));
-	for (uint32_t v = 0; v < grp->n_variants; v++) { /* larger first, then file order (insertion) */
-		uint32_t vi = grp->variants[v], at = v;
-		while (at > 0 && r->lib->v[order[at - 1]].n_ops < r->lib->v[vi].n_ops) {
-			order[at] = order[at - 1];
-			at--;
-		}
-		order[at] = vi;
-	}
-	uint8_t *held = fs_xcalloc(G->g->n_nodes + 1, 1);
-	for (uint32_t v = 0; v < grp->n_variants; v++) {
-		const struct fs_pattern *p = &r->lib->v[order[v]];
-		struct fs_matches *M = &G->m[order[v]];
-		uint32_t w = 0;
-		for (uint32_t i = 0; i < M->n; i++) {
-			const struct fs_match *m = &M->v[i];
-			int clash = 0;
-			for (uint32_t pn = 0; pn < p->n_nodes && !clash; pn++)
-				clash = p->nodes[pn].kind != FS_PN_INPUT && m->bind[pn] != UINT32_MAX && held[m->bind[pn]];
-			if (clash)
-				continue;
-			for (uint32_t pn = 0; pn < p->n_nodes; pn++)
-				if (p->nodes[pn].kind != FS_PN_INPUT && m->bind[pn] != UINT32_MAX)
-					held[m->bind[pn]] = 1;
-			M->v[w++] = *m;
-		}
-		M->n = w;
-	}
-	free(held);
-	free(order);
-}
-
 static void match_graph(struct fs_match_run *r, struct fs_mgraph *G)
 {
 	G->m = fs_xcalloc(r->lib->n + 1, sizeof(*G->m));
@@ -175,7 +136,7 @@ static void match_graph(struct fs_match_run *r, struct fs_mgraph *G)
 	for (uint32_t gi = 0; gi < r->n_groups; gi++) {
 		for (uint32_t v = 0; v < r->groups[gi].n_variants; v++)
 			fs_match_pattern(&r->lib->v[r->groups[gi].variants[v]], r->s, G->g, &G->m[r->groups[gi].variants[v]]);
-		merge_variants(r, G, &r->groups[gi]);
+		fs_matches_merge_variants(r->lib, r->groups[gi].variants, r->groups[gi].n_variants, G->g->n_nodes, G->m);
 		for (uint32_t v = 0; v < r->groups[gi].n_variants; v++)
 			G->matches[gi] += G->m[r->groups[gi].variants[v]].n;
 	}

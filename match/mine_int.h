@@ -44,10 +44,16 @@ struct ctx {
 /* A pattern's matches in this graph, for confirming the entry it names. */
 struct fs_confirm {
 	int32_t entry;
+	uint32_t pattern;    /* its index in the catalog's pattern library */
 	uint32_t *match_of;  /* per node: the match covering it, or UINT32_MAX */
+	uint32_t n_matches;
+	uint32_t *stamp;     /* per match: the last count that saw it (fs_mine_pattern_count) */
+	uint32_t stamp_now;
 };
 
 void fs_mine_roles(struct ctx *c);
+/* dropout(x, p, train) with p == 0 or train False: x itself at inference */
+int fs_mine_noop_dropout(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n);
 void fs_mine_regions(struct ctx *c);
 /* regions.c: a region of these nodes (its index; the regions may move), and
  * its views trimmed and its outputs, inputs and counts found */
@@ -90,6 +96,13 @@ void fs_mine_causal_masks(struct ctx *c);
 /* confirm.c: whether a region of these nodes may carry entry's name (see there). */
 void fs_mine_confirm_init(struct ctx *c);
 int fs_mine_confirmed(const struct ctx *c, int32_t entry, const uint32_t *nodes, uint32_t n);
+/* whether a match of entry's pattern lies in these nodes (a group of GEMMs
+ * reading one input, which the pattern counts a pair at a time) */
+int fs_mine_confirmed_any(const struct ctx *c, int32_t entry, const uint32_t *nodes, uint32_t n);
+/* k's pattern (the first in the library confirming its entry, the one
+ * discover tells the user to count) and how many of its matches lie in k's
+ * instances */
+void fs_mine_pattern_count(struct ctx *c, struct fs_candidate *k);
 void fs_mine_confirm_release(struct ctx *c);
 
 /* The value a node stands for, looking through index-only views that move

@@ -26,10 +26,12 @@
 
 /* ---- roles and layout ------------------------------------------------------- */
 
-static uint8_t role_of(const struct fs_scan *s, const struct fs_node *n)
+static uint8_t role_of(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n)
 {
 	if (n->kind != FS_NODE_CALL || (n->flags & FS_NODE_SIDE_EFFECT))
 		return ROLE_NONE;
+	if (fs_mine_noop_dropout(s, g, n))
+		return ROLE_VIEW; /* passes its input through: a cleanup, never fused into a chain */
 	const struct fs_op *op = &s->ops[n->op];
 	switch (op->cls) {
 	case FS_OPC_ELEMENTWISE:
@@ -43,6 +45,15 @@ static uint8_t role_of(const struct fs_scan *s, const struct fs_node *n)
 	default:
 		return ROLE_ANCHOR;
 	}
+}
+
+int fs_mine_noop_dropout(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n)
+{
+	if (!fs_mine_op_is(s, n->op, "dropout") || n->n_top < 2)
+		return 0;
+	const struct fs_arg *p = fs_mine_arg(g, n, 1), *train = fs_mine_arg(g, n, 2);
+	int p_zero = p && ((p->kind == FS_ARG_FLOAT && p->f == 0) || (p->kind == FS_ARG_INT && p->i == 0));
+	return p_zero || (train && train->kind == FS_ARG_BOOL && !train->i);
 }
 
 /* slice(x, dim, 0, INT64_MAX) selects everything. */
@@ -114,7 +125,7 @@ void fs_mine_roles(struct ctx *c)
 {
 	const struct fs_graph *g = c->g;
 	for (uint32_t i = 0; i < g->n_nodes; i++) { /* file order is topological: inputs are known first */
-		c->role[i] = role_of(c->s, &g->nodes[i]);
+		c->role[i] = role_of(c->s, g, &g->nodes[i]);
 		c->contig[i] = c->role[i] == ROLE_VIEW ? view_contig(c, i) : 1;
 		uint32_t in = fs_mine_first_input(g, &g->nodes[i]);
 		c->src[i] = c->role[i] == ROLE_VIEW && !fs_mine_is_kernel(c, i) && in != UINT32_MAX && in < i ? c->src[in] : i;

@@ -4,6 +4,7 @@ description residual add + RMSNorm, the sum kept as a second output
 replace python.flashinfer_fused_add_rms_norm
 catalog add_rmsnorm
 
+variant decomposed
 input a
 input b
 input w weight
@@ -16,5 +17,17 @@ node rs        aten\.rsqrt\.default               (eps)
 node norm      aten\.mul\.Tensor                  (up, rs)      commutative
 optional down  aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (norm, ...)
 node out       aten\.mul\.Tensor                  (w, down)     commutative
+output out, sum
+where $eps in [1e-10, 1e-2]
+
+# The residual add in front of one of AutoDeploy's norm ops (after match_rmsnorm_pattern and
+# fuse_rmsnorm): what fuse_add_rms_norm rewrites (add [-> cast] -> flashinfer_rms_norm).
+variant norm_op
+input a
+input b
+input w weight
+node sum       aten\.add\.Tensor                  (a, b)        commutative
+optional up    aten\.(to\.dtype|_to_copy\.default|type_as\.default)          (sum, ...)
+node out       auto_deploy\.(torch_rmsnorm|flashinfer_rms_norm|triton_rms_norm)\.default   (up, w, $eps)
 output out, sum
 where $eps in [1e-10, 1e-2]

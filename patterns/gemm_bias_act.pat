@@ -3,6 +3,7 @@
 pattern gemm_bias_act
 description GEMM + bias + activation
 replace fusescan.gemm_bias_act.default
+catalog gemm_bias_act
 
 variant addmm
 input b

@@ -26,3 +26,16 @@ optional xv2   aten\.view\.default                (x, ...)
 node g1        aten\.addmm\.default               (b1, xv1, w1, ...)
 node g2        aten\.addmm\.default               (b2, xv2, w2, ...)
 output g1, g2
+
+# matmul decomposed: bmm on 3-d views of the shared operand (expanded first where it broadcasts)
+variant batched
+input x
+input w1
+input w2
+optional e1    aten\.(expand|view|_unsafe_view|reshape)\.default   (x, ...)
+optional v1    aten\.(view|_unsafe_view|reshape)\.default   (e1, ...)
+optional e2    aten\.(expand|view|_unsafe_view|reshape)\.default   (x, ...)
+optional v2    aten\.(view|_unsafe_view|reshape)\.default   (e2, ...)
+node g1        aten\.bmm\.default                 (v1, w1)
+node g2        aten\.bmm\.default                 (v2, w2)
+output g1, g2

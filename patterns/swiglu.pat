@@ -1,11 +1,14 @@
 # The SwiGLU MLP: down(silu(gate(x)) * up(x)), as match_swiglu_pattern sees it; after
 # run_decompositions() each linear is mm(view(x), permute(w)) and silu is x * sigmoid(x)
 # in fp32 between casts.
-# No `catalog swiglu` line: this pattern spans the three GEMMs, while discovery's swiglu
-# regions are the gate alone (silu(g) * u between the GEMMs), named by their ops.
+# Discovery's swiglu regions are the gate alone (silu(g) * u between the GEMMs): one match
+# of this pattern covers such a region, so every region discovery names swiglu is a site
+# this pattern counts, and the other way round. Where the gate and up projections are one
+# product split in halves (narrow, split, chunk), the gate is counted without the GEMMs.
 pattern swiglu
 description SwiGLU MLP: two GEMMs on one input, silu, mul, the down GEMM
 replace auto_deploy.torch_swiglu_mlp.default
+catalog swiglu
 
 variant export
 input x
@@ -41,3 +44,61 @@ node pv        aten\.(view|_unsafe_view|reshape)\.default   (prod, _)
 node wdt       aten\.(permute|t)\.default        (wd, ...)
 node down      aten\.mm\.default                 (pv, wdt)
 output down
+
+# silu of one half times the other half of one gate/up product
+variant narrow
+input x
+node gate      aten\.narrow\.default|<built-in\smethod\snarrow.*   (x, -1, 0, $n)
+node up        aten\.narrow\.default|<built-in\smethod\snarrow.*   (x, -1, $n, $n)
+node act       aten\.silu\.default                (gate)
+node out       aten\.mul\.Tensor                  (act, up)     commutative
+output out
+where dim(x, -1) == 2 * dim(gate, -1)
+
+variant split
+input x
+node parts     aten\.(split_with_sizes|split|chunk)\.default   (x, ...)
+node gate      <built-in\sfunction\sgetitem>          (parts, 0)
+node up        <built-in\sfunction\sgetitem>          (parts, 1)
+node act       aten\.silu\.default                (gate)
+node out       aten\.mul\.Tensor                  (act, up)     commutative
+output out
+where dim(x, -1) == 2 * dim(gate, -1)
+
+variant split_decomposed
+input x
+node parts     aten\.(split_with_sizes|split|chunk)\.default   (x, ...)
+node gate      <built-in\sfunction\sgetitem>          (parts, 0)
+node up        <built-in\sfunction\sgetitem>          (parts, 1)
+optional g32   aten\._to_copy\.default            (gate, ...)
+node sg        aten\.sigmoid\.default             (g32)
+node act       aten\.mul\.Tensor                  (g32, sg)     commutative
+optional dn    aten\._to_copy\.default            (act, ...)
+node out       aten\.mul\.Tensor                  (dn, up)      commutative
+output out
+where dim(x, -1) == 2 * dim(gate, -1)
+
+# The gate alone where the down projection is not the one match_swiglu_pattern sees (an
+# expert's or a shared expert's MLP, flattened tokens): silu(gate GEMM) * up GEMM
+variant gate
+node gm        aten\.(linear|mm|matmul|bmm|addmm)\.default|auto_deploy\.torch_linear_simple\.default   (...)
+optional gv    aten\.(view|_unsafe_view|reshape)\.default   (gm, ...)
+node um        aten\.(linear|mm|matmul|bmm|addmm)\.default|auto_deploy\.torch_linear_simple\.default   (...)
+optional uv    aten\.(view|_unsafe_view|reshape)\.default   (um, ...)
+node act       aten\.silu\.default                (gv)
+node out       aten\.mul\.Tensor                  (act, uv)     commutative
+output out
+where gm != um
+
+variant gate_decomposed
+node gm        aten\.(linear|mm|matmul|bmm|addmm)\.default|auto_deploy\.torch_linear_simple\.default   (...)
+optional gv    aten\.(view|_unsafe_view|reshape)\.default   (gm, ...)
+optional g32   aten\._to_copy\.default            (gv, ...)
+node sg        aten\.sigmoid\.default             (g32)
+node act       aten\.mul\.Tensor                  (g32, sg)     commutative
+optional dn    aten\._to_copy\.default            (act, ...)
+node um        aten\.(linear|mm|matmul|bmm|addmm)\.default|auto_deploy\.torch_linear_simple\.default   (...)
+optional uv    aten\.(view|_unsafe_view|reshape)\.default   (um, ...)
+node out       aten\.mul\.Tensor                  (dn, uv)      commutative
+output out
+where gm != um

@@ -5,6 +5,7 @@
  * recommendation, and count evolution across a run.
  */
 #include "report_int.h"
+#include "fusescan/pattern.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -229,6 +230,12 @@ static void mlir_evidence(const struct fs_discovery *d, const struct fs_analysis
 		}
 }
 
+const char *fs_cand_count_pattern(const struct fs_discovery *d, const struct fs_candidate *k)
+{
+	const struct fs_patlib *lib = d->cat.confirm;
+	return lib && k->pattern >= 0 && (uint32_t)k->pattern < lib->n ? lib->v[k->pattern].name : NULL;
+}
+
 void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 		      const struct fs_candidate *k, struct lines *out)
 {
@@ -249,6 +256,10 @@ void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	len = list_ops(d, "; reference ops (unfused) ", e->reference, e->n_reference, ks, sizeof(ks), len);
 	fs_lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
 		     e->evidence ? "; " : "", e->evidence ? e->evidence : "");
+	const char *pat = fs_cand_count_pattern(d, k);
+	if (pat)
+		fs_lines_add(out, "counted by pattern %s: %u match%s in these sites (fusescan match -p %s)", pat,
+			     k->pattern_matches, k->pattern_matches == 1 ? "" : "es", pat);
 	const uint32_t *lists[] = {e->kernels, e->wrappers, e->subsumed};
 	const uint32_t ns[] = {e->n_kernels, e->n_wrappers, e->n_subsumed};
 	for (uint32_t l = 0; l < 3; l++)

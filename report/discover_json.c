@@ -58,6 +58,13 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	cJSON_AddStringToObject(o, "pattern", pat);
 	cJSON_AddNumberToObject(o, "instances", k->n_instances);
 	cJSON_AddNumberToObject(o, "pairs", k->pairs);
+	const char *count = fs_cand_count_pattern(d, k);
+	if (count) {
+		cJSON *cp = cJSON_AddObjectToObject(o, "counted_by");
+		cJSON_AddStringToObject(cp, "pattern", count);
+		cJSON_AddNumberToObject(cp, "matches", k->pattern_matches);
+	} else
+		cJSON_AddNullToObject(o, "counted_by");
 	for (uint32_t i = 0; i < k->n_instances; i++) {
 		const struct fs_region *r = &m->regions[k->instances[i]];
 		cJSON_AddItemToArray(sites, region_names(d, m->g, r->nodes, r->n_nodes));

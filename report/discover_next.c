@@ -88,16 +88,6 @@ static void apply_line(const struct fs_discovery *d, const struct fs_candidate *
 	fputc('\n', out);
 }
 
-/* The pattern of the library that confirms candidate k's name, or NULL. */
-static const char *pattern_of(const struct fs_discovery *d, const struct fs_candidate *k)
-{
-	const struct fs_patlib *lib = d->cat.confirm;
-	for (uint32_t i = 0; lib && k->entry >= 0 && i < lib->n; i++)
-		if (lib->v[i].catalog && !strcmp(lib->v[i].catalog, d->cat.e[k->entry].name))
-			return lib->v[i].name;
-	return NULL;
-}
-
 /* `fusescan match -p P...` over the graph's run (its file alone when it has
  * none) for the patterns of the n candidates k[pick[i]], each once; nothing
  * when none has one */
@@ -107,7 +97,7 @@ static void match_line(const struct fs_discovery *d, const struct fs_analysis *a
 	const char *p[NEXT_CANDIDATES];
 	uint32_t np = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *name = pattern_of(d, &k[pick[i]]);
+		const char *name = fs_cand_count_pattern(d, &k[pick[i]]);
 		uint32_t j = 0;
 		while (name && j < np && strcmp(p[j], name))
 			j++;

@@ -33,6 +33,9 @@ void fs_cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 /* What the candidate's entry recommends (fs_catalog_pick: with a tree, only
  * what it registers): a kernel, an op that absorbs it, or a transform; NULL. */
 const char *fs_cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k);
+/* The library pattern that confirms the candidate's name (its count is the
+ * candidate's pattern_matches, what `fusescan match -p` gives), or NULL. */
+const char *fs_cand_count_pattern(const struct fs_discovery *d, const struct fs_candidate *k);
 /* The Python wrapper AutoDeploy calls the picked kernel through, or NULL. */
 const char *fs_cand_wrapper(const struct fs_discovery *d, const struct fs_candidate *k);
 void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,

@@ -219,6 +219,26 @@ static void inplace_as_functional(struct fs_scan *s, struct fs_op *op, struct sp
 	op->cls = probe.cls, op->flags = probe.flags, op->known = 1;
 }
 
+/* max / min of two tensors (`aten.max.other`, `aten.min.other`: xIELU's
+ * min(x, beta)) compute what maximum / minimum do, elementwise; the other
+ * overloads reduce. Classified and keyed as those ops. */
+static void binary_minmax(struct fs_scan *s, struct fs_op *op, struct split *sp)
+{
+	static const char *const binary[2] = {"maximum", "minimum"};
+	if (sp->nns != 4 || memcmp(sp->ns, "aten", 4) || sp->nname != 3 || sp->nov != 5 || memcmp(sp->ov, "other", 5))
+		return;
+	int which = !memcmp(sp->name, "max", 3) ? 0 : !memcmp(sp->name, "min", 3) ? 1 : -1;
+	if (which < 0)
+		return;
+	struct split elementwise = *sp;
+	elementwise.name = binary[which];
+	elementwise.nname = 7;
+	struct fs_op probe = {0};
+	classify(s, &probe, &elementwise);
+	*sp = elementwise;
+	op->cls = probe.cls, op->flags = probe.flags, op->known = probe.known;
+}
+
 uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 {
 	uint32_t sym = fs_strtab_intern(&s->strs, target, n);
@@ -242,6 +262,7 @@ uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 	op->overload = fs_strtab_intern(&s->strs, sp.ov, sp.nov);
 	classify(s, op, &sp);
 	inplace_as_functional(s, op, &sp);
+	binary_minmax(s, op, &sp);
 	op->key = op_key(s, op, &sp);
 	s->op_of_target[sym] = ++s->n_ops;
 	return s->n_ops - 1;

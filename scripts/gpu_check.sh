@@ -161,7 +161,7 @@ part_memcheck() {
 	# softmax past 2^31 elements (32 x 8200 x 8200 scores)
 	local -a tuned=(
 		"ssd_mask --apply reduction.cat-tril-bitwise_not-masked_fill-exp-mul-8abdc5c6 --tokens 2048 --buckets 2048 tests/data/export_mamba2_chunks_2l/001_export_export_to_gm.txt"
-		"big --apply eager_attention_softmax-661b75dd --tokens 8200 --buckets 8200 $eager"
+		"big --apply eager_attention_softmax-104f9fe6 --tokens 8200 --buckets 8200 $eager"
 	)
 	# then every tactic of each op family under it (an output of part of each row, the longest, first;
 	# row reductions, elementwise, strided RoPE, two outputs, a masked softmax, a row's tail past its
@@ -175,7 +175,7 @@ part_memcheck() {
 		"rope --apply rope_rotate_half-3bc3ce9c --tokens 512 --buckets 512 $llama"
 		"add_rmsnorm --apply add_rmsnorm-aeb77c08 --tokens 512 --buckets 512 $llama"
 		"swiglu --apply swiglu-b5058ea8 --tokens 16 --buckets 16 --emit $out/memcheck/emit $llama"
-		"softmax --apply eager_attention_softmax-661b75dd --tokens 512 --buckets 512 $eager"
+		"softmax --apply eager_attention_softmax-104f9fe6 --tokens 512 --buckets 512 $eager"
 		"l2norm --apply l2norm --tokens 2048 --buckets 2048 $next"
 		"experts --apply reduction.sum-cast-add-b4620dd5 --tokens 2048 --buckets 2048 tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"
 		"qkv --apply parallel_gemm --tokens 100 --buckets 100 $d/qkv.txt"

@@ -66,7 +66,7 @@ CHAINS = [
     ("geglu_tanh", "geglu_tanh-38faf084", "gemma2_l3w_001.txt", "export_gemma2_l3w_2l", geglu_tanh),
     ("layernorm", "layernorm", "gpt2_l3w_001.txt", "export_gpt2_l3w_2l", layernorm),
     ("bias_gelu", "gelu_tanh-82011eea", "gpt2_l3w_001.txt", "export_gpt2_l3w_2l", new_gelu),
-    ("softmax", "eager_attention_softmax-661b75dd", "llama_eager_001.txt", "export_llama_eager_2l", softmax),
+    ("softmax", "eager_attention_softmax-104f9fe6", "llama_eager_001.txt", "export_llama_eager_2l", softmax),
 ]
 
 

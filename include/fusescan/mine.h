@@ -57,6 +57,10 @@ struct fs_candidate {
 	uint32_t *instances;   /* region indices, file order */
 	uint32_t n_instances;
 	uint32_t pairs;        /* instances pairing up through a shared input */
+	int32_t pattern;       /* the library pattern confirming its name (index in the catalog's
+				  pattern library), or -1 */
+	uint32_t pattern_matches; /* that pattern's matches in these sites: the count `fusescan
+				     match -p` gives for them */
 	int64_t bytes_per_instance; /* mean over instances */
 	int64_t bytes_total;
 	uint32_t launches_per_instance;
@@ -78,6 +82,7 @@ enum fs_cleanup_kind {
 	FS_CLEAN_DUPLICATE,    /* same target and inputs as an earlier node */
 	FS_CLEAN_VIEW_MERGE,   /* two consecutive views that merge into one */
 	FS_CLEAN_CAUSAL_MASK,  /* an attention's mask proven causal: is_causal=True instead (match/causal.c) */
+	FS_CLEAN_NOOP_DROPOUT, /* dropout(x, 0.0, ...) or dropout(x, p, False): x at inference */
 	FS_CLEAN_COUNT
 };
 const char *fs_cleanup_name(enum fs_cleanup_kind k);

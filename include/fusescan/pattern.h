@@ -156,5 +156,10 @@ struct fs_matches {
 void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const struct fs_graph *g,
 		      struct fs_matches *out);
 void fs_matches_release(struct fs_matches *m);
+/* Variants of one pattern count as one pattern: drops each variant's match
+ * that holds a node a larger variant's match holds. m is indexed like lib->v;
+ * variants lists the n variants (lib indices) of the pattern. */
+void fs_matches_merge_variants(const struct fs_patlib *lib, const uint32_t *variants, uint32_t n, uint32_t n_nodes,
+			       struct fs_matches *m);
 
 #endif

@@ -78,7 +78,7 @@ check "no id" 2 "$exe" fuse "$final"
 gemma=$tests/data/export_gemma2_2l/001_export_export_to_gm.txt
 check "apply Gemma RMSNorm" 0 "$exe" --apply gemma_rmsnorm-af7cb93a --out "$tmp/h" "$gemma"
 count "Gemma RMSNorm fused" "$tmp/h/001_export_export_to_gm.txt" "= fusescan.gemma_rmsnorm.default(" 9
-check "apply soft-capped softmax" 0 "$exe" --apply eager_attention_softcap-71807e1d --out "$tmp/i" "$gemma"
+check "apply soft-capped softmax" 0 "$exe" --apply eager_attention_softcap-d1ba0255 --out "$tmp/i" "$gemma"
 count "softmax subsumed by attention: own node" "$tmp/i/001_export_export_to_gm.txt" "= fusescan.eager_attention_softcap.default(" 2
 check "after-dump parses" 0 "$exe" scan "$tmp/i/001_export_export_to_gm.txt"
 

@@ -19,7 +19,7 @@ all() { # all NAME ID DUMP [--patterns DIR]: every tactic compiled, no error
 all rmsnorm rmsnorm-3feecfe3 "$llama"
 all rope rope_rotate_half-3bc3ce9c "$llama"
 all swiglu swiglu-b5058ea8 "$llama"
-all softmax eager_attention_softmax-661b75dd "$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt"
+all softmax eager_attention_softmax-104f9fe6 "$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt"
 all gate_up gate_up_swiglu "$tests/data/gemm/gate_up.txt" --patterns "$tests/data/gemm/patterns"
 contains "gate_up: the generated GEMM under its six tactics" "$tmp/out" "the GEMM with its epilogue under 6,"
 all experts reduction.sum-cast-add-b4620dd5 "$tests/data/export_deepseek_v3_2l/001_export_export_to_gm.txt"

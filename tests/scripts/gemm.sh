@@ -126,7 +126,7 @@ contains "swiglu without --with-gemm: the epilogue alone" "$tmp/out" "-> %mul_16
 count "swiglu without --with-gemm: no weight read" "$tmp/out" "gate_proj_weight" 0
 
 neox=$d/export_gpt_neox_2l/001_export_export_to_gm.txt
-check "linear + bias + GELU" 0 "$exe" --apply gemm_bias_act --cpu-only --no-render --tokens 2 --out "$tmp/g" "$neox"
+check "linear + bias + GELU" 0 "$exe" --apply pattern:gemm_bias_act --cpu-only --no-render --tokens 2 --out "$tmp/g" "$neox"
 contains "linear + bias + GELU: operands" "$tmp/out" "%gpt_neox_layers_0_mlp_dense_h_to_4h_weight 24576x6144 bfloat16, %gpt_neox_layers_0_mlp_dense_h_to_4h_bias 24576 bfloat16 -> %gelu 1x2x24576 bfloat16"
 contains "linear + bias + GELU: verdict" "$tmp/out" "verdict: pass"
 
@@ -143,7 +143,7 @@ check "eager attention (Llama)" 2 "$exe" --apply eager_attention --cpu-only --no
 contains "eager attention (Llama): refused" "$tmp/err" "the generator does not take this region: matrix product %matmul_2: an operand that is no buffer's layout"
 count "eager attention (Llama): no verdict beside the refusal" "$tmp/out" "verdict:" 0
 
-check "too many multiply-adds for the CPU" 2 "$exe" --apply gemm_bias_act --cpu-only --no-render --tokens 64 --out "$tmp/big" "$neox"
+check "too many multiply-adds for the CPU" 2 "$exe" --apply pattern:gemm_bias_act --cpu-only --no-render --tokens 64 --out "$tmp/big" "$neox"
 contains "too many: where and what" "$tmp/err" "001_export_export_to_gm.txt:126:1: error: numerics: the region's matrix products take 9663676416 multiply-adds"
 contains "too many: what to do" "$tmp/err" "lower --tokens"
 # a dump whose shapes contradict each other: refused, no out-of-bounds read

@@ -67,10 +67,10 @@ contains "FMA-off run" "$tmp/out" "fused, FMA contraction off"
 eager=$tests/data/export_llama_eager_2l/001_export_export_to_gm.txt
 # at 16384 tokens: its unfused chain (103 GB in five buffers) runs in 52 GB planned by lifetime, so
 # it fits an 80 GB card; the fused kernel's output goes where the chain's buffers were
-check "softmax at 16384 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 16384 --buckets 16384 --no-render \
+check "softmax at 16384 tokens" 0 "$exe" --apply eager_attention_softmax-104f9fe6 --tokens 16384 --buckets 16384 --no-render \
 	--out "$tmp/sm16k" "$eager"
 contains "softmax at 16384: GPU check" "$tmp/out" "GPU check: pass"
-check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-661b75dd --tokens 8192 --buckets 8192 --no-render --out "$tmp/sm" "$eager"
+check "softmax at 8192 tokens" 0 "$exe" --apply eager_attention_softmax-104f9fe6 --tokens 8192 --buckets 8192 --no-render --out "$tmp/sm" "$eager"
 contains "softmax: CPU skipped" "$tmp/out" "CPU executions skipped: the region holds"
 contains "softmax: GPU reference alone" "$tmp/out" "(no CPU reference at these sizes)"
 contains "softmax: GPU check" "$tmp/out" "GPU check: pass"

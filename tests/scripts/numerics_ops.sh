@@ -39,6 +39,14 @@ check "more elementwise ops" 0 "$exe" --apply elementwise.square-exp2-expm1-add-
 	--out "$tmp/eo" "$d/ops/elementwise_ops.txt"
 contains "more elementwise ops: verdict" "$tmp/out" "verdict: pass"
 all_compiled "more elementwise ops: every kernel compiled" "$tmp/out"
+# xIELU's family: min / max of two tensors (aten.min.other, aten.max.other), minimum, maximum,
+# fmax, fmin; the dropout at inference in front of them a cleanup, not a member of the chain
+check "min / max of two tensors" 0 "$exe" --apply elementwise.softplus-minimum-expm1-maximum-fmax-fmin-1f28e91d --cpu-only --no-render \
+	--tokens 5 --out "$tmp/mm" "$d/ops/xielu_minmax.txt"
+contains "min / max of two tensors: verdict" "$tmp/out" "verdict: pass"
+all_compiled "min / max of two tensors: every kernel compiled" "$tmp/out"
+check "no-op dropout" 0 "$exe" discover --format json -o "$tmp/mm.json" "$d/ops/xielu_minmax.txt"
+contains "no-op dropout: a cleanup" "$tmp/mm.json" '"kind":	"noop_dropout"'
 # repeat_interleave (Bamba's heads), stack (GPT-J's interleaved RoPE)
 check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
 	"$d/export_bamba_2l/001_export_export_to_gm.txt"
