@@ -1,11 +1,10 @@
 /*
  * gate.c: CI gating for `fusescan match`. --expect FILE checks counts
- * against expectations ("rmsnorm >= 2*layers+1", optionally "@015 ..." for
- * one dump); --baseline PATH fails on any count that dropped against another
- * run or a saved JSON report; --log ad.log cross-checks each transform's
- * reported matches with what changed between its before and after dumps.
- * Failures are gate results (exit 1); unreadable or malformed files are
- * input errors (exit 2).
+ * against expectations ("rmsnorm >= 2*layers+1", "fuse_rmsnorm > 0" from
+ * the run's log, optionally "@015 ..." for one dump); --baseline PATH fails
+ * on any count that dropped against another run or a saved JSON report (the
+ * --log cross-check is adcheck.c). Failures are gate results (exit 1);
+ * unreadable or malformed files and unknown names are input errors (exit 2).
  */
 #include "gate_int.h"
 #include "fusescan/catalog.h"

@@ -95,7 +95,9 @@ int32_t fs_match_group(const struct fs_match_run *r, const char *name);
 uint32_t fs_match_count(const struct fs_match_run *r, uint32_t module, uint32_t group);
 
 /* Gates: each adds results to r->gates; bad input (unreadable or malformed
- * files, a number out of range) goes to d and returns -1. The _text and
+ * files, a number out of range, an unknown name, an AD transform's count
+ * with no log to read it from) goes to d and returns -1. --expect names a
+ * pattern (its matches in what runs) or an AD transform (its log entries). The _text and
  * _json forms take the file's bytes (path names it in messages). */
 int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d);
 int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d);
