@@ -57,11 +57,6 @@ int fs_opt_size(const struct fs_command *cmd, const char *name, const char *text
  * saying what it wants. */
 int fs_opt_int_list(const struct fs_command *cmd, const char *name, const char *text, long long lo, long long hi,
 		    int64_t *out, uint32_t max, uint32_t *n);
-/* The name among v[0..n) that word[0..len) is most likely a typo of, for a
- * "did you mean" (case aside): the nearest within 1 edit up to 5 letters, 2
- * beyond (an insertion, deletion, substitution or swap of neighbours is one),
- * else the only name it begins; NULL when none is near. */
-const char *fs_did_you_mean(const char *word, size_t len, const char *const *v, uint32_t n);
 /* No path given: says so with the usage; 1 then, else 0. */
 int fs_opts_no_input(const struct fs_command *cmd, const struct fs_option *opts, int npos);
 

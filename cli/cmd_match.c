@@ -5,6 +5,8 @@
  * gate fails, 2 on bad input or options.
  */
 #include "cli.h"
+#include "fusescan/catalog.h"
+#include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
 
 #include <stdlib.h>
@@ -16,9 +18,15 @@ static const char *const formats[] = {"text", "json", "junit", NULL};
 static int report(struct fs_match_run *r, const struct fs_patlib *lib, struct fs_scan *s, int format,
 		  const char *out_path, const char *expect, const char *baseline, const char *log)
 {
-	int bad = (expect && fs_match_gate_expect(r, expect, &s->diags) < 0) ||
-		  (baseline && fs_match_gate_baseline(r, baseline, lib, &s->diags) < 0) ||
-		  (log && fs_match_check_log(r, log, &s->diags) < 0);
+	struct fs_catalog cat; /* what each AD transform inserts */
+	fs_catalog_init(&cat, s);
+	fs_catalog_load_default(&cat, NULL, &s->diags);
+	r->cat = &cat;
+	int bad = (log && fs_match_log_read(r, log, &s->diags) < 0);
+	bad = bad || (expect && fs_match_gate_expect(r, expect, &s->diags) < 0) ||
+	      (baseline && fs_match_gate_baseline(r, baseline, lib, &s->diags) < 0);
+	if (!bad)
+		fs_match_check_log(r);
 	struct fs_out out;
 	int rc = fs_out_open(&out, out_path);
 	if (rc == 0) {
@@ -27,6 +35,8 @@ static int report(struct fs_match_run *r, const struct fs_patlib *lib, struct fs
 	}
 	if (r->gates.failed)
 		fprintf(stderr, "fusescan match: %u of %u gate checks failed\n", r->gates.failed, r->gates.n);
+	r->cat = NULL;
+	fs_catalog_release(&cat);
 	return rc || bad || s->diags.n_errors ? FS_EXIT_INPUT : r->gates.failed ? FS_EXIT_GATE : FS_EXIT_OK;
 }
 
@@ -41,7 +51,7 @@ int fs_cmd_match(const struct fs_command *cmd, int argc, char **argv)
 		{"format", 'f', FS_OPT_CHOICE, "FMT", "report format", &format, formats},
 		{"output", 'o', FS_OPT_STRING, "FILE", "write the report to FILE (atomically)", &out_path, NULL},
 		{"explain", 0, FS_OPT_STRING, "NAME", "near misses of a pattern, grouped by cause", &explain, NULL},
-		{"expect", 0, FS_OPT_STRING, "FILE", "gate on expected counts ('rmsnorm >= 2*layers+1')", &expect, NULL},
+		{"expect", 0, FS_OPT_STRING, "FILE", "gate on expected counts of patterns or AD transforms ('rmsnorm >= 2*layers+1')", &expect, NULL},
 		{"baseline", 0, FS_OPT_STRING, "PATH", "gate: fail on any count below a run or saved JSON", &baseline, NULL},
 		{"log", 0, FS_OPT_STRING, "FILE", "cross-check ad.log's matches= with what each transform changed", &log, NULL},
 		{0},

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "fusescan/base.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,57 +44,6 @@ static const struct fs_option *find(const struct fs_option *opts, const char *na
 		if (c ? o->short_name == c : (strlen(o->name) == n && !memcmp(o->name, name, n)))
 			return o;
 	return NULL;
-}
-
-enum { NEAR_MAX = 64 }; /* a longer word is near no name */
-
-static int same(char x, char y)
-{
-	return tolower((unsigned char)x) == tolower((unsigned char)y);
-}
-
-/* The edit distance of a[0..n) and b[0..m), both at most NEAR_MAX long,
- * where a swap of neighbours counts one (optimal string alignment). */
-static size_t distance(const char *a, size_t n, const char *b, size_t m)
-{
-	size_t d[3][NEAR_MAX + 1]; /* the table's rows i - 2, i - 1 and i, row i at d[i % 3] */
-	for (size_t j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= n; i++) {
-		size_t *r = d[i % 3], *up = d[(i - 1) % 3], *up2 = d[(i + 1) % 3];
-		r[0] = i;
-		for (size_t j = 1; j <= m; j++) {
-			size_t c = up[j - 1] + !same(a[i - 1], b[j - 1]);
-			if (up[j] + 1 < c)
-				c = up[j] + 1;
-			if (r[j - 1] + 1 < c)
-				c = r[j - 1] + 1;
-			if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) && up2[j - 2] + 1 < c)
-				c = up2[j - 2] + 1;
-			r[j] = c;
-		}
-	}
-	return d[n % 3][m];
-}
-
-const char *fs_did_you_mean(const char *word, size_t len, const char *const *v, uint32_t n)
-{
-	const char *near = NULL, *begun = NULL;
-	size_t best = len <= 5 ? 2 : 3; /* nearer than this */
-	uint32_t n_begun = 0;
-	for (uint32_t i = 0; i < n && len && len <= NEAR_MAX; i++) {
-		size_t m = strlen(v[i]), k = 0;
-		if (m > NEAR_MAX)
-			continue;
-		size_t e = distance(word, len, v[i], m);
-		if (e < best)
-			best = e, near = v[i];
-		while (k < len && k < m && same(word[k], v[i][k]))
-			k++;
-		if (len >= 2 && k == len && m > len)
-			begun = v[i], n_begun++;
-	}
-	return near ? near : n_begun == 1 ? begun : NULL;
 }
 
 /* hint: "; did you mean ...?", or "" */

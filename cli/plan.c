@@ -285,18 +285,39 @@ static void keep_site(const struct fs_scan *s, const struct fs_graph *g, struct 
 	a->n_sites = w;
 }
 
+/* "; did you mean 'X'?" over this graph's candidate ids and names and the
+ * library's patterns (pattern: given, the patterns alone), or "". */
+static void guess(const struct fs_mine *m, const struct fs_patlib *lib, const char *name, int patterns_only, char *hint,
+		  size_t n)
+{
+	const char **v = fs_xmalloc((2 * m->n_cands + lib->n + 1) * sizeof(char *));
+	uint32_t k = 0;
+	for (uint32_t i = 0; !patterns_only && i < m->n_cands; i++)
+		v[k++] = m->cands[i].id, v[k++] = m->cands[i].name;
+	for (uint32_t i = 0; i < lib->n; i++)
+		v[k++] = lib->v[i].name;
+	const char *near = fs_did_you_mean(name, strlen(name), v, k);
+	hint[0] = '\0';
+	if (near)
+		snprintf(hint, n, "; did you mean '%s%.100s'?", patterns_only ? "pattern:" : "", near);
+	free(v);
+}
+
 /* Resolves one name (see the top of the file); 0, or -1 after saying why. */
 static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, const char *name, struct fs_approval *a)
 {
 	const struct fs_mine *m = d->a[0].mine;
 	const struct fs_candidate *named = NULL;
 	uint32_t n_named = 0;
+	char hint[160];
 	if (!strncmp(name, "pattern:", 8)) { /* the pattern, whatever the candidates are called */
 		if (fs_patlib_find(lib, name + 8) >= 0) {
 			from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, &d->cat, name + 8, a);
 			return 0;
 		}
-		fprintf(stderr, "fusescan fuse: '%s': the library has no pattern '%s' (patterns/README.md lists them)\n", name, name + 8);
+		guess(m, lib, name + 8, 1, hint, sizeof(hint));
+		fprintf(stderr, "fusescan fuse: '%s': the library has no pattern '%s'%s (patterns/README.md lists them)\n", name,
+			name + 8, hint);
 		return -1;
 	}
 	for (uint32_t i = 0; i < m->n_cands; i++) {
@@ -324,8 +345,9 @@ static int resolve(const struct fs_discovery *d, const struct fs_patlib *lib, co
 		from_pattern(d->scan, d->scan->modules[d->a[0].module].graph, lib, &d->cat, name, a);
 		return 0;
 	}
-	fprintf(stderr, "fusescan fuse: '%s' is neither a candidate of this graph nor a pattern "
-			"(ids and names are in 'fusescan discover', e.g. %s)\n", name,
+	guess(m, lib, name, 0, hint, sizeof(hint));
+	fprintf(stderr, "fusescan fuse: '%s' is neither a candidate of this graph nor a pattern%s "
+			"(ids and names are in 'fusescan discover', e.g. %s)\n", name, hint,
 		m->n_cands ? m->cands[0].id : "none here");
 	return -1;
 }

@@ -1,13 +1,13 @@
 /*
  * gate.c: CI gating for `fusescan match`. --expect FILE checks counts
- * against expectations ("rmsnorm >= 2*layers+1", optionally "@015 ..." for
- * one dump); --baseline PATH fails on any count that dropped against another
- * run or a saved JSON report; --log ad.log cross-checks each transform's
- * reported matches with what changed between its before and after dumps.
- * Failures are gate results (exit 1); unreadable or malformed files are
- * input errors (exit 2).
+ * against expectations ("rmsnorm >= 2*layers+1", "fuse_rmsnorm > 0" from
+ * the run's log, optionally "@015 ..." for one dump); --baseline PATH fails
+ * on any count that dropped against another run or a saved JSON report (the
+ * --log cross-check is adcheck.c). Failures are gate results (exit 1);
+ * unreadable or malformed files and unknown names are input errors (exit 2).
  */
-#include "fusescan/matchrun.h"
+#include "gate_int.h"
+#include "fusescan/catalog.h"
 #include "fusescan/scan.h"
 
 #include <cjson/cJSON.h>
@@ -18,10 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void gate(struct fs_match_run *r, int ok, const char *check, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void gate(struct fs_match_run *r, int ok, const char *check, const char *fmt, ...)
+void fs_match_gate_add(struct fs_match_run *r, int ok, const char *check, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -36,13 +33,23 @@ static void gate(struct fs_match_run *r, int ok, const char *check, const char *
 	r->gates.failed += !ok;
 }
 
-/* Matches of a group in a whole file (all its modules). */
-static uint32_t file_count(const struct fs_match_run *r, uint32_t file, uint32_t group)
+uint32_t fs_match_file_count(const struct fs_match_run *r, uint32_t file, uint32_t group, uint32_t *uncalled,
+			     const char **where)
 {
 	const struct fs_dumpfile *f = &r->s->files[file];
-	uint32_t n = 0;
-	for (uint32_t mi = f->first_module; mi < f->first_module + f->n_modules; mi++)
-		n += fs_match_count(r, mi, group);
+	uint32_t n = 0, off = 0;
+	for (uint32_t mi = f->first_module; mi < f->first_module + f->n_modules; mi++) {
+		uint32_t c = fs_match_count(r, mi, group);
+		if (r->runs[mi]) {
+			n += c;
+			continue;
+		}
+		if (c && !off && where)
+			*where = fs_scan_str(r->s, r->s->modules[mi].name);
+		off += c;
+	}
+	if (uncalled)
+		*uncalled = off;
 	return n;
 }
 
@@ -139,9 +146,8 @@ static int64_t ex_sum(struct ex *x)
 	}
 }
 
-static int compare(uint32_t got, const char *op, int64_t want)
+static int compare(int64_t g, const char *op, int64_t want)
 {
-	int64_t g = got;
 	return !strcmp(op, "==") ? g == want : !strcmp(op, "!=") ? g != want : !strcmp(op, ">=") ? g >= want
 	     : !strcmp(op, "<=") ? g <= want : !strcmp(op, ">") ? g > want : g < want;
 }
@@ -171,75 +177,240 @@ static int final_file(const struct fs_scan *s, uint32_t fi)
 	return 0;
 }
 
-/* "[@SEL] NAME OP EXPR" */
+/* One expectation line, parsed: "[@SEL] NAME OP EXPR". */
+struct expect {
+	struct fs_match_run *r;
+	const char *path, *line, *e; /* the file, the line's text and its end */
+	uint32_t no;
+	const char *sel, *name, *op, *expr;
+	size_t nsel, nname;
+	char nm[130];                /* the name, NUL-terminated */
+	char check[300];
+	struct fs_diags *d;
+};
+
+static int ex_error(const struct expect *x, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Bad input at `at` of the line (file:line:col); -1. */
+static int ex_error(const struct expect *x, const char *at, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fs_diag_add(x->d, FS_ERROR, x->path, x->no, (uint32_t)(at - x->line) + 1, x->line, (size_t)(x->e - x->line), "%s", msg);
+	return -1;
+}
+
+/* The expression's value with `layers` = layers; -1 after an error. */
+static int eval(const struct expect *x, int64_t layers, int64_t *want, int *uses_layers)
+{
+	struct ex v = {x->expr, x->e, layers, 0, 0, NULL, NULL};
+	*want = ex_sum(&v);
+	ex_ws(&v);
+	if (!v.err && v.p != x->e)
+		ex_fail(&v, v.p, "unexpected text");
+	*uses_layers = v.uses_layers;
+	if (v.err)
+		return ex_error(x, v.err_at, "bad expression: %s (integers, layers, + - * / and parentheses)", v.err);
+	return 0;
+}
+
+/* A gate on one count: got against EXPR with this graph's layers. */
+static int judge(struct expect *x, const char *where, const char *what, int64_t got, uint32_t layers, const char *also)
+{
+	int64_t want;
+	int uses;
+	if (eval(x, layers, &want, &uses) < 0)
+		return -1;
+	if (uses && !layers)
+		fs_match_gate_add(x->r, 0, x->check, "%s: cannot infer the layer count (no layers_N_ weights, no attention ops)", where);
+	else if (compare(got, x->op, want))
+		fs_match_gate_add(x->r, 1, x->check, "%s: %s=%lld%s", where, what, (long long)got, also);
+	else
+		fs_match_gate_add(x->r, 0, x->check, "%s: %s=%lld, expected %s %lld%s%s%s", where, what, (long long)got, x->op,
+				  (long long)want, uses ? " (layers inferred)" : "",
+				  !got && want > 0 ? ": ZERO matches where a positive count is expected" : "", also);
+	return 0;
+}
+
+static uint32_t file_layers(const struct fs_match_run *r, uint32_t f)
+{
+	const struct fs_dumpfile *df = &r->s->files[f];
+	return df->n_modules ? r->graphs[r->graph_of_module[df->first_module]].layers : 0;
+}
+
+/* A pattern's count in each selected dump (the modules that run). */
+static int expect_pattern(struct expect *x, uint32_t gi)
+{
+	const struct fs_scan *s = x->r->s;
+	int applied = 0;
+	for (uint32_t f = 0; f < s->n_files; f++) {
+		if (!selected(&s->files[f], x->sel, x->nsel) || (!x->nsel && !final_file(s, f)))
+			continue;
+		applied = 1;
+		uint32_t off = 0;
+		const char *where = NULL;
+		char also[200] = "";
+		uint32_t got = fs_match_file_count(x->r, f, gi, &off, &where);
+		if (off)
+			snprintf(also, sizeof(also), " (and %u in GraphModule '%.80s', which nothing calls: not counted)", off, where);
+		if (judge(x, s->files[f].base, "matches", got, file_layers(x->r, f), also) < 0)
+			return -1;
+	}
+	if (!applied)
+		fs_match_gate_add(x->r, 0, x->check, "no dump matches the selector");
+	return 0;
+}
+
+/* An AD transform's count in one log entry (mapped to dump f, or -1). */
+static int judge_entry(struct expect *x, const struct fs_adlog *l, const struct fs_adlog_entry *e, int32_t f,
+		       uint32_t final)
+{
+	char where[300];
+	snprintf(where, sizeof(where), "%.200s:%u", l->path, e->line);
+	if (e->status == FS_AD_RAN) {
+		fs_match_gate_add(x->r, 0, x->check, "%s: ran but the log ends before its summary: no count", where);
+		return 0;
+	}
+	const char *also = e->status == FS_AD_DISABLED ? " (disabled)" : e->status == FS_AD_SKIPPED ? " (skipped)" : "";
+	return judge(x, where, "matches", e->status == FS_AD_MATCHES ? e->matches : 0,
+		     file_layers(x->r, f >= 0 ? (uint32_t)f : final), also);
+}
+
+/* The transform's entries in one run's log: those of the selected dumps,
+ * or (no selector) every entry of that name. */
+static int expect_run(struct expect *x, uint32_t run, const struct fs_match_log *ml, int *applied)
+{
+	const struct fs_scan *s = x->r->s;
+	const struct fs_run *R = &s->runs[run];
+	uint32_t final = R->first_file + R->n_files - 1, n = 0;
+	const char *name = x->nm;
+	for (uint32_t k = 0; x->nsel && k < R->n_files; k++) {
+		const struct fs_dumpfile *f = &s->files[R->first_file + k];
+		int32_t e = ml->entry_of_file[k];
+		if (!selected(f, x->sel, x->nsel))
+			continue;
+		*applied = 1;
+		if (e < 0 || strcmp(ml->log->v[e].transform, name))
+			fs_match_gate_add(x->r, 0, x->check, "%s is the dump of %s, not of %s%s", f->base, fs_scan_str(s, f->transform),
+					  name, e < 0 ? " (and has no entry in the log)" : "");
+		else if (judge_entry(x, ml->log, &ml->log->v[e], (int32_t)(R->first_file + k), final) < 0)
+			return -1;
+	}
+	for (uint32_t i = 0; !x->nsel && i < ml->log->n; i++)
+		if (fs_adlog_primary(ml->log, &ml->log->v[i]) && !strcmp(ml->log->v[i].transform, name) && ++n &&
+		    judge_entry(x, ml->log, &ml->log->v[i], ml->file_of_entry[i], final) < 0)
+			return -1;
+	if (!x->nsel && !n)
+		fs_match_gate_add(x->r, 0, x->check, "%s has no entry for %s: it did not run", ml->log->path, name);
+	*applied |= !x->nsel;
+	return 0;
+}
+
+/* An AD transform's count, read from each run's log ([SUMMARY] matches=N). */
+static int expect_transform(struct expect *x)
+{
+	const struct fs_scan *s = x->r->s;
+	int applied = 0;
+	for (uint32_t run = 0; run < s->n_runs; run++) {
+		int sel = !x->nsel;
+		for (uint32_t k = 0; k < s->runs[run].n_files && !sel; k++)
+			sel = selected(&s->files[s->runs[run].first_file + k], x->sel, x->nsel);
+		if (!sel)
+			continue;
+		const struct fs_match_log *ml = fs_match_log_of(x->r, run, x->d);
+		if (!ml)
+			return ex_error(x, x->name, "'%s' is an AutoDeploy transform: its count is in the run's log, and %s has none "
+				     "(give --log FILE, or put ad.log beside the dumps)", x->nm, s->runs[run].dir);
+		if (expect_run(x, run, ml, &applied) < 0)
+			return -1;
+	}
+	if (!s->n_runs)
+		return ex_error(x, x->name, "'%s' is an AutoDeploy transform: its count is in a run's log; give the run "
+				"directory (with its ad.log, or --log FILE)", x->nm);
+	if (!applied)
+		fs_match_gate_add(x->r, 0, x->check, "no dump matches the selector");
+	return 0;
+}
+/* Every name an expectation may use: patterns, then AD transforms (the
+ * catalog's, the dumps', the logs'), for a "did you mean". */
+static const char *near_name(const struct fs_match_run *r, const char *w, size_t n)
+{
+	const struct fs_scan *s = r->s;
+	uint32_t k = 0, cap = r->lib->n + s->n_files + 1;
+	for (uint32_t i = 0; r->cat && i < r->cat->n; i++)
+		cap += r->cat->e[i].n_transforms;
+	for (uint32_t run = 0; run < s->n_runs; run++)
+		cap += r->logs[run].log ? r->logs[run].log->n : 0;
+	const char **v = fs_xmalloc(cap * sizeof(char *));
+	for (uint32_t i = 0; i < r->lib->n; i++)
+		v[k++] = r->lib->v[i].name;
+	for (uint32_t i = 0; r->cat && i < r->cat->n; i++)
+		for (uint32_t t = 0; t < r->cat->e[i].n_transforms; t++)
+			v[k++] = fs_scan_str(r->cat->scan, r->cat->e[i].transforms[t]);
+	for (uint32_t f = 0; f < s->n_files; f++)
+		v[k++] = fs_scan_str(s, s->files[f].transform);
+	for (uint32_t run = 0; run < s->n_runs; run++)
+		for (uint32_t i = 0; r->logs[run].log && i < r->logs[run].log->n; i++)
+			v[k++] = r->logs[run].log->v[i].transform;
+	const char *near = fs_did_you_mean(w, n, v, k);
+	free(v);
+	return near;
+}
+
+/* NAME: a pattern of this run, else an AD transform; else bad input. */
+static int expect_name(struct expect *x)
+{
+	int32_t gi = fs_match_group(x->r, x->nm);
+	if (gi >= 0)
+		return expect_pattern(x, (uint32_t)gi);
+	if (fs_patlib_find(x->r->lib, x->nm) >= 0)
+		return ex_error(x, x->name, "pattern '%s' is left out by --pattern", x->nm);
+	if (fs_match_is_transform(x->r, x->nm))
+		return expect_transform(x);
+	const char *near = near_name(x->r, x->name, x->nname);
+	char hint[200] = "";
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '%.150s'?", near);
+	return ex_error(x, x->name, "unknown name '%s' (neither a pattern nor an AutoDeploy transform)%s", x->nm, hint);
+}
+
+static int name_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* expect := [ "@" SEL ] NAME OP EXPR, SEL a dump's number or file name */
 static int expect_line(struct fs_match_run *r, const char *path, uint32_t no, const char *p, const char *e,
 		       struct fs_diags *d)
 {
-	const char *line = p, *sel = NULL, *name;
-	size_t nsel = 0, nname;
+	struct expect x = {.r = r, .path = path, .line = p, .e = e, .no = no, .d = d};
 	if (*p == '@') {
-		sel = ++p;
+		x.sel = ++p;
 		while (p < e && *p != ' ' && *p != '\t')
 			p++;
-		nsel = (size_t)(p - sel);
+		x.nsel = (size_t)(p - x.sel);
 		while (p < e && (*p == ' ' || *p == '\t'))
 			p++;
 	}
-	name = p;
-	while (p < e && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-		p++;
-	nname = (size_t)(p - name);
+	for (x.name = p; p < e && name_char(*p); p++)
+		;
+	x.nname = (size_t)(p - x.name);
 	while (p < e && *p == ' ')
 		p++;
 	static const char *const ops[] = {"==", "!=", ">=", "<=", ">", "<"};
-	const char *op = NULL;
-	for (size_t i = 0; i < 6 && !op; i++)
+	for (size_t i = 0; i < 6 && !x.op; i++)
 		if ((size_t)(e - p) >= strlen(ops[i]) && !memcmp(p, ops[i], strlen(ops[i])))
-			op = ops[i];
-	if (!nname || !op) {
-		fs_diag_add(d, FS_ERROR, path, no, (uint32_t)(p - line) + 1, line, (size_t)(e - line),
-			    "expected '[@DUMP] PATTERN OP EXPR' with OP one of == != >= <= > <");
-		return -1;
-	}
-	p += strlen(op);
-	char pname[128], check[300];
-	snprintf(pname, sizeof(pname), "%.*s", (int)nname, name);
-	snprintf(check, sizeof(check), "%.*s (%s:%u)", (int)(e - line), line, path, no);
-	int32_t gi = fs_match_group(r, pname);
-	if (gi < 0) {
-		gate(r, 0, check, "unknown pattern '%s'", pname);
-		return 0;
-	}
-	const struct fs_scan *s = r->s;
-	int applied = 0;
-	for (uint32_t f = 0; f < s->n_files; f++) {
-		if (!selected(&s->files[f], sel, nsel) || (!nsel && !final_file(s, f)))
-			continue;
-		applied = 1;
-		const struct fs_mgraph *G = &r->graphs[r->graph_of_module[s->files[f].first_module]];
-		struct ex x = {p, e, G->layers, 0, 0, NULL, NULL};
-		int64_t want = ex_sum(&x);
-		ex_ws(&x);
-		if (!x.err && x.p != e)
-			ex_fail(&x, x.p, "unexpected text");
-		if (x.err) {
-			fs_diag_add(d, FS_ERROR, path, no, (uint32_t)(x.err_at - line) + 1, line, (size_t)(e - line),
-				    "bad expression: %s (integers, layers, + - * / and parentheses)", x.err);
-			return -1;
-		}
-		uint32_t got = file_count(r, f, (uint32_t)gi);
-		if (x.uses_layers && !G->layers)
-			gate(r, 0, check, "%s: cannot infer the layer count (no layers_N_ weights, no attention ops)", s->files[f].base);
-		else if (compare(got, op, want))
-			gate(r, 1, check, "%s: matches=%u", s->files[f].base, got);
-		else
-			gate(r, 0, check, "%s: matches=%u, expected %s %lld%s%s", s->files[f].base, got, op, (long long)want,
-			     x.uses_layers ? " (layers inferred)" : "",
-			     !got && want > 0 ? ": ZERO matches where a positive count is expected" : "");
-	}
-	if (!applied)
-		gate(r, 0, check, "no dump matches the selector");
-	return 0;
+			x.op = ops[i];
+	if (!x.nname || !x.op || x.nname >= sizeof(x.nm))
+		return ex_error(&x, x.nname >= sizeof(x.nm) ? x.name : p, "expected '[@DUMP] NAME OP EXPR' with NAME a pattern "
+				"or an AutoDeploy transform (at most 128 characters) and OP one of == != >= <= > <");
+	x.expr = p + strlen(x.op);
+	snprintf(x.nm, sizeof(x.nm), "%.*s", (int)x.nname, x.name);
+	snprintf(x.check, sizeof(x.check), "%.*s (%.100s:%u)", (int)(e - x.line > 150 ? 150 : e - x.line), x.line, path, no);
+	return expect_name(&x);
 }
 
 int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d)
@@ -397,11 +568,11 @@ static void baseline_gates(struct fs_match_run *r, const char *path, const struc
 						      v[i].dump, v[i].matches, now < 0 ? "missing " : "", (long long)(now < 0 ? 0 : now));
 		}
 		if (!compared)
-			gate(r, 0, check, "the baseline has no counts for this pattern");
+			fs_match_gate_add(r, 0, check, "the baseline has no counts for this pattern");
 		else if (drops)
-			gate(r, 0, check, "%u count%s dropped: %s", drops, drops == 1 ? "" : "s", msg);
+			fs_match_gate_add(r, 0, check, "%u count%s dropped: %s", drops, drops == 1 ? "" : "s", msg);
 		else
-			gate(r, 1, check, "no drop in %u dump%s", compared, compared == 1 ? "" : "s");
+			fs_match_gate_add(r, 1, check, "no drop in %u dump%s", compared, compared == 1 ? "" : "s");
 	}
 }
 
@@ -454,97 +625,4 @@ int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struc
 		baseline_gates(r, path, v, n);
 	base_release(v, n);
 	return rc;
-}
-
-/* ---- --log --------------------------------------------------------------------------- */
-
-static int32_t log_run(const struct fs_scan *s, const char *path)
-{
-	char a[PATH_MAX], b[PATH_MAX];
-	if (realpath(path, a))
-		for (uint32_t i = 0; i < s->n_runs; i++)
-			if (s->runs[i].log && realpath(s->runs[i].log, b) && !strcmp(a, b))
-				return (int32_t)i;
-	return s->n_runs == 1 ? 0 : -1;
-}
-
-/* What a transform with matches=N visibly did. A rewrite puts one new op per
- * match, so when ops appeared, one of them must have appeared N times; a
- * cleanup only removes, so then a pattern's count must have fallen by N. */
-static int explain_change(const struct fs_match_run *r, uint32_t prev, uint32_t cur, int64_t n, char *buf, size_t len)
-{
-	const struct fs_scan *s = r->s;
-	size_t k = 0;
-	int rose = 0, found = 0;
-	buf[0] = '\0';
-	uint32_t *ha = fs_dumpfile_op_counts(s, &s->files[prev]), *hb = fs_dumpfile_op_counts(s, &s->files[cur]);
-	for (uint32_t op = 1; op < s->n_ops; op++) {
-		if (hb[op] <= ha[op])
-			continue;
-		rose = 1;
-		if (k < len)
-			k += (size_t)snprintf(buf + k, len - k, "%s+%u %s", k ? "; " : "", hb[op] - ha[op],
-					      fs_scan_str(s, s->ops[op].target));
-		found |= (int64_t)(hb[op] - ha[op]) == n;
-	}
-	free(ha);
-	free(hb);
-	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
-		uint32_t a = file_count(r, prev, gi), b = file_count(r, cur, gi);
-		if (a == b)
-			continue;
-		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
-		found |= !rose && (int64_t)a - (int64_t)b == n;
-	}
-	return found;
-}
-
-static void check_entry(struct fs_match_run *r, const struct fs_adlog_entry *e, const struct fs_run *run)
-{
-	const struct fs_scan *s = r->s;
-	char check[300], why[600];
-	snprintf(check, sizeof(check), "ad.log:%u %s", e->line, e->transform);
-	int32_t cur = -1;
-	for (uint32_t i = 0; i < run->n_files && cur < 0; i++)
-		if (!strcmp(fs_scan_str(s, s->files[run->first_file + i].transform), e->transform))
-			cur = (int32_t)(run->first_file + i);
-	if (cur < 0)
-		return gate(r, 0, check, "no dump of this transform in %s", run->dir);
-	if ((uint32_t)cur == run->first_file)
-		return gate(r, 1, check, "first dump of the run: nothing to compare with");
-	const struct fs_dumpfile *a = &s->files[cur - 1], *b = &s->files[cur];
-	if (a->n_errors || b->n_errors)
-		return gate(r, 0, check, "%s or the dump before it did not parse", b->base);
-	int same = fs_dumpfiles_identical(s, a, b);
-	if (e->status == FS_AD_RAN)
-		return gate(r, 0, check, "ran (%u lines) but the log ends before its summary: no count to check", e->n_detail);
-	if (e->status != FS_AD_MATCHES || e->matches == 0) {
-		const char *st = e->status == FS_AD_DISABLED ? "disabled" : e->status == FS_AD_SKIPPED ? "skipped" : "matches=0";
-		return gate(r, same, check, "%s; %s %s", st, b->base,
-			    same ? "is identical to the dump before it" : "CHANGED the graph although the log says nothing matched");
-	}
-	if (same)
-		return gate(r, 0, check, "reported matches=%lld but %s is identical to the dump before it",
-			    (long long)e->matches, b->base);
-	int ok = explain_change(r, (uint32_t)cur - 1, (uint32_t)cur, e->matches, why, sizeof(why));
-	gate(r, ok, check, "reported matches=%lld; %s%s", (long long)e->matches, ok ? "" : "DISAGREES with the dumps: ",
-	     why[0] ? why : "nothing changed");
-}
-
-int fs_match_check_log(struct fs_match_run *r, const char *path, struct fs_diags *d)
-{
-	uint32_t errors = d->n_errors;
-	fs_adlog_load(&r->log, path, d); /* unreadable summaries are warnings: the rest is checked */
-	if (d->n_errors > errors)
-		return -1;
-	r->log_run = log_run(r->s, path);
-	if (r->log_run < 0) {
-		fs_diag_add(d, FS_ERROR, path, 0, 0, NULL, 0,
-			    "--log: give the log's run directory (the log is not the ad.log of one of the %u runs)", r->s->n_runs);
-		return -1;
-	}
-	for (uint32_t i = 0; i < r->log.n; i++) /* the rank that wrote the dumps */
-		if (fs_adlog_primary(&r->log, &r->log.v[i]))
-			check_entry(r, &r->log.v[i], &r->s->runs[r->log_run]);
-	return 0;
 }

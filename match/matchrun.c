@@ -1,8 +1,9 @@
 /*
  * matchrun.c: runs the pattern library over a scan (see matchrun.h): groups
  * variants by name, matches each distinct graph once, resolves overlaps
- * between patterns (larger pattern first, then file order) and infers the
- * layer count the gates use.
+ * between patterns (larger pattern first, then file order), infers the
+ * layer count the gates use and marks the modules that run (the root and
+ * what it calls).
  */
 #include "fusescan/matchrun.h"
 
@@ -144,6 +145,63 @@ static void match_graph(struct fs_match_run *r, struct fs_mgraph *G)
 	G->layers = infer_layers(r->s, G->g);
 }
 
+/* ---- what runs: the root GraphModule and the modules it calls ---------------------- */
+
+struct modname {
+	uint32_t name, module;
+};
+
+static int modname_cmp(const void *a, const void *b)
+{
+	const struct modname *x = a, *y = b;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* The module of the file named `name` (a sym), or UINT32_MAX. */
+static uint32_t module_called(const struct modname *v, uint32_t n, uint32_t name)
+{
+	struct modname key = {name, 0}, *hit = bsearch(&key, v, n, sizeof(*v), modname_cmp);
+	return hit ? hit->module : UINT32_MAX;
+}
+
+/* Marks what module mi calls: a call_module node's target, or a submodule
+ * a higher-order op takes as an argument (printed as a reference to it). */
+static void mark_calls(const struct fs_scan *s, uint32_t mi, const struct modname *v, uint32_t n, uint8_t *runs,
+		       uint32_t *queue, uint32_t *nq)
+{
+	const struct fs_graph *g = s->modules[mi].graph;
+	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
+		const struct fs_node *x = &g->nodes[i];
+		uint32_t name = x->kind == FS_NODE_CALL ? s->ops[x->op].target : x->kind == FS_NODE_EXTERN ? x->name : UINT32_MAX;
+		uint32_t m = name == UINT32_MAX ? UINT32_MAX : module_called(v, n, name);
+		if (m != UINT32_MAX && !runs[m])
+			runs[m] = 1, queue[(*nq)++] = m;
+	}
+}
+
+/* A file's modules that run: from its root, what it calls, transitively; a
+ * file without a (root) module runs all of them (one implicit root). */
+static void file_runs(const struct fs_scan *s, const struct fs_dumpfile *f, uint32_t root_name, uint8_t *runs)
+{
+	uint32_t n = f->n_modules, nq = 0, root = UINT32_MAX;
+	struct modname *v = fs_xmalloc((n + 1) * sizeof(*v));
+	uint32_t *queue = fs_xmalloc((n + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < n; k++) {
+		v[k] = (struct modname){s->modules[f->first_module + k].name, f->first_module + k};
+		if (v[k].name == root_name && root == UINT32_MAX)
+			root = v[k].module;
+	}
+	qsort(v, n, sizeof(*v), modname_cmp);
+	for (uint32_t k = 0; k < n; k++)
+		runs[f->first_module + k] = root == UINT32_MAX;
+	if (root != UINT32_MAX)
+		runs[root] = 1, queue[nq++] = root;
+	for (uint32_t q = 0; q < nq; q++)
+		mark_calls(s, queue[q], v, n, runs, queue, &nq);
+	free(queue);
+	free(v);
+}
+
 struct fs_match_run *fs_match_run(const struct fs_scan *s, const struct fs_patlib *lib,
 				  const char *const *names, uint32_t n_names, struct fs_diags *d)
 {
@@ -180,6 +238,11 @@ struct fs_match_run *fs_match_run(const struct fs_scan *s, const struct fs_patli
 		}
 		r->graph_of_module[mi] = k;
 	}
+	r->runs = fs_xcalloc(s->n_modules + 1, 1);
+	uint32_t root_name = fs_strtab_find(&s->strs, "(root)", 6);
+	for (uint32_t f = 0; f < s->n_files; f++)
+		file_runs(s, &s->files[f], root_name, r->runs);
+	r->logs = fs_xcalloc(s->n_runs + 1, sizeof(*r->logs));
 	return r;
 }
 
@@ -211,6 +274,13 @@ void fs_match_run_free(struct fs_match_run *r)
 	free(r->groups);
 	free(r->graphs);
 	free(r->graph_of_module);
+	free(r->runs);
+	for (uint32_t i = 0; r->logs && i < r->s->n_runs; i++) {
+		fs_adlog_release(&r->logs[i].own);
+		free(r->logs[i].entry_of_file);
+		free(r->logs[i].file_of_entry);
+	}
+	free(r->logs);
 	fs_adlog_release(&r->log);
 	free(r);
 }

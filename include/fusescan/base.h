@@ -144,6 +144,12 @@ int fs_cmp_u32(const void *a, const void *b);
 int fs_u32_has_all(const uint32_t *need, uint32_t n_need, const uint32_t *have, uint32_t n_have);
 /* The first s in [p, end) (text that need not end in NUL), or NULL. */
 const char *fs_find(const char *p, const char *end, const char *s);
+/* The name among v[0..n) that word[0..len) is most likely a typo of, for a
+ * "did you mean" (case aside): the nearest within 1 edit up to 5 letters, 2
+ * beyond (an insertion, deletion, substitution or swap of neighbours is one),
+ * else the only name it begins (a name listed twice is one); NULL when none
+ * is near. Used by the CLI (commands, options), the gates and --apply. */
+const char *fs_did_you_mean(const char *word, size_t len, const char *const *v, uint32_t n);
 
 /* String interner: text -> dense id (0 is the empty string). */
 struct fs_strent {

@@ -3,9 +3,12 @@
  * AutoDeploy-style summary lines, near-miss explanations, and the CI gates
  * (--expect, --baseline) and the ad.log cross-check (--log).
  *
- *   struct fs_match_run *r = fs_match_run(scan, &lib, names, n_names);
- *   fs_match_gate_expect(r, "expect.txt", &gates);   // fills gate results
- *   fs_match_text(r, &gates, stdout);
+ *   struct fs_match_run *r = fs_match_run(scan, &lib, names, n_names, &diags);
+ *   r->cat = &catalog;                          // what each AD transform inserts
+ *   fs_match_log_read(r, "run/ad.log", &diags); // --log, before the gates read it
+ *   fs_match_gate_expect(r, "expect.txt", &diags);
+ *   fs_match_check_log(r);
+ *   fs_match_text(r, stdout);
  *   fs_match_run_free(r);
  */
 #ifndef FUSESCAN_MATCHRUN_H
@@ -51,6 +54,18 @@ struct fs_gates {
 	uint32_t n, cap, failed;
 };
 
+/* A run's log as the gates read it: its primary entries (the rank that
+ * dumps) mapped to the run's dumps in order, by stage and transform. */
+struct fs_match_log {
+	const struct fs_adlog *log; /* &fs_match_run.log (--log), or &own; NULL: none */
+	struct fs_adlog own;        /* the log beside the run, read when a gate needs it */
+	int32_t *entry_of_file;     /* per file of the run: its entry, -1 for none */
+	int32_t *file_of_entry;     /* per entry: its file, -1 for none (or not primary) */
+	int state;                  /* 0 not looked at, 1 mapped, -1 none or unreadable */
+};
+
+struct fs_catalog;
+
 struct fs_match_run {
 	const struct fs_scan *s;
 	const struct fs_patlib *lib;
@@ -63,6 +78,9 @@ struct fs_match_run {
 	struct fs_gates gates;
 	struct fs_adlog log;       /* --log, when given */
 	int32_t log_run;           /* the run the log belongs to, -1 if none */
+	struct fs_match_log *logs; /* per run */
+	uint8_t *runs;             /* per module: the root, or a module it calls (what runs) */
+	const struct fs_catalog *cat; /* optional: the ops each AD transform inserts */
 };
 
 /* The library compiled into fusescan (patterns/, embedded at build time). */
@@ -77,7 +95,9 @@ int32_t fs_match_group(const struct fs_match_run *r, const char *name);
 uint32_t fs_match_count(const struct fs_match_run *r, uint32_t module, uint32_t group);
 
 /* Gates: each adds results to r->gates; bad input (unreadable or malformed
- * files, a number out of range) goes to d and returns -1. The _text and
+ * files, a number out of range, an unknown name, an AD transform's count
+ * with no log to read it from) goes to d and returns -1. --expect names a
+ * pattern (its matches in what runs) or an AD transform (its log entries). The _text and
  * _json forms take the file's bytes (path names it in messages). */
 int fs_match_gate_expect(struct fs_match_run *r, const char *path, struct fs_diags *d);
 int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d);
@@ -85,7 +105,14 @@ int fs_match_gate_expect_text(struct fs_match_run *r, const char *path, const ch
 int fs_match_gate_baseline(struct fs_match_run *r, const char *path, const struct fs_patlib *lib,
 			   struct fs_diags *d);
 int fs_match_gate_baseline_json(struct fs_match_run *r, const char *path, const char *text, size_t len, struct fs_diags *d);
-int fs_match_check_log(struct fs_match_run *r, const char *path, struct fs_diags *d);
+/* --log: reads the log and ties it to its run (the one whose ad.log it is,
+ * or the only run); -1 on bad input. Then --expect reads AD transform
+ * counts from it, and fs_match_check_log cross-checks it: every dump that
+ * changed the graph needs its entry, every entry its dump in order, and a
+ * count of N needs N new ops (the ops r->cat says the transform inserts,
+ * where it says). */
+int fs_match_log_read(struct fs_match_run *r, const char *path, struct fs_diags *d);
+void fs_match_check_log(struct fs_match_run *r);
 
 int fs_match_text(const struct fs_match_run *r, FILE *out);
 int fs_match_json(const struct fs_match_run *r, FILE *out);

@@ -15,6 +15,8 @@ exe=$1 tests=$2
 run=$tests/data/adrun_tiny_llama_2l
 logs=$tests/data/adlog
 
+# g5_autodeploy has the head AutoDeploy logs with today ([AUTO-DEPLOY] [INFO] [RANK n]),
+# g4_summary the TRT-LLM head before it.
 # the gates and the timeline, less what differs by form: the log's name and
 # line numbers, and "disabled" (the oldest form logs a disabled transform as skipped)
 gates() { sed -n '/^gates:/,$p' "$1" | sed -E 's/^(  [a-z]+ +)[^ ]+:[0-9]+ /\1LOG /; s/ disabled;/ skipped;/'; }
@@ -24,7 +26,7 @@ timeline() { sed -E 's/, log .*$//; s/ad.log: disabled/ad.log: skipped/' "$1"; }
 "$exe" diff --log "$run/ad.log" "$run" >"$tmp/emulated.diff" 2>/dev/null
 gates "$tmp/emulated.match" >"$tmp/emulated.gates"
 timeline "$tmp/emulated.diff" >"$tmp/emulated.timeline"
-for g in g4_summary g3_elapsed g2_enabled g1_bare; do
+for g in g5_autodeploy g4_summary g3_elapsed g2_enabled g1_bare; do
 	check "$g: match --log" 0 "$exe" match --log "$logs/$g.log" "$run"
 	contains "$g: every gate" "$tmp/out" "gates: 35 checks, 0 failed"
 	count "$g: no warning" "$tmp/err" "warning:" 0
@@ -55,8 +57,9 @@ line=$(grep -n 'disabld' "$tmp/bad.log" | cut -d: -f1)
 col=$(($(grep 'disabld' "$tmp/bad.log" | grep -bo 'disabld' | cut -d: -f1) + 1))
 contains "unreadable summary: file:line:col" "$tmp/err" "bad.log:$line:$col: warning: unreadable [SUMMARY]"
 sed 's/transform=fuse_rmsnorm, num_matches=5/transform=fuse_rmsnorm, num_matches=five/' "$logs/g1_bare.log" >"$tmp/bad1.log"
-check "unreadable oldest summary" 0 "$exe" match --log "$tmp/bad1.log" "$run"
+check "unreadable oldest summary" 1 "$exe" match --log "$tmp/bad1.log" "$run"
 contains "unreadable oldest summary: said" "$tmp/err" "warning: num_matches is not a count"
+contains "unreadable summary of a dump that changed the graph: no entry" "$tmp/out" "028_post_load_fusion_fuse_rmsnorm.txt: changed the graph (+5 auto_deploy.flashinfer_rms_norm.default) but the log has no entry for stage=post_load_fusion, transform=fuse_rmsnorm"
 
 # a log cut inside a transform (AutoDeploy stopped in it): its gate fails
 n=$(grep -n 'RANK 1.*transform=fuse_rmsnorm\] \[APPLY\]' "$logs/g4_summary.log" | cut -d: -f1)
