@@ -409,11 +409,6 @@ static int32_t block(struct yp *P, uint32_t min_indent, uint32_t depth)
 			P->cur++;
 		return -1;
 	}
-	if (memchr(l->raw, '\t', l->indent + (l->p < l->e && *l->p == '\t'))) {
-		yerr(P, l, l->p, "a tab in indentation (YAML indents with spaces)");
-		P->cur++;
-		return -1;
-	}
 	if (is_dash(l))
 		return sequence(P, l->indent, depth);
 	if (key_colon(l))
@@ -442,11 +437,14 @@ int32_t fs_yaml_parse(struct fs_yaml *y, uint16_t layer, const char *name, const
 {
 	struct yp P = {y, layer, name, d, NULL, 0, 0, 0, 0};
 	read_lines(&P, text, len);
-	for (uint32_t i = 0; i < P.n; i++)
-		if (memchr(P.L[i].raw, '\0', P.L[i].raw_len)) {
-			yerr(&P, &P.L[i], memchr(P.L[i].raw, '\0', P.L[i].raw_len), "NUL byte in a config");
-			P.L[i].e = P.L[i].p;
+	for (uint32_t i = 0; i < P.n; i++) {
+		struct yline *l = &P.L[i];
+		const char *bad = memchr(l->raw, '\0', l->raw_len);
+		if (bad || (l->p < l->e && *l->p == '\t')) {
+			yerr(&P, l, bad ? bad : l->p, bad ? "NUL byte in a config" : "a tab in indentation (YAML indents with spaces)");
+			l->e = l->p; /* the line is skipped */
 		}
+	}
 	doc_markers(&P);
 	struct yline *first = peek(&P);
 	int32_t root = block(&P, 0, 0);
