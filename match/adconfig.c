@@ -84,24 +84,59 @@ static int32_t copy(struct fs_yaml *y, int32_t src)
 	return n;
 }
 
-/* dst (a merged mapping) takes src's keys: mappings merge, anything else replaces. */
+struct keyed {
+	const char *key;
+	int32_t node;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+/* dst's children by key, sorted (keys are unique: the reader refuses duplicates). */
+static struct keyed *index_keys(const struct fs_yaml *y, int32_t dst, uint32_t *n, int32_t *last)
+{
+	uint32_t cap = 0;
+	struct keyed *v = NULL;
+	*n = 0, *last = -1;
+	for (int32_t c = y->v[dst].first; c >= 0; c = y->v[c].next) {
+		FS_GROW(v, cap, *n + 1);
+		v[(*n)++] = (struct keyed){y->v[c].key, c};
+		*last = c;
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), by_key);
+	return v;
+}
+
+/* dst (a merged mapping) takes src's keys: mappings merge, anything else replaces (in
+ * place, the replaced value kept aside for what it said). */
 static void merge_into(struct fs_yaml *y, int32_t dst, int32_t src)
 {
+	uint32_t n;
+	int32_t last;
+	struct keyed *v = index_keys(y, dst, &n, &last);
 	for (int32_t c = y->v[src].first; c >= 0; c = y->v[c].next) {
-		int32_t d = fs_yaml_get(y, dst, y->v[c].key);
+		struct keyed want = {y->v[c].key, -1}, *hit = n ? bsearch(&want, v, n, sizeof(*v), by_key) : NULL;
+		int32_t d = hit ? hit->node : -1;
 		if (d >= 0 && y->v[d].kind == FS_Y_MAP && y->v[c].kind == FS_Y_MAP) {
 			merge_into(y, d, c);
 			continue;
 		}
 		int32_t k = copy(y, c);
-		y->v[k].replaced = d;
-		int32_t *at = &y->v[dst].first;
-		while (*at >= 0 && *at != d)
-			at = &y->v[*at].next;
-		if (d >= 0)
-			y->v[k].next = y->v[d].next;
-		*at = k;
+		if (d < 0) {
+			*(last < 0 ? &y->v[dst].first : &y->v[last].next) = k;
+			last = k;
+			continue;
+		}
+		FS_GROW(y->v, y->cap, y->n + 1);
+		int32_t old = (int32_t)y->n++, next = y->v[d].next;
+		y->v[old] = y->v[d];
+		y->v[d] = y->v[k];
+		y->v[d].next = next, y->v[d].replaced = old;
 	}
+	free(v);
 }
 
 void fs_adconfig_merge(struct fs_adconfig *a)

@@ -68,12 +68,35 @@ static int32_t node(struct yp *P, const struct yline *l, const char *at, uint8_t
 	return (int32_t)y->n++;
 }
 
-static void append(struct fs_yaml *y, int32_t parent, int32_t child)
+struct keyed {
+	const char *key;
+	int32_t node;
+};
+
+static int by_key(const void *a, const void *b)
 {
-	int32_t *at = &y->v[parent].first;
-	while (*at >= 0)
-		at = &y->v[*at].next;
-	*at = child;
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+/* Duplicate keys of a mapping (sorted once, so a big mapping stays n log n): one error each. */
+static void duplicates(struct yp *P, int32_t m)
+{
+	uint32_t n = 0, cap = 0;
+	struct keyed *v = NULL;
+	for (int32_t c = P->y->v[m].first; c >= 0; c = P->y->v[c].next) {
+		FS_GROW(v, cap, n + 1);
+		v[n++] = (struct keyed){P->y->v[c].key, c};
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_key);
+	for (uint32_t i = 1; i < n; i++)
+		if (!strcmp(v[i].key, v[i - 1].key)) {
+			const struct fs_ynode *d = &P->y->v[v[i].node];
+			yerr(P, &P->L[d->line - 1], P->L[d->line - 1].raw + d->col - 1, "duplicate key in a mapping");
+		}
+	free(v);
 }
 
 /* ---- lines ----------------------------------------------------------------------------------- */
@@ -247,13 +270,14 @@ static int32_t flow(struct yp *P, const struct yline *l, const char *p, uint32_t
 	}
 	int map = *p == '{';
 	char close = map ? '}' : ']';
-	int32_t n = node(P, l, p, map ? FS_Y_MAP : FS_Y_SEQ);
+	int32_t n = node(P, l, p, map ? FS_Y_MAP : FS_Y_SEQ), tail = -1;
 	const char *s = blanks(p + 1, l->e);
 	while (n >= 0 && s < l->e && *s != close) {
 		int32_t c = flow_item(P, l, s, map, depth, &s);
 		if (c < 0)
 			return -1;
-		append(P->y, n, c);
+		*(tail < 0 ? &P->y->v[n].first : &P->y->v[tail].next) = c;
+		tail = c;
 		s = blanks(s, l->e);
 		if (s < l->e && *s == ',')
 			s = blanks(s + 1, l->e);
@@ -262,6 +286,8 @@ static int32_t flow(struct yp *P, const struct yline *l, const char *p, uint32_t
 			return -1;
 		}
 	}
+	if (n >= 0 && map)
+		duplicates(P, n);
 	if (n >= 0 && s == l->e) {
 		yerr(P, l, p, "a flow collection must end on its line");
 		return -1;
@@ -337,16 +363,11 @@ static int32_t entry_value(struct yp *P, struct yline *l, const char *colon, uin
 	return node(P, l, colon, FS_Y_NULL);
 }
 
-static int duplicate(const struct fs_yaml *y, int32_t map, const char *key)
-{
-	return fs_yaml_get(y, map, key) >= 0;
-}
-
 /* mapping = (key ':' value)+ at one indentation */
 static int32_t mapping(struct yp *P, uint32_t ind, uint32_t depth)
 {
 	struct yline *l = peek(P);
-	int32_t m = node(P, l, l->p, FS_Y_MAP);
+	int32_t m = node(P, l, l->p, FS_Y_MAP), tail = -1;
 	while (m >= 0 && (l = peek(P)) && l->indent == ind && !is_dash(l)) {
 		const char *colon = key_colon(l), *end;
 		if (!colon) {
@@ -362,16 +383,18 @@ static int32_t mapping(struct yp *P, uint32_t ind, uint32_t depth)
 		int32_t v = entry_value(P, l, colon, ind, depth);
 		if (!key || v < 0)
 			continue;
-		if (duplicate(P->y, m, key)) {
-			yerr(P, &kl, kl.p, "duplicate key in a mapping");
-			continue;
-		}
 		struct fs_ynode *n = &P->y->v[v];
 		n->key = key, n->line = kl.no, n->col = kl.indent + 1;
 		n->comment = l->comment && n->kind != FS_Y_MAP ? fs_arena_strndup(&P->y->arena, l->comment, l->comment_len)
 							   : NULL;
-		append(P->y, m, v);
+		if (tail < 0)
+			P->y->v[m].first = v;
+		else
+			P->y->v[tail].next = v;
+		tail = v;
 	}
+	if (m >= 0)
+		duplicates(P, m);
 	return m;
 }
 
@@ -379,7 +402,7 @@ static int32_t mapping(struct yp *P, uint32_t ind, uint32_t depth)
 static int32_t sequence(struct yp *P, uint32_t ind, uint32_t depth)
 {
 	struct yline *l = peek(P);
-	int32_t s = node(P, l, l->p, FS_Y_SEQ);
+	int32_t s = node(P, l, l->p, FS_Y_SEQ), tail = -1;
 	while (s >= 0 && (l = peek(P)) && l->indent == ind && is_dash(l)) {
 		const char *v = blanks(l->p + 1, l->e);
 		int32_t c;
@@ -391,8 +414,11 @@ static int32_t sequence(struct yp *P, uint32_t ind, uint32_t depth)
 			l->indent = (uint32_t)(v - l->raw), l->p = v; /* the rest is a block of its own */
 			c = block(P, l->indent, depth + 1);
 		}
-		if (c >= 0)
-			append(P->y, s, c);
+		if (c >= 0 && tail < 0)
+			P->y->v[s].first = c;
+		else if (c >= 0)
+			P->y->v[tail].next = c;
+		tail = c >= 0 ? c : tail;
 	}
 	return s;
 }
