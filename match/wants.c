@@ -143,7 +143,10 @@ int fs_catalog_ad_blocked(const struct fs_catalog *c, const struct fs_adlog *log
 	}
 	struct fs_adsetting s;
 	enum fs_tdefault d = fs_catalog_tdefault(c, e, ti, &s);
-	const char *why = l ? NULL : fs_catalog_off_reason(c, e, ti, &s, d);
+	int off_in_log = l && (l->status == FS_AD_DISABLED || l->status == FS_AD_SKIPPED);
+	if (off_in_log) /* the log decides: off; the reason is the config's */
+		d = FS_TDEF_OFF;
+	const char *why = !l || off_in_log ? fs_catalog_off_reason(c, e, ti, &s, d) : NULL;
 	if (!why)
 		return 0;
 	snprintf(buf, len, "AutoDeploy keeps %s off: %.160s", t, why);

@@ -96,7 +96,8 @@ static void why_not_fired(const struct fs_discovery *d, const struct fs_analysis
 	const struct fs_adlog_entry *l = a->run != UINT32_MAX ? fs_adlog_find(&d->logs[a->run], t) : NULL;
 	struct fs_adsetting st;
 	enum fs_tdefault def = fs_catalog_tdefault(&d->cat, e, ti, &st);
-	int idle = l ? l->status == FS_AD_MATCHES && l->matches == 0 : def != FS_TDEF_ON;
+	int idle = l ? l->status == FS_AD_DISABLED || l->status == FS_AD_SKIPPED || (l->status == FS_AD_MATCHES && !l->matches)
+		     : def != FS_TDEF_ON;
 	const struct fs_region *r = &a->mine->regions[k->instances[0]];
 	char buf[600];
 	if (idle && fs_catalog_why_not(&d->cat, e, ti, a->mine->g, r->nodes, r->n_nodes, buf, sizeof(buf)))
