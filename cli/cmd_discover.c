@@ -33,26 +33,66 @@ static void ask_generator(struct fs_discovery *d, int gelu_tanh)
 static const char *const formats[] = {"text", "json", "markdown", NULL};
 static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
 
+/* --dims, read once for every graph: 0, or -1 after saying why. */
+static int bind_dims(const struct fs_command *cmd, struct fs_scan *s, const char *dims, struct fs_binding *bind,
+		     struct fs_discover_opts *o)
+{
+	char why[200];
+	int nb = fs_bind_parse(s, dims, bind, FS_DISCOVER_BIND, why, sizeof(why));
+	if (nb < 0) {
+		fprintf(stderr, "fusescan %s: --dims: %s (in '%s')\n", cmd->name, why, dims);
+		return -1;
+	}
+	o->bind = bind, o->n_bind = (uint32_t)nb;
+	return 0;
+}
+
+/* What the options say (the table points into it). */
+struct dopts {
+	int format, gelu;
+	const char *out_path, *tokens, *top, *dims;
+	struct fs_discover_opts o;
+	struct fs_strlist configs; /* --ad-config, in order */
+};
+
+static int discover_run(const struct fs_command *cmd, const struct fs_option *opts, struct dopts *D, char **argv,
+			int npos);
+
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 {
-	int format = 0, gelu = FS_GELU_UNSTATED;
-	const char *out_path = NULL, *tokens = NULL, *top = NULL, *dims = NULL;
-	struct fs_discover_opts o = {.tokens = 8192};
+	struct dopts D = {.o = {.tokens = 8192}};
 	const struct fs_option opts[] = {
-		{"format", 'f', FS_OPT_CHOICE, "FMT", "report format", &format, formats},
-		{"output", 'o', FS_OPT_STRING, "FILE", "write the report to FILE (atomically)", &out_path, NULL},
-		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to analyse (default: the last)", &o.dump, NULL},
-		{"dims", 0, FS_OPT_STRING, "S=N,...", "bind symbolic dims for the cost model, e.g. s72=1,s70=4096", &dims, NULL},
-		{"tokens", 0, FS_OPT_STRING, "N", "tokens for the cost model, batch 1 (default 8192)", &tokens, NULL},
-		{"top", 0, FS_OPT_STRING, "N", "show the N best candidates per graph (default all)", &top, NULL},
-		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &o.catalog, NULL},
-		{"kernels-from", 0, FS_OPT_STRING, "DIR", "index custom-op / transform registrations in a source tree", &o.kernels_from, NULL},
-		{"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf (the dump cannot say)", &gelu, gelus},
+		{"format", 'f', FS_OPT_CHOICE, "FMT", "report format", &D.format, formats},
+		{"output", 'o', FS_OPT_STRING, "FILE", "write the report to FILE (atomically)", &D.out_path, NULL},
+		{"dump", 0, FS_OPT_STRING, "NNN|FILE", "dump of a run to analyse (default: the last)", &D.o.dump, NULL},
+		{"dims", 0, FS_OPT_STRING, "S=N,...", "bind symbolic dims for the cost model, e.g. s72=1,s70=4096", &D.dims, NULL},
+		{"tokens", 0, FS_OPT_STRING, "N", "tokens for the cost model, batch 1 (default 8192)", &D.tokens, NULL},
+		{"top", 0, FS_OPT_STRING, "N", "show the N best candidates per graph (default all)", &D.top, NULL},
+		{"catalog", 0, FS_OPT_STRING, "FILE", "kernel catalog to use instead of the built-in one", &D.o.catalog, NULL},
+		{"kernels-from", 0, FS_OPT_STRING, "DIR", "index custom-op / transform registrations in a source tree", &D.o.kernels_from, NULL},
+		{"ad-config", 0, FS_OPT_LIST, "FILE", "an AutoDeploy yaml merged over the defaults, in order (repeatable)", &D.configs, NULL},
+		{"model", 0, FS_OPT_STRING, "NAME", "the --kernels-from registry model whose config files are merged", &D.o.model, NULL},
+		{"config-id", 0, FS_OPT_STRING, "ID", "which of --model's registry entries (its config_id)", &D.o.config_id, NULL},
+		{"gelu", 0, FS_OPT_CHOICE, "FORM", "the model's GELU, tanh or erf (the dump cannot say)", &D.gelu, gelus},
 		{0},
 	};
 	int npos, r = fs_opts_parse(cmd, opts, argc, argv, &npos);
-	if (r)
-		return r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT;
+	if (!r && D.o.config_id && !D.o.model) {
+		fprintf(stderr, "fusescan %s: --config-id picks one of --model's entries: give --model\n", cmd->name);
+		r = -1;
+	}
+	r = r ? (r > 0 ? FS_EXIT_OK : FS_EXIT_INPUT) : discover_run(cmd, opts, &D, argv, npos);
+	free(D.configs.v);
+	return r;
+}
+
+static int discover_run(const struct fs_command *cmd, const struct fs_option *opts, struct dopts *D, char **argv,
+			int npos)
+{
+	struct fs_discover_opts o = D->o;
+	const char *out_path = D->out_path, *tokens = D->tokens, *top = D->top, *dims = D->dims;
+	int format = D->format, gelu = D->gelu;
+	o.ad_configs = D->configs.v, o.n_ad_configs = D->configs.n;
 	long long tk = o.tokens, tp = 0;
 	if (fs_opt_int(cmd, "tokens", tokens, 1, FS_MAX_DIM, &tk) || fs_opt_int(cmd, "top", top, 0, UINT32_MAX, &tp))
 		return FS_EXIT_INPUT;
@@ -63,20 +103,16 @@ int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 	struct fs_guard g = {0};
 	fs_guard_add(&g, "the --catalog file", o.catalog);
 	fs_guard_add(&g, "the --kernels-from directory", o.kernels_from);
+	for (uint32_t i = 0; i < o.n_ad_configs; i++)
+		fs_guard_add(&g, "an --ad-config file", o.ad_configs[i]);
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, out_path);
 	fs_guard_release(&g);
 	if (!s)
 		return FS_EXIT_INPUT;
 	struct fs_binding bind[FS_DISCOVER_BIND];
-	if (dims) { /* read once, for every graph */
-		char why[200];
-		int nb = fs_bind_parse(s, dims, bind, FS_DISCOVER_BIND, why, sizeof(why));
-		if (nb < 0) {
-			fprintf(stderr, "fusescan %s: --dims: %s (in '%s')\n", cmd->name, why, dims);
-			fs_scan_free(s);
-			return FS_EXIT_INPUT;
-		}
-		o.bind = bind, o.n_bind = (uint32_t)nb;
+	if (dims && bind_dims(cmd, s, dims, bind, &o)) {
+		fs_scan_free(s);
+		return FS_EXIT_INPUT;
 	}
 	struct fs_discovery *d = fs_discover(s, &o);
 	int rc = 0;

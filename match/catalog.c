@@ -43,6 +43,7 @@ struct cparse {
 	size_t len;
 	uint32_t no, errors;
 	struct fs_catalog_entry *cur;
+	uint32_t cap_wants;      /* of cur->wants */
 };
 
 static void cerr(struct cparse *P, const char *at, const char *msg)
@@ -134,6 +135,7 @@ static void section_line(struct cparse *P, const char *p, const char *e)
 			return cerr(P, n, "duplicate entry name");
 	FS_GROW(c->e, c->cap, c->n + 1);
 	P->cur = &c->e[c->n++];
+	P->cap_wants = 0;
 	memset(P->cur, 0, sizeof(*P->cur));
 	P->cur->name = text_value(n, ne);
 	P->cur->kind = FS_KIND_ELEMENTWISE;
@@ -166,6 +168,8 @@ const char *fs_tdefault_name(enum fs_tdefault d)
 static void transforms_value(struct cparse *P, const char *p, const char *e)
 {
 	struct fs_catalog_entry *en = P->cur;
+	if (en->off_why)
+		return cerr(P, p, "transforms = comes before off_because");
 	free(en->transforms);
 	free(en->tdefault);
 	en->transforms = words(P, p, e, &en->n_transforms);
@@ -182,6 +186,87 @@ static void transforms_value(struct cparse *P, const char *p, const char *e)
 		en->tdefault[i] = (uint8_t)d;
 		en->transforms[i] = fs_strtab_intern(&P->c->scan->strs, w, (size_t)(colon - w));
 	}
+}
+
+/* The entry's transform named w[0..n), or -1. */
+static int32_t transform_index(struct cparse *P, const char *w, size_t n)
+{
+	const struct fs_catalog_entry *en = P->cur;
+	for (uint32_t i = 0; i < en->n_transforms; i++) {
+		const char *t = fs_scan_str(P->c->scan, en->transforms[i]);
+		if (strlen(t) == n && !memcmp(t, w, n))
+			return (int32_t)i;
+	}
+	return -1;
+}
+
+/* off_because = NAME...: why: AD's reason for keeping them off (after transforms =) */
+static void off_because_value(struct cparse *P, const char *p, const char *e)
+{
+	struct fs_catalog_entry *en = P->cur;
+	const char *colon = memchr(p, ':', (size_t)(e - p)), *why = colon ? colon + 1 : e;
+	trim(&why, &e);
+	if (!colon || why == e)
+		return cerr(P, p, "off_because is 'NAME...: the reason'");
+	if (!en->off_why)
+		en->off_why = fs_xcalloc(en->n_transforms + 1, sizeof(char *));
+	for (const char *w = p; w < colon;) {
+		while (w < colon && *w == ' ')
+			w++;
+		const char *we = w;
+		while (we < colon && *we != ' ')
+			we++;
+		int32_t i = we > w ? transform_index(P, w, (size_t)(we - w)) : -2;
+		if (i == -1)
+			return cerr(P, w, "off_because names a transform the entry's transforms = does not list");
+		if (i >= 0 && !en->off_why[i])
+			en->off_why[i] = text_value(why, e);
+		w = we;
+	}
+}
+
+/* One step of a wants chain: alternatives a|b|c, interned. */
+static int want_step(struct cparse *P, struct fs_want *w, const char *p, const char *e)
+{
+	uint32_t k = 0;
+	for (const char *a = p; a < e;) {
+		const char *ae = memchr(a, '|', (size_t)(e - a));
+		ae = ae ? ae : e;
+		if (ae == a || k == FS_WANT_ALTS)
+			return -1;
+		w->alt[w->n_steps][k++] = fs_strtab_intern(&P->c->scan->strs, a, (size_t)(ae - a));
+		a = ae < e ? ae + 1 : e;
+	}
+	return k ? 0 : -1;
+}
+
+/* wants = NAME: op -> op|op -> op[; note]: the chain NAME's pattern matches */
+static void wants_value(struct cparse *P, const char *p, const char *e)
+{
+	const char *colon = memchr(p, ':', (size_t)(e - p)), *semi = memchr(p, ';', (size_t)(e - p));
+	const char *ce = semi ? semi : e;
+	if (!colon || colon > ce)
+		return cerr(P, p, "wants is 'TRANSFORM: op -> op|op -> ...[; note]'");
+	struct fs_catalog_entry *en = P->cur;
+	if (transform_index(P, p, (size_t)(colon - p)) < 0)
+		return cerr(P, p, "wants names a transform the entry's transforms = does not list");
+	struct fs_want w = {0};
+	w.transform = fs_strtab_intern(&P->c->scan->strs, p, (size_t)(colon - p));
+	for (const char *s = colon + 1; s < ce && w.n_steps <= FS_WANT_STEPS;) {
+		const char *arrow = fs_find(s, ce, "->"), *se = arrow ? arrow : ce, *a = s;
+		trim(&a, &se);
+		if (w.n_steps == FS_WANT_STEPS || want_step(P, &w, a, se))
+			return cerr(P, s, "a step is an op or ops joined by '|' (at most 8 steps of 4)");
+		w.n_steps++;
+		s = arrow ? arrow + 2 : ce;
+	}
+	const char *t = colon + 1, *te = ce, *n = semi ? semi + 1 : e, *ne = e;
+	trim(&t, &te);
+	trim(&n, &ne);
+	w.text = text_value(t, te);
+	w.note = semi && n < ne ? text_value(n, ne) : NULL;
+	FS_GROW(en->wants, P->cap_wants, en->n_wants + 1);
+	en->wants[en->n_wants++] = w;
 }
 
 /* literals = eps: what the kernels take after their tensors; returns = norm sum */
@@ -238,6 +323,10 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 		add_chain(P, v, ve);
 	else if (key_is(k, ke, "transforms"))
 		transforms_value(P, v, ve);
+	else if (key_is(k, ke, "off_because"))
+		off_because_value(P, v, ve);
+	else if (key_is(k, ke, "wants"))
+		wants_value(P, v, ve);
 	else if (key_is(k, ke, "literals"))
 		literals_value(P, v, ve);
 	else if (key_is(k, ke, "gelu")) {
@@ -250,14 +339,14 @@ static void key_line(struct cparse *P, const char *p, const char *e, const char 
 		else if (!key_is(v, ve, "sum norm"))
 			cerr(P, v, "returns is 'norm sum' or 'sum norm'");
 	} else
-		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, reference, wrappers, transforms, literals, "
-			   "returns, gelu, dtypes, constraints, evidence)");
+		cerr(P, k, "unknown key (kind, chain, kernels, subsumed_by, reference, wrappers, transforms, off_because, "
+			   "wants, literals, returns, gelu, dtypes, constraints, evidence)");
 }
 
 uint32_t fs_catalog_parse(struct fs_catalog *c, const char *name, const char *text, size_t len,
 			  struct fs_diags *d)
 {
-	struct cparse P = {c, name, d, NULL, 0, 0, 0, NULL};
+	struct cparse P = {c, name, d, NULL, 0, 0, 0, NULL, 0};
 	const char *end = text + len;
 	for (const char *pos = text; pos < end;) {
 		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
@@ -459,13 +548,14 @@ static void index_dir(struct indexer *X, const char *dir, int depth)
 		struct stat st;
 		if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
 			index_dir(X, full, depth + 1);
-		else if (S_ISREG(st.st_mode) && (indexed_ext(names[i]) || !strcmp(names[i], "default.yaml"))) {
+		else if (S_ISREG(st.st_mode) && (indexed_ext(names[i]) || !strcmp(names[i], "default.yaml") ||
+						     !strcmp(names[i], "models.yaml"))) {
 			size_t tl;
 			char *text = fs_read_input(full, FS_IN_SOURCE, &tl);
 			if (text) {
 				if (indexed_ext(names[i]))
 					index_text(X, full, text, tl);
-				fs_srctree_index_text(X->c, full, text, tl); /* wrappers, default.yaml */
+				fs_srctree_index_text(X->c, full, text, tl); /* wrappers, aliases, config files */
 				X->c->files_indexed++;
 				free(text);
 			} else /* a tree holds generated files (kernel binaries as C arrays): evidence, not input */
@@ -532,6 +622,14 @@ void fs_catalog_release(struct fs_catalog *c)
 		free(e->subsumed);
 		free(e->reference);
 		free(e->wrappers);
+		for (uint32_t k = 0; e->off_why && k < e->n_transforms; k++)
+			free(e->off_why[k]);
+		free(e->off_why);
+		for (uint32_t k = 0; k < e->n_wants; k++) {
+			free(e->wants[k].text);
+			free(e->wants[k].note);
+		}
+		free(e->wants);
 		free(e->transforms);
 		free(e->tdefault);
 		free(e->name);
@@ -546,5 +644,13 @@ void fs_catalog_release(struct fs_catalog *c)
 		free(c->found[i].detail);
 	}
 	free(c->found);
+	free(c->tree_default);
+	for (int r = 0; r < FS_TREE_REGISTRIES; r++)
+		free(c->tree_registry[r]);
+	free(c->tree_user_dir);
+	if (c->cfg) {
+		fs_adconfig_release(c->cfg);
+		free(c->cfg);
+	}
 	memset(c, 0, sizeof(*c));
 }

@@ -170,11 +170,11 @@ static uint32_t matches_in(const struct ctx *c, struct fs_confirm *f, const stru
  * variant): the matches of all of them. */
 void fs_mine_pattern_count(struct ctx *c, struct fs_candidate *k)
 {
-	const struct fs_patlib *lib = c->o->cat->confirm;
+	const struct fs_patlib *lib = c->o->cat ? c->o->cat->confirm : NULL;
 	const char *name = NULL;
 	k->pattern = -1;
 	k->pattern_matches = 0;
-	for (uint32_t i = 0; i < c->n_confirm && k->entry >= 0; i++) {
+	for (uint32_t i = 0; lib && i < c->n_confirm && k->entry >= 0; i++) {
 		struct fs_confirm *f = &c->confirm[i];
 		if (f->entry != k->entry || (name && strcmp(lib->v[f->pattern].name, name)))
 			continue;

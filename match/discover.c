@@ -175,6 +175,23 @@ static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discove
 	free(seen);
 }
 
+/* A candidate whose advice is an AD transform that cannot help it (it ran and
+ * matched nothing, or AD keeps it off for a reason) is deferred, and says why. */
+static void ad_verdicts(struct fs_discovery *d, struct fs_analysis *a)
+{
+	const struct fs_adlog *log = a->run != UINT32_MAX ? &d->logs[a->run] : NULL;
+	for (uint32_t i = 0; a->mine && i < a->mine->n_cands; i++) {
+		struct fs_candidate *k = &a->mine->cands[i];
+		uint32_t w, pick = k->entry >= 0 && k->rec == FS_REC_USE_EXISTING ? fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &w) : 0;
+		const struct fs_catalog_entry *e = pick ? &d->cat.e[k->entry] : NULL;
+		const struct fs_region *r = &a->mine->regions[k->instances[0]];
+		for (uint32_t t = 0; e && t < e->n_transforms; t++)
+			if (e->transforms[t] == pick &&
+			    fs_catalog_ad_blocked(&d->cat, log, e, t, a->mine->g, r->nodes, r->n_nodes, k->ad_why, sizeof(k->ad_why)))
+				k->rec = FS_REC_DEFER;
+	}
+}
+
 struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opts *o)
 {
 	struct fs_discovery *d = fs_xcalloc(1, sizeof(*d));
@@ -186,6 +203,8 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 	fs_catalog_load_default(&d->cat, o->catalog, &s->diags);
 	if (o->kernels_from)
 		fs_catalog_index_tree(&d->cat, o->kernels_from, &s->diags);
+	d->cat.model = o->model;
+	fs_catalog_configure(&d->cat, o->ad_configs, o->n_ad_configs, o->model, o->config_id, &s->diags);
 	d->logs = fs_xcalloc(s->n_runs + 1, sizeof(*d->logs));
 	d->evo = fs_xcalloc(s->n_runs + 1, sizeof(*d->evo));
 	for (uint32_t r = 0; r < s->n_runs; r++) {
@@ -213,6 +232,8 @@ struct fs_discovery *fs_discover(struct fs_scan *s, const struct fs_discover_opt
 		fs_discovery_free(d);
 		return NULL;
 	}
+	for (uint32_t i = 0; i < d->n_a; i++)
+		ad_verdicts(d, &d->a[i]);
 	return d;
 }
 

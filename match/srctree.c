@@ -81,7 +81,53 @@ static void index_py(struct fs_catalog *c, const char *path, const char *text, s
 	}
 }
 
-/* ---- config/default.yaml ---------------------------------------------------------------------- */
+/* ---- aliases ------------------------------------------------------------------------------------ */
+
+/* Helpers a transform calls to run another transform under its own name
+ * (transform/library/_mlir_elementwise_alias.py): every transform a file
+ * registers and that calls one is an alias of what the helper runs. */
+static const struct {
+	const char *call, *runs;
+} alias_helpers[] = {{"apply_mlir_elementwise_alias(", "mlir_elementwise_fusion"}};
+
+static uint32_t line_of(const char *text, const char *at)
+{
+	uint32_t n = 1;
+	for (const char *p = text; (p = memchr(p, '\n', (size_t)(at - p))); p++)
+		n++;
+	return n;
+}
+
+/* A call, not the helper's definition ("def name("). */
+static int calls(const char *text, const char *end, const char *call)
+{
+	for (const char *p = text; (p = fs_find(p, end, call)); p++)
+		if (p - text < 4 || memcmp(p - 4, "def ", 4))
+			return 1;
+	return 0;
+}
+
+static void index_aliases(struct fs_catalog *c, const char *path, const char *text, size_t len)
+{
+	static const char reg[] = "TransformRegistry.register(";
+	const char *end = text + len;
+	for (size_t h = 0; h < sizeof(alias_helpers) / sizeof(alias_helpers[0]); h++) {
+		if (!calls(text, end, alias_helpers[h].call))
+			continue;
+		for (const char *p = text; (p = fs_find(p, end, reg)); p++) {
+			char name[NAME_LEN + 1], sym[NAME_LEN + 16];
+			const char *q = p + sizeof(reg) - 1;
+			while (q < end && (*q == ' ' || *q == '\n' || *q == '"' || *q == '\''))
+				q++;
+			if (!ident(q, end, name))
+				continue;
+			snprintf(sym, sizeof(sym), "alias:%s", name);
+			fs_catalog_add_evidence(c, path, line_of(text, p), sym, alias_helpers[h].runs);
+		}
+	}
+}
+
+/* ---- where the config files are ----------------------------------------------------------------- */
 
 /* Whether path ends with t, and t begins a path component there when whole. */
 static int ends_with(const char *s, const char *t, int whole)
@@ -90,58 +136,47 @@ static int ends_with(const char *s, const char *t, int whole)
 	return n >= k && !strcmp(s + n - k, t) && (!whole || n == k || s[n - k - 1] == '/');
 }
 
-static uint32_t indent(const char *p, const char *e)
+static void keep(char **slot, const char *path, size_t n)
 {
-	const char *q = p;
-	while (q < e && *q == ' ')
-		q++;
-	return (uint32_t)(q - p);
+	if (!*slot)
+		*slot = fs_xstrndup(path, n);
 }
 
-/* transforms:            (the top-level key)
- *   NAME:                (a transform, at the first key's indentation)
- *     enabled: false     (deeper: its settings; without `enabled` it is on) */
-static void index_defaults(struct fs_catalog *c, const char *path, const char *text, size_t len)
+/* The registries, by preference (FS_TREE_REGISTRIES), and the tree root each implies. */
+static const char *const registries[FS_TREE_REGISTRIES] = {
+	"tensorrt_llm/_torch/auto_deploy/config/model_registry_internal/models.yaml",
+	"tensorrt_llm/_torch/auto_deploy/config/model_registry/models.yaml",
+	"examples/auto_deploy/model_registry/models.yaml",
+};
+
+static void note_config(struct fs_catalog *c, const char *path)
 {
-	int in = 0;
-	uint32_t key_indent = 0, no = 0;
-	int32_t cur = -1;
-	char name[NAME_LEN + 1], sym[NAME_LEN + 16];
-	for (const char *p = text, *end = text + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
-		uint32_t ind = indent(p, e);
-		const char *q = p + ind, *r;
-		no++;
-		p = nl ? nl + 1 : end;
-		if (q == e || *q == '#' || *q == '\r')
+	static const char ad_default[] = "tensorrt_llm/_torch/auto_deploy/config/default.yaml";
+	if (ends_with(path, ad_default, 1) && c->tree_default && !ends_with(c->tree_default, ad_default, 1)) {
+		/* AD's own beats any other config/default.yaml */
+		free(c->tree_default);
+		c->tree_default = NULL;
+	}
+	if (ends_with(path, "config/default.yaml", 1))
+		keep(&c->tree_default, path, strlen(path));
+	for (int r = 0; r < FS_TREE_REGISTRIES; r++) {
+		if (!ends_with(path, registries[r], 1) || c->tree_registry[r])
 			continue;
-		if (!ind) {
-			in = e - q >= 11 && !memcmp(q, "transforms:", 11);
-			key_indent = 0, cur = -1;
-		} else if (in && (!key_indent || ind == key_indent) && (r = ident(q, e, name)) && r < e && *r == ':') {
-			key_indent = ind;
-			snprintf(sym, sizeof(sym), "default:%s", name);
-			fs_catalog_add_evidence(c, path, no, sym, "on");
-			c->defaults_indexed++;
-			cur = (int32_t)c->n_found - 1;
-		} else if (in && cur >= 0 && ind > key_indent && e - q >= 8 && !memcmp(q, "enabled:", 8)) {
-			const char *v = q + 8;
-			while (v < e && *v == ' ')
-				v++;
-			int off = e - v >= 5 && !memcmp(v, "false", 5);
-			free(c->found[cur].detail);
-			c->found[cur].detail = fs_xstrndup(off ? "off" : "on", off ? 3 : 2);
-			c->found[cur].line = no;
-		}
+		keep(&c->tree_registry[r], path, strlen(path));
+		size_t root = strlen(path) - strlen(registries[r]);
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%.*sexamples/auto_deploy/model_registry/configs", (int)root, path);
+		keep(&c->tree_user_dir, dir, strlen(dir));
 	}
 }
 
 void fs_srctree_index_text(struct fs_catalog *c, const char *path, const char *text, size_t len)
 {
-	if (ends_with(path, ".py", 0))
+	if (ends_with(path, ".py", 0)) {
 		index_py(c, path, text, len);
-	else if (ends_with(path, "config/default.yaml", 1))
-		index_defaults(c, path, text, len);
+		index_aliases(c, path, text, len);
+	} else
+		note_config(c, path);
 }
 
 /* ---- answers ------------------------------------------------------------------------------------ */
@@ -191,15 +226,35 @@ uint32_t fs_catalog_pick(const struct fs_catalog *c, const struct fs_catalog_ent
 }
 
 enum fs_tdefault fs_catalog_tdefault(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t i,
-				     int32_t *at)
+				     struct fs_adsetting *s)
+{
+	enum fs_tdefault cat = e->tdefault ? (enum fs_tdefault)e->tdefault[i] : FS_TDEF_ON;
+	const char *t = fs_scan_str(c->scan, e->transforms[i]);
+	if (c->cfg && fs_adconfig_transform(c->cfg, t, s)) {
+		if (s->enabled >= 0)
+			return s->enabled ? FS_TDEF_ON : FS_TDEF_OFF;
+		if (c->cfg->has_default || cat == FS_TDEF_UNLISTED)
+			return FS_TDEF_ON; /* listed without `enabled`: AD runs it */
+	}
+	memset(s, 0, sizeof(*s));
+	s->layer = UINT32_MAX, s->enabled = s->was = -1;
+	return c->cfg && c->cfg->has_default ? FS_TDEF_UNLISTED : cat;
+}
+
+const char *fs_catalog_off_reason(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t i,
+				  const struct fs_adsetting *s, enum fs_tdefault t)
+{
+	(void)c;
+	if (t != FS_TDEF_OFF)
+		return NULL;
+	if (s->layer != UINT32_MAX)
+		return s->why;
+	return e->off_why ? e->off_why[i] : NULL;
+}
+
+int32_t fs_catalog_alias(const struct fs_catalog *c, uint32_t transform)
 {
 	char sym[200];
-	*at = -1;
-	if (!c->defaults_indexed)
-		return e->tdefault ? (enum fs_tdefault)e->tdefault[i] : FS_TDEF_ON;
-	snprintf(sym, sizeof(sym), "default:%s", fs_scan_str(c->scan, e->transforms[i]));
-	*at = fs_catalog_find_evidence(c, sym, 0);
-	if (*at < 0)
-		return FS_TDEF_UNLISTED;
-	return !strcmp(c->found[*at].detail, "off") ? FS_TDEF_OFF : FS_TDEF_ON;
+	snprintf(sym, sizeof(sym), "alias:%s", fs_scan_str(c->scan, transform));
+	return c->files_indexed ? fs_catalog_find_evidence(c, sym, 0) : -1;
 }

@@ -73,6 +73,8 @@ void fs_cand_pattern(const struct fs_discovery *d, const struct fs_analysis *a,
 
 const char *fs_cand_kernel(const struct fs_discovery *d, const struct fs_candidate *k)
 {
+	if (k->ad_why[0])
+		return NULL; /* what it would name cannot help (match/discover.c) */
 	uint32_t wrapper, key = k->entry >= 0 ? fs_catalog_pick(&d->cat, &d->cat.e[k->entry], &wrapper) : 0;
 	return key ? fs_scan_str(d->scan, key) : NULL;
 }
@@ -84,6 +86,23 @@ const char *fs_cand_wrapper(const struct fs_discovery *d, const struct fs_candid
 		return NULL;
 	const char *w = fs_scan_str(d->scan, wrapper), *dot = strchr(w, '.');
 	return dot ? dot + 1 : w; /* python.name: the function's name */
+}
+
+/* Why AD's transform did not fire on the candidate, where it ran and matched nothing or is off:
+ * the first step of its pattern (the catalog's wants) the chain does not have. */
+static void why_not_fired(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
+			  const struct fs_catalog_entry *e, uint32_t ti, struct lines *out)
+{
+	const char *t = fs_scan_str(d->scan, e->transforms[ti]);
+	const struct fs_adlog_entry *l = a->run != UINT32_MAX ? fs_adlog_find(&d->logs[a->run], t) : NULL;
+	struct fs_adsetting st;
+	enum fs_tdefault def = fs_catalog_tdefault(&d->cat, e, ti, &st);
+	int idle = l ? l->status == FS_AD_DISABLED || l->status == FS_AD_SKIPPED || (l->status == FS_AD_MATCHES && !l->matches)
+		     : def != FS_TDEF_ON;
+	const struct fs_region *r = &a->mine->regions[k->instances[0]];
+	char buf[600];
+	if (idle && fs_catalog_why_not(&d->cat, e, ti, a->mine->g, r->nodes, r->n_nodes, buf, sizeof(buf)))
+		fs_lines_add(out, "why AD did not fire: %s", buf);
 }
 
 /* The dump a transform wrote in run r, or NULL. */
@@ -101,47 +120,79 @@ static const struct fs_dumpfile *transform_dump(const struct fs_scan *s, uint32_
 	return NULL;
 }
 
-/* "(off by default: config/default.yaml:123)": the tree's default when it was indexed, else the catalog's */
+/* Which layer of the effective config said it, in words. */
+static const char *layer_words(const struct fs_discovery *d, uint32_t layer, int on, char *buf, size_t n)
+{
+	static const char *const by[] = {"by default", "for --model", "by --ad-config"};
+	uint8_t kind = d->cat.cfg->layers[layer].kind;
+	snprintf(buf, n, "%s %s%s%s", on ? "on" : "off", by[kind], kind == FS_LAYER_REGISTRY ? " " : "",
+		 kind == FS_LAYER_REGISTRY && d->cat.model ? d->cat.model : "");
+	return buf;
+}
+
+/* " (off by default: config/default.yaml:123, 'reason')": the effective config's layer that set
+ * it, with the earlier one it overrode; else the catalog's default (and its reason) */
 static void default_text(const struct fs_discovery *d, const struct fs_catalog_entry *e, uint32_t i, char *buf, size_t n)
 {
 	static const char *const says[] = {"on by default", "off by default", "not in default.yaml: runs where a config adds it",
 					   "not in the tree's default.yaml: runs where a config adds it"};
-	int32_t at;
-	enum fs_tdefault t = fs_catalog_tdefault(&d->cat, e, i, &at);
-	const char *what = says[t == FS_TDEF_UNLISTED && d->cat.defaults_indexed ? FS_TDEF_COUNT : t];
-	if (at >= 0)
-		snprintf(buf, n, " (%s: %s:%u)", what, d->cat.found[at].path, d->cat.found[at].line);
-	else
-		snprintf(buf, n, " (%s)", what);
+	struct fs_adsetting st;
+	enum fs_tdefault t = fs_catalog_tdefault(&d->cat, e, i, &st);
+	const char *why = fs_catalog_off_reason(&d->cat, e, i, &st, t);
+	char w1[200], w2[200], was[300] = "";
+	if (st.layer == UINT32_MAX) {
+		const int tree = t == FS_TDEF_UNLISTED && d->cat.cfg && d->cat.cfg->has_default;
+		snprintf(buf, n, " (%s%s%.160s%s)", says[tree ? FS_TDEF_COUNT : t], why ? ": " : "", why ? why : "", "");
+		return;
+	}
+	const struct fs_adlayer *l = &d->cat.cfg->layers[st.layer];
+	if (st.was >= 0 && st.was != st.enabled)
+		snprintf(was, sizeof(was), "; %s at %s:%u", layer_words(d, st.was_layer, st.was, w2, sizeof(w2)),
+			 d->cat.cfg->layers[st.was_layer].path, st.was_line);
+	snprintf(buf, n, " (%s%s: %s:%u%s%.160s%s%s)", layer_words(d, st.layer, t != FS_TDEF_OFF, w1, sizeof(w1)),
+		 st.enabled < 0 && l->kind != FS_LAYER_DEFAULT ? ", listed without enabled" : "", l->path, st.line, why ? ", '" : "", why ? why : "",
+		 why ? "'" : "", was);
 }
 
-static void transform_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
+/* What the run's log says of transform t, into what (the log decides over any config). */
+static size_t log_text(const struct fs_discovery *d, const struct fs_analysis *a, const char *t, char *what, size_t n)
+{
+	const struct fs_adlog *log = &d->logs[a->run];
+	const struct fs_adlog_entry *e = fs_adlog_find(log, t);
+	if (!e)
+		return 0;
+	if (e->status == FS_AD_DISABLED)
+		return (size_t)snprintf(what, n, "exists but is disabled (%s:%u; the log decides)", log->path, e->line);
+	if (e->status == FS_AD_SKIPPED)
+		return (size_t)snprintf(what, n, "exists but was skipped (%s:%u; the log decides)", log->path, e->line);
+	if (e->status == FS_AD_RAN)
+		return (size_t)snprintf(what, n, "ran, but the log ends before its summary (%s:%u; the log decides)", log->path,
+					e->line);
+	return (size_t)snprintf(what, n, "ran: matches=%lld (%s:%u; the log decides)", (long long)e->matches, log->path,
+				e->line);
+}
+
+static void transform_evidence(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
 			       const struct fs_catalog_entry *en, uint32_t ti, struct lines *out)
 {
 	const struct fs_scan *s = d->scan;
 	const char *t = fs_scan_str(s, en->transforms[ti]);
-	char what[200] = "", def[300];
-	size_t k = 0;
+	char what[300] = "", def[600], alias[300] = "";
+	size_t len = 0;
 	default_text(d, en, ti, def, sizeof(def));
+	int32_t al = fs_catalog_alias(&d->cat, en->transforms[ti]);
+	if (al >= 0)
+		snprintf(alias, sizeof(alias), "; alias of %s in this tree (%s:%u)", d->cat.found[al].detail,
+			 d->cat.found[al].path, d->cat.found[al].line);
 	if (a->run != UINT32_MAX) {
-		const struct fs_adlog *log = &d->logs[a->run];
-		const struct fs_adlog_entry *e = fs_adlog_find(log, t);
-		if (e && e->status == FS_AD_DISABLED)
-			k += (size_t)snprintf(what, sizeof(what), "exists but is disabled (%s:%u)", log->path, e->line);
-		else if (e && e->status == FS_AD_SKIPPED)
-			k += (size_t)snprintf(what, sizeof(what), "exists but was skipped (%s:%u)", log->path, e->line);
-		else if (e && e->status == FS_AD_RAN)
-			k += (size_t)snprintf(what, sizeof(what), "ran, but the log ends before its summary (%s:%u)",
-					      log->path, e->line);
-		else if (e)
-			k += (size_t)snprintf(what, sizeof(what), "ran: matches=%lld (%s:%u)", (long long)e->matches,
-					      log->path, e->line);
+		len = log_text(d, a, t, what, sizeof(what));
 		const struct fs_dumpfile *prev, *f = transform_dump(s, a->run, t, &prev);
-		if (f && prev && k < sizeof(what))
-			snprintf(what + k, sizeof(what) - k, "%sdump %s: graph %s", k ? "; " : "", f->base,
+		if (f && prev && len < sizeof(what))
+			snprintf(what + len, sizeof(what) - len, "%sdump %s: graph %s", len ? "; " : "", f->base,
 				 fs_dumpfiles_identical(s, prev, f) ? "unchanged (no rewrite)" : "changed");
 	}
-	fs_lines_add(out, "transform %s%s: %s", t, def, what[0] ? what : "not in this run");
+	fs_lines_add(out, "transform %s%s%s: %s", t, def, alias, what[0] ? what : "not in this run");
+	why_not_fired(d, a, k, en, ti, out);
 }
 
 static void source_evidence(const struct fs_discovery *d, const char *sym, struct lines *out)
@@ -268,7 +319,7 @@ void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	for (uint32_t i = 0; i < e->n_transforms; i++) {
 		char sym[200];
 		snprintf(sym, sizeof(sym), "transform:%s", fs_scan_str(d->scan, e->transforms[i]));
-		transform_evidence(d, a, e, i, out);
+		transform_evidence(d, a, k, e, i, out);
 		if (d->cat.files_indexed)
 			source_evidence(d, sym, out);
 	}
@@ -367,7 +418,9 @@ void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candid
 		snprintf(buf, n, "needs_triton_fallback (no existing kernel: a generated Triton / CUDA kernel is needed)");
 		break;
 	default:
-		if (k->refused[0])
+		if (k->ad_why[0])
+			snprintf(buf, n, "defer (%s)", k->ad_why);
+		else if (k->refused[0])
 			snprintf(buf, n, "defer (no existing kernel, and fusescan's generator does not take it: %s)", k->refused);
 		else
 			snprintf(buf, n, "defer (%s)",

@@ -56,6 +56,7 @@ int fs_open_regular(const char *path, struct stat *st);
 	X(EXPECT, 1ull << 20, "1 MiB", "an expectations file")                  \
 	X(BASELINE, 64ull << 20, "64 MiB", "a baseline report")                 \
 	X(CATALOG, 4ull << 20, "4 MiB", "a kernel catalog")                     \
+	X(CONFIG, 4ull << 20, "4 MiB", "an AutoDeploy config (yaml)")           \
 	X(PATTERN, 1ull << 20, "1 MiB", "a pattern file")                       \
 	X(APPROVALS, 1ull << 20, "1 MiB", "an approvals file")                  \
 	X(SOURCE, 16ull << 20, "16 MiB", "a source file of --kernels-from")     \

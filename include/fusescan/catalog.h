@@ -12,6 +12,7 @@
 #ifndef FUSESCAN_CATALOG_H
 #define FUSESCAN_CATALOG_H
 
+#include "fusescan/adconfig.h"
 #include "fusescan/diag.h"
 #include "fusescan/scan.h"
 
@@ -45,8 +46,8 @@ struct fs_chain {
 /* Where a kernel, wrapper or transform was found in a source tree. Symbols:
  * "ns::op" (a registered op), "transform:key" (a registered transform),
  * "wrapper:name" (a Python function calling a registered op; detail: that
- * op, "ns::op") and "default:key" (a transform of the tree's
- * config/default.yaml; detail: "on" or "off"). */
+ * op, "ns::op") and "alias:key" (a transform that runs another one under
+ * its name; detail: that one, "mlir_elementwise_fusion"). */
 struct fs_evidence {
 	char *path;
 	uint32_t line;
@@ -54,8 +55,8 @@ struct fs_evidence {
 	char *detail;        /* NULL unless said above */
 };
 
-/* A transform's default in AutoDeploy's config/default.yaml: enabled, listed
- * with `enabled: false`, or not listed (it runs only where a config adds it). */
+/* A transform's default in AutoDeploy's config: enabled, listed with
+ * `enabled: false`, or not listed (it runs only where a config adds it). */
 enum fs_tdefault { FS_TDEF_ON, FS_TDEF_OFF, FS_TDEF_UNLISTED, FS_TDEF_COUNT };
 const char *fs_tdefault_name(enum fs_tdefault d);
 
@@ -85,7 +86,10 @@ struct fs_catalog_entry {
 	uint32_t n_wrappers;
 	uint32_t *transforms;    /* AutoDeploy transform names */
 	uint8_t *tdefault;       /* per transform: enum fs_tdefault in today's tree */
+	char **off_why;          /* per transform: why AD keeps it off (off_because), or NULL */
 	uint32_t n_transforms;
+	struct fs_want *wants;   /* what a transform's pattern matches (wants = ...) */
+	uint32_t n_wants;
 	uint32_t literals;       /* FS_LIT_* */
 	uint8_t norm_first;      /* multi-output kernels return (norm, sum), not file order */
 	uint8_t gelu_tanh;       /* its kernels compute the tanh GELU only (gelu = tanh) */
@@ -93,7 +97,22 @@ struct fs_catalog_entry {
 	uint32_t line;
 };
 
+/* wants = T: a -> b|c -> d; note: the chain transform T's pattern matches,
+ * each step an op key or alternatives, each step reading the one before. */
+enum { FS_WANT_STEPS = 8, FS_WANT_ALTS = 4 };
+struct fs_want {
+	uint32_t transform;                          /* interned name */
+	uint32_t alt[FS_WANT_STEPS][FS_WANT_ALTS];   /* op keys, 0 past the last */
+	uint32_t n_steps;
+	char *text, *note;                           /* the steps as written; the note or NULL */
+};
+
 struct fs_patlib;
+
+/* The model registries a tree may hold, by where (the first one naming
+ * --model is read): config/model_registry_internal/, config/model_registry/,
+ * examples/auto_deploy/model_registry/. */
+enum { FS_TREE_REGISTRIES = 3 };
 
 struct fs_catalog {
 	struct fs_scan *scan;    /* whose string table keys are interned in */
@@ -106,7 +125,11 @@ struct fs_catalog {
 	struct fs_evidence *found;   /* registrations found by fs_catalog_index_tree */
 	uint32_t n_found, cap_found;
 	uint32_t files_indexed;
-	uint32_t defaults_indexed; /* transforms listed by an indexed config/default.yaml */
+	char *tree_default;        /* the tree's config/default.yaml, or NULL */
+	char *tree_registry[FS_TREE_REGISTRIES]; /* its models.yaml files, or NULL */
+	char *tree_user_dir;       /* examples/auto_deploy/model_registry/configs of the tree, or NULL */
+	struct fs_adconfig *cfg;   /* the effective config (owned), or NULL: the catalog's defaults */
+	const char *model;         /* --model (not owned), or NULL */
 	uint8_t gelu;              /* enum fs_gelu: what the user stated */
 };
 
@@ -126,7 +149,7 @@ int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, ui
 /* ---- what the tree says (match/srctree.c) ---- */
 
 void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail);
-/* Wrappers and default.yaml in one indexed file (called by the index). */
+/* Wrappers and aliases in one indexed file, and where its config files are (called by the index). */
 void fs_srctree_index_text(struct fs_catalog *c, const char *path, const char *text, size_t len);
 /* Whether an op key ("auto_deploy.torch_rmsnorm", "python.wrapper") is
  * usable: registered in the indexed tree (a wrapper: calling a registered
@@ -139,10 +162,39 @@ int32_t fs_catalog_registered(const struct fs_catalog *c, uint32_t key);
  * The key is interned in the scan (0: nothing usable). *wrapper: the usable
  * wrapper over that kernel, or 0. */
 uint32_t fs_catalog_pick(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t *wrapper);
-/* A transform's default: the tree's config/default.yaml when it was indexed
- * (*at: its evidence index), else the catalog's. */
+/* The effective config (match/adconfig.c): the tree's config/default.yaml,
+ * the files its model registry lists for `model` (NULL: none), then the
+ * user's files in order, deep-merged; errors to d. Nothing to merge: c->cfg
+ * stays NULL. */
+void fs_catalog_configure(struct fs_catalog *c, const char *const *files, uint32_t n, const char *model,
+			  const char *config_id, struct fs_diags *d);
+/* A transform's default: the effective config's where it says (s filled,
+ * s->layer its layer), else the catalog's (s->layer UINT32_MAX); a tree's
+ * default.yaml not listing it is FS_TDEF_UNLISTED. */
 enum fs_tdefault fs_catalog_tdefault(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t i,
-				     int32_t *at);
+				     struct fs_adsetting *s);
+/* Why AD keeps the transform off, when it is off: the comment on the line
+ * that turned it off, else the catalog's off_because; NULL when none is said. */
+const char *fs_catalog_off_reason(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t i,
+				  const struct fs_adsetting *s, enum fs_tdefault t);
+/* The alias evidence of a transform ("alias:T"), or -1. */
+int32_t fs_catalog_alias(const struct fs_catalog *c, uint32_t transform);
+/* Why transform w->transform would not match this chain (nodes of g, file
+ * order): the first step its pattern wants that the graph does not have,
+ * in a sentence into buf; 0 then, 1 when the whole pattern is there. */
+struct fs_graph;
+int fs_catalog_want_check(const struct fs_catalog *c, const struct fs_want *w, const struct fs_graph *g,
+			  const uint32_t *nodes, uint32_t n, char *buf, size_t len);
+/* The entry's wants for its transform ti, checked against the chain: 1 with
+ * the sentence in buf, 0 when the catalog states no wants for it. */
+int fs_catalog_why_not(const struct fs_catalog *c, const struct fs_catalog_entry *e, uint32_t ti,
+		       const struct fs_graph *g, const uint32_t *nodes, uint32_t n, char *buf, size_t len);
+/* Whether AD's transform ti cannot help this chain: the log (NULL: none) shows
+ * it ran and matched nothing (buf then adds the precondition the chain
+ * fails), or, the log silent on it, AD keeps it off for a stated reason. */
+struct fs_adlog;
+int fs_catalog_ad_blocked(const struct fs_catalog *c, const struct fs_adlog *log, const struct fs_catalog_entry *e,
+			  uint32_t ti, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, char *buf, size_t len);
 /* The first entry at index `from` or later one of whose chains is exactly
  * this multiset (sorted keys) with its required views among `views`; -1 if
  * none. Several entries can hold one multiset (rotate-half and interleaved

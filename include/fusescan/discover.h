@@ -27,6 +27,10 @@
 struct fs_discover_opts {
 	const char *catalog;       /* catalog file */
 	const char *kernels_from;  /* source tree to index, or NULL */
+	const char *const *ad_configs; /* --ad-config files, merged in order over the rest */
+	uint32_t n_ad_configs;
+	const char *model;         /* --model: the registry entry whose files are merged, or NULL */
+	const char *config_id;     /* --config-id: which of the model's entries, or NULL */
 	const char *dump;          /* "NNN" or a file name: the dump to analyse in a run */
 	const struct fs_binding *bind; /* --dims as fs_bind_parse read it (n_bind of them), or NULL */
 	uint32_t n_bind;

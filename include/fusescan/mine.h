@@ -71,6 +71,8 @@ struct fs_candidate {
 	enum fs_rec rec;
 	uint8_t absorbed;      /* an op absorbs it with the ops around it (attention): ranked last */
 	char refused[256];     /* why fusescan's generator takes no kernel of it (then deferred), or "" */
+	char ad_why[320];      /* why the AutoDeploy transform it names cannot help (it ran and matched
+				  nothing, or AD keeps it off for a stated reason): then deferred; or "" */
 };
 
 enum fs_cleanup_kind {

@@ -376,8 +376,8 @@ static void t_catalog_autodeploy_keys(void)
 	CHECK(e->n_transforms == 3 && e->tdefault[0] == FS_TDEF_ON && e->tdefault[1] == FS_TDEF_OFF &&
 	      e->tdefault[2] == FS_TDEF_UNLISTED);
 	CHECK_STR(fs_scan_str(s, e->transforms[1]), "off_one");
-	int32_t at;
-	CHECK(fs_catalog_tdefault(&c, e, 1, &at) == FS_TDEF_OFF && at == -1);
+	struct fs_adsetting st;
+	CHECK(fs_catalog_tdefault(&c, e, 1, &st) == FS_TDEF_OFF && st.layer == UINT32_MAX);
 	uint32_t w;
 	CHECK_STR(fs_scan_str(s, fs_catalog_pick(&c, e, &w)), "auto_deploy.inplace_op"); /* no tree: the catalog's */
 	CHECK_STR(fs_scan_str(s, w), "python.wrapper");
@@ -399,10 +399,14 @@ static void t_catalog_autodeploy_keys(void)
 	CHECK(fs_catalog_pick(&c, e, &w) == e->kernels[0] && w == e->wrappers[0]);
 	const char *yaml = "transforms:\n  on_one:\n    stage: x\n  off_one:\n    stage: y\n    enabled: false # oom\n"
 			   "other:\n  gone:\n    enabled: false\n";
-	fs_srctree_index_text(&c, "t/config/default.yaml", yaml, strlen(yaml));
-	CHECK(fs_catalog_tdefault(&c, e, 0, &at) == FS_TDEF_ON && at >= 0 && c.found[at].line == 2);
-	CHECK(fs_catalog_tdefault(&c, e, 1, &at) == FS_TDEF_OFF && c.found[at].line == 6);
-	CHECK(fs_catalog_tdefault(&c, e, 2, &at) == FS_TDEF_UNLISTED && at == -1); /* not under transforms: */
+	c.cfg = fs_xmalloc(sizeof(*c.cfg));
+	fs_adconfig_init(c.cfg);
+	CHECK(fs_adconfig_add_text(c.cfg, "t/config/default.yaml", yaml, strlen(yaml), FS_LAYER_DEFAULT, &d) == 0);
+	fs_adconfig_merge(c.cfg);
+	CHECK(fs_catalog_tdefault(&c, e, 0, &st) == FS_TDEF_ON && st.layer == 0 && st.line == 2 && st.enabled == -1);
+	CHECK(fs_catalog_tdefault(&c, e, 1, &st) == FS_TDEF_OFF && st.line == 6 && st.why && !strcmp(st.why, "oom"));
+	CHECK_STR(fs_catalog_off_reason(&c, e, 1, &st, FS_TDEF_OFF), "oom");
+	CHECK(fs_catalog_tdefault(&c, e, 2, &st) == FS_TDEF_UNLISTED && st.layer == UINT32_MAX); /* not under transforms: */
 	fs_catalog_release(&c);
 	fs_diags_release(&d);
 	fs_scan_free(s);

@@ -15,3 +15,8 @@ class FuseFP8Gemms(BaseTransform):
 @TransformRegistry.register("fuse_fp4_gemms")
 class FuseFP4Gemms(BaseTransform):
     pass
+
+
+@TransformRegistry.register("fuse_gemms_mixed_children")
+class FuseGemmsMixedChildren(BaseTransform):
+    pass

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# adconfig.sh: AutoDeploy's effective config in discover's evidence. The
+# fixture tree's registry model gets its yaml layers' defaults, each with the
+# file:line that set it and the one it overrode; --ad-config layers merge in
+# order over them (a mode file as nanojet.yaml); the log decides over any
+# config and says so; a bad config is exit 2 with file:line:col; an alias
+# transform is named as one; advice that cannot help is deferred with the
+# precondition the chain fails; the catalog's defaults agree with the
+# fixture's default.yaml.
+set -u
+exe=$1 tests=$2
+. "$(dirname "$0")/lib.sh"
+run=$tests/data/adrun_tiny_llama_2l
+last=$run/035_compile_compile_model.txt
+exp=$tests/data/export_tiny_llama_2l
+tree=$tests/data/srctree
+ad=$tree/tensorrt_llm/_torch/auto_deploy
+reg=$ad/config/model_registry_internal
+
+check "registry model" 0 "$exe" discover --kernels-from "$tree" --model nvidia/Llama-3.1-8B-Instruct-FP8 "$last"
+contains "registry: the user-side file turns fuse_add_rms_norm on, over default.yaml" "$tmp/out" \
+	"transform fuse_add_rms_norm (on for --model nvidia/Llama-3.1-8B-Instruct-FP8: $tree/examples/auto_deploy/model_registry/configs/llama3_1_8b.yaml:5; off by default at $ad/config/default.yaml:44)"
+check "registry model, two entries" 2 "$exe" discover --kernels-from "$tree" --model org/two-entries "$last"
+contains "two entries: choose" "$tmp/err" "2 entries for org/two-entries (config_id a, b): choose one with --config-id"
+check "registry model, chosen entry" 0 "$exe" discover --kernels-from "$tree" --model org/two-entries --config-id b "$exp"
+contains "chosen entry: its ad_defaults file" "$tmp/out" "on for --model org/two-entries: $reg/configs/llama3_1_8b_ad.yaml:"
+check "unknown model" 2 "$exe" discover --kernels-from "$tree" --model org/nope "$last"
+contains "unknown model: said" "$tmp/err" "org/nope: no entry for org/nope"
+check "--model without a tree" 2 "$exe" discover --model org/nope "$last"
+check "--config-id without --model" 2 "$exe" discover --config-id a "$last"
+
+# --ad-config layers, in order, over the tree's default.yaml: the mode file, then the user's
+printf 'transforms:\n  fuse_add_rms_norm:\n    enabled: true\n' >"$tmp/on.yaml"
+printf 'transforms:\n  fuse_add_rms_norm:\n    enabled: false  # not this week\n' >"$tmp/off.yaml"
+check "two --ad-config, later wins" 0 "$exe" discover --kernels-from "$tree" --ad-config "$tmp/on.yaml" --ad-config "$tmp/off.yaml" "$last"
+contains "later wins, with its reason and the layer it overrode" "$tmp/out" \
+	"transform fuse_add_rms_norm (off by --ad-config: $tmp/off.yaml:3, 'not this week'; on by --ad-config at $tmp/on.yaml:3)"
+check "the mode file as --ad-config" 0 "$exe" discover --format json -o "$tmp/n.json" --kernels-from "$tree" --ad-config "$ad/config/nanojet.yaml" "$last"
+check "without a tree: over the catalog's defaults" 0 "$exe" discover --ad-config "$tmp/on.yaml" "$last"
+contains "no tree: the user's layer" "$tmp/out" "transform fuse_add_rms_norm (on by --ad-config: $tmp/on.yaml:3)"
+printf 'transforms:\n  fuse_add_rms_norm:\n\tenabled: true\n  x: &a 1\n' >"$tmp/bad.yaml"
+check "a bad config: exit 2, file:line:col" 2 "$exe" discover --ad-config "$tmp/bad.yaml" "$last"
+contains "bad config: the tab" "$tmp/err" "$tmp/bad.yaml:3:1: error: a tab in indentation"
+contains "bad config: the anchor" "$tmp/err" "$tmp/bad.yaml:4:6: error: anchors, aliases, tags"
+check "a missing config" 2 "$exe" discover --ad-config "$tmp/none.yaml" "$last"
+
+# the log decides over the config, and says so
+check "the log decides" 0 "$exe" discover --kernels-from "$tree" --ad-config "$tmp/on.yaml" "$run"
+contains "log wins" "$tmp/out" "transform fuse_add_rms_norm (on by --ad-config: $tmp/on.yaml:3; off by default at $ad/config/default.yaml:44): exists but is disabled ($run/ad.log:30; the log decides)"
+# advice that cannot help: a transform that ran and matched nothing
+contains "no use_existing_kernel for a transform that matched nothing" "$tmp/out" \
+	"Recommendation: defer (AutoDeploy's match_attention_layout ran and matched nothing here ($run/ad.log:12))"
+# why AD did not fire: the precondition, from the catalog's wants
+printf 'transforms:\n  fuse_add_rms_norm:\n    enabled: false\n' >"$tmp/off2.yaml"
+check "why not: off" 0 "$exe" discover --kernels-from "$tree" --ad-config "$tmp/off2.yaml" "$exp"
+contains "why not: the chain's cast is read by the decomposed norm" "$tmp/out" \
+	"why AD did not fire: fuse_add_rms_norm wants add -> cast -> auto_deploy.flashinfer_rms_norm"
+contains "why not: where the chain departs" "$tmp/out" "here cast is read by pow, mul, not auto_deploy.flashinfer_rms_norm"
+# an alias transform, recognised from the tree
+contains "alias" "$tmp/out" "alias of mlir_elementwise_fusion in this tree ($ad/transform/library/fuse_silu_mul.py:6)"
+
+# the catalog's defaults agree with the fixture tree's default.yaml for every transform it lists
+check "catalog matches the fixture tree" 0 python3 - "$tests/../kernels/catalog.txt" "$ad/config/default.yaml" <<'PY'
+import re, sys
+cat = {}
+for line in open(sys.argv[1]):
+    if line.startswith('transforms ='):
+        for w in line.split('=', 1)[1].split():
+            n, _, d = w.partition(':')
+            cat[n] = d or 'on'
+tree, name = {}, None
+for line in open(sys.argv[2]):
+    m = re.match(r'^  (\w+):\s*$', line)
+    if m:
+        name = m.group(1); tree[name] = 'on'
+    m = re.match(r'^    enabled:\s*(\w+)', line)
+    if m and name:
+        tree[name] = 'on' if m.group(1).lower() == 'true' else 'off'
+bad = [(n, cat[n], tree[n]) for n in tree if n in cat and cat[n] != tree[n]]
+assert not bad, bad
+PY
+finish
