@@ -115,7 +115,8 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	}
 	for (uint32_t i = 0; exact && i < exact->n_bind; i++) {
 		cJSON *x = cJSON_CreateObject();
-		cJSON_AddStringToObject(x, "dim", fs_scan_str(p->s, exact->bind[i].sym));
+		fs_dims_py_sym(exact, i, e, sizeof(e));
+		cJSON_AddStringToObject(x, "dim", e);
 		cJSON_AddNumberToObject(x, "equals", (double)exact->bind[i].value);
 		cJSON_AddItemToArray(req, x);
 	}
