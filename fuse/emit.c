@@ -559,7 +559,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			cJSON_AddBoolToObject(q, "profitable", !b[i].slower);
 		cJSON_AddItemToArray(bj, q);
 	}
-	json = cJSON_Print(j);
+	json = fs_json_print(j);
 	size_t jl = strlen(json);
 	json = fs_xrealloc(json, jl + 2);
 	json[jl] = '\n', json[jl + 1] = '\0';
