@@ -42,4 +42,13 @@ for path in sys.argv[1:]:
     assert int(root.get("tests")) == len(cases), (root.get("tests"), len(cases))
     assert not any(c.get("name") == "fake" for c in cases), path
 PY
+# a dump named as a file fusescan writes in --out: the after-dump beside it as after_<name>, nothing replaced
+for n in summary.txt numerics.txt fused.cu; do
+	mkdir -p "$tmp/in11"
+	cp "$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt" "$tmp/in11/$n"
+	check "a dump named $n" 0 "$exe" --apply rmsnorm --cpu-only --no-render --out "$tmp/o11_$n" "$tmp/in11/$n"
+	grep -q "^%" "$tmp/o11_$n/after_$n" && grep -q "SUMMARY" "$tmp/o11_$n/summary.txt" && [ -f "$tmp/o11_$n/after_$n.diff" ] &&
+		! grep -q "^%" "$tmp/o11_$n/$n" && cmp -s "$tmp/in11/$n" "$tests/data/export_tiny_llama_2l/001_export_export_to_gm.txt" &&
+		pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a dump named $n: an output replaced another"; }
+done
 finish
