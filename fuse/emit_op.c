@@ -11,7 +11,7 @@
 
 /* The names kernels/torch_op.py gives beside the op's parameters: its module's
  * public names and the locals of the functions taking the op's signature
- * (tests/scripts/check_gen_names.py keeps this list whole), and the names
+ * (tests/scripts/check_generated.py fails where a parameter takes one), and the names
  * torch.library's schema treats apart. Its private names begin with '_',
  * the op's and its groups' with "fs_": a parameter never does. */
 static const char *const module_names[] = {"DESC", "PATHS", "ctypes", "gemm_paths", "json", "launch", "os", "re", "torch",
