@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,10 +55,12 @@ static int write_file(const char *dir, const char *name, const char *text, size_
 	return rc;
 }
 
-static int write_diff(const char *dir, const char *base, const char *text, size_t len, const struct fs_rewritten *r)
+/* file.diff: the dump (base) against the after-dump */
+static int write_diff(const char *dir, const char *file, const char *base, const char *text, size_t len,
+		      const struct fs_rewritten *r)
 {
-	char name[300], a[320], b[320];
-	snprintf(name, sizeof(name), "%s.diff", base);
+	char name[320], a[320], b[320];
+	snprintf(name, sizeof(name), "%s.diff", file);
 	snprintf(a, sizeof(a), "a/%s", base);
 	snprintf(b, sizeof(b), "b/%s", base);
 	char *path = join(dir, name);
@@ -374,6 +377,23 @@ static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_
 	return 0;
 }
 
+/* The after-dump's file name in --out: the dump's own, behind "after_"
+ * where that is a name fusescan writes there itself (the summary, the
+ * numerics, the renders, the scaffold's and --emit's files where they share
+ * the directory), so no file of the run replaces another. */
+static void after_name(const char *base, char *out, size_t n)
+{
+	static const char *const own[] = {"summary.txt", "numerics.txt", "numerics.json", "fused.cu", "before.svg",
+					  "before.dot", "after.svg", "after.dot", "default.yaml", "fusescan.default.yaml", NULL};
+	static const char *const prefix[] = {"fs_", "fuse_", "test_fuse_", NULL};
+	int taken = 0;
+	for (const char *const *w = own; *w && !taken; w++)
+		taken = !strcasecmp(base, *w);
+	for (const char *const *w = prefix; *w && !taken; w++)
+		taken = !strncasecmp(base, *w, strlen(*w));
+	snprintf(out, n, "%s%s", taken ? "after_" : "", base);
+}
+
 /* The rewrite, its diff, summary and renders, written into dir (--out's
  * stage); shown: --out */
 static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, const char *shown, uint32_t hops, int draw,
@@ -391,18 +411,20 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, co
 		rw[i] = (struct fs_rewrite){pl->v[i].name, pl->v[i].target, pl->v[i].sites, pl->v[i].n_sites,
 					    pl->v[i].literals, pl->v[i].norm_first};
 	struct fs_rewritten r;
+	char after[300];
+	after_name(f->base, after, sizeof(after));
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
 	char summary[600];
 	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
 			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);
 	if (rc == 0)
-		rc = write_file(dir, f->base, r.text, r.len) | write_diff(dir, f->base, text, len, &r) |
+		rc = write_file(dir, after, r.text, r.len) | write_diff(dir, after, f->base, text, len, &r) |
 		     write_file(dir, "summary.txt", summary, (size_t)sn) |
 		     (draw ? renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags) : 0);
 	fputs(summary, stdout);
 	for (uint32_t i = 0; i < r.skipped; i++)
 		printf("  skipped %s\n", r.why[i]);
-	snprintf(wrote, n_wrote, "wrote %s/%s, %s.diff, summary.txt%s\n", shown, f->base, f->base,
+	snprintf(wrote, n_wrote, "wrote %s/%.255s, %.255s.diff, summary.txt%s\n", shown, after, after,
 		 draw ? ", before.svg / .dot, after.svg / .dot" : "");
 	*r_out = r;
 	free(rw);

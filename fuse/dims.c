@@ -3,6 +3,8 @@
  */
 #include "dims.h"
 
+#include "fusescan/escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,33 @@ static void add(struct out *o, const char *text)
 	}
 	memcpy(o->s + o->at, text, k + 1);
 	o->at += k;
+}
+
+static int sym_plain(const char *s)
+{
+	return fs_py_ident(s) && strcmp(s, "max") && strcmp(s, "min") && strncmp(s, "__", 2);
+}
+
+/* name (of symbol i) taken by a symbol's own name, or by the Python name of one before i */
+static int sym_taken(const struct prog *p, uint32_t i, const char *name, char (*py)[64])
+{
+	for (uint32_t j = 0; j < p->n_bind; j++)
+		if ((j != i && !strcmp(fs_scan_str(p->s, p->bind[j].sym), name)) || (j < i && !strcmp(py[j], name)))
+			return 1;
+	return 0;
+}
+
+void fs_dims_py_sym(const struct prog *p, uint32_t i, char *out, size_t n)
+{
+	char (*py)[64] = fs_xcalloc(i + 1, sizeof(*py));
+	for (uint32_t j = 0; j <= i; j++) {
+		const char *name = fs_scan_str(p->s, p->bind[j].sym);
+		size_t k = (size_t)snprintf(py[j], sizeof(py[j]), "%s%.50s", sym_plain(name) ? "" : "sym_", name);
+		while (!sym_plain(name) && sym_taken(p, j, py[j], py) && k + 1 < sizeof(py[j]))
+			py[j][k++] = '_', py[j][k] = '\0';
+	}
+	snprintf(out, n, "%s", py[i]);
+	free(py);
 }
 
 static void expr_text(const struct prog *p, int32_t e, enum fs_lang lang, struct out *o)
@@ -44,7 +73,7 @@ static void expr_text(const struct prog *p, int32_t e, enum fs_lang lang, struct
 		if (lang == FS_LANG_C)
 			snprintf(tmp, sizeof(tmp), "S%u", i);
 		else
-			snprintf(tmp, sizeof(tmp), "%.60s", fs_scan_str(p->s, x->sym));
+			fs_dims_py_sym(p, i, tmp, sizeof(tmp));
 		add(o, tmp);
 		return;
 	}

@@ -3,7 +3,8 @@
  * that take the dump's symbolic dims at run time. A static dim prints as its
  * value; a symbolic one as its expression over the symbols: in generated
  * CUDA C the kernel's symbol parameters S<i> (i: the symbol's index in the
- * program's bindings), in Python the symbols' own names (s70).
+ * program's bindings), in Python the symbols' own names (s70), where each
+ * is a name the formula can hold (fs_dims_py_sym).
  *
  *   char t[256];
  *   fs_dims_text(p, &x, 0, x.rank - 1, FS_LANG_C, t, sizeof(t)); // "(2048 * S1)"
@@ -43,6 +44,10 @@ struct fs_dim_names {
 int fs_dims_text(const struct prog *p, const struct ten *t, int from, int to, enum fs_lang lang, struct fs_dim_names *names, char *out,
 		 size_t n);
 void fs_dim_names_release(struct fs_dim_names *names);
+/* Symbol i of p's bindings as a Python formula names it: its own name, or
+ * where that is a keyword, max, min or a dunder "sym_<name>", with '_'
+ * appended until it is no other symbol's name (at most 64 bytes). */
+void fs_dims_py_sym(const struct prog *p, uint32_t i, char *out, size_t n);
 /* dims [0, rank) of a and b are the same: equal values, or the same
  * expression of the symbols */
 int fs_same_dims(const struct prog *p, const struct ten *a, const struct ten *b, int rank);

@@ -115,7 +115,8 @@ static cJSON *kernel_json(const struct prog *p, const struct fs_kernel *k, const
 	}
 	for (uint32_t i = 0; exact && i < exact->n_bind; i++) {
 		cJSON *x = cJSON_CreateObject();
-		cJSON_AddStringToObject(x, "dim", fs_scan_str(p->s, exact->bind[i].sym));
+		fs_dims_py_sym(exact, i, e, sizeof(e));
+		cJSON_AddStringToObject(x, "dim", e);
 		cJSON_AddNumberToObject(x, "equals", (double)exact->bind[i].value);
 		cJSON_AddItemToArray(req, x);
 	}
@@ -558,7 +559,7 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 			cJSON_AddBoolToObject(q, "profitable", !b[i].slower);
 		cJSON_AddItemToArray(bj, q);
 	}
-	json = cJSON_Print(j);
+	json = fs_json_print(j);
 	size_t jl = strlen(json);
 	json = fs_xrealloc(json, jl + 2);
 	json[jl] = '\n', json[jl + 1] = '\0';

@@ -9,23 +9,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A Python identifier for a node name: itself where it is one (and no
- * keyword), else with a prefix. */
+/* The names kernels/torch_op.py gives beside the op's parameters: its module's
+ * public names and the locals of the functions taking the op's signature
+ * (tests/scripts/check_generated.py fails where a parameter takes one), and the names
+ * torch.library's schema treats apart. Its private names begin with '_',
+ * the op's and its groups' with "fs_": a parameter never does. */
+static const char *const module_names[] = {"DESC", "PATHS", "ctypes", "gemm_paths", "json", "launch", "os", "re", "torch",
+					   "typing", "weakref", "inputs", "s", "outs", "shape", "dtype", "strides", "out",
+					   "self", NULL};
+
+static int module_name(const char *s)
+{
+	for (const char *const *w = module_names; *w; w++)
+		if (!strcmp(*w, s))
+			return 1;
+	return s[0] == '_' || !strncmp(s, "fs_", 3) || fs_py_reserved(s);
+}
+
+/* A Python identifier for a node name: its letters, digits and '_' (any
+ * other character as '_'), behind "in_" where that begins with no letter
+ * or is a name of the module (a keyword, a builtin, the module's own). */
 static void py_name(const char *node, char *out, size_t n)
 {
-	static const char *const kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-					 "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-					 "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
-					 "return", "try", "while", "with", "yield", "torch", NULL};
 	size_t k = 0;
-	int bad = !((*node >= 'a' && *node <= 'z') || (*node >= 'A' && *node <= 'Z') || *node == '_');
-	for (const char *const *w = kw; *w && !bad; w++)
-		bad = !strcmp(*w, node);
-	if (bad && n > 3)
-		k = (size_t)snprintf(out, n, "in_");
-	for (const char *c = node; *c && k + 1 < n; c++)
-		out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) ? *c : '_';
-	out[k] = '\0';
+	char clean[80];
+	for (const char *c = node; *c && k + 1 < sizeof(clean); c++)
+		clean[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) ? *c : '_';
+	clean[k] = '\0';
+	int letter = (clean[0] >= 'a' && clean[0] <= 'z') || (clean[0] >= 'A' && clean[0] <= 'Z');
+	snprintf(out, n, "%s%s", !letter || module_name(clean) ? "in_" : "", clean);
+}
+
+/* name[v] made unlike every name before it: "_2", "_3", ... appended (the first free) */
+static void py_unique(char (*name)[96], uint32_t v)
+{
+	char base[96];
+	snprintf(base, sizeof(base), "%s", name[v]);
+	for (uint32_t dup = 1, u = 0; u < v; u++)
+		if (!strcmp(name[u], name[v])) {
+			snprintf(name[v], sizeof(name[v]), "%.80s_%u", base, ++dup);
+			u = (uint32_t)-1; /* again from the first: the new name may be taken too */
+		}
 }
 
 int fs_emit_op_init(struct fs_emit_op *e, const struct prog *p, char *why, size_t n)
@@ -42,8 +66,10 @@ int fs_emit_op_init(struct fs_emit_op *e, const struct prog *p, char *why, size_
 		e->kernel = fs_gemm_kernel_prog(p, &e->pl, &e->kq);
 	}
 	e->name = fs_xcalloc(nv + FS_GEMM_MAX, sizeof(*e->name));
-	for (uint32_t v = 0; v < nv; v++)
+	for (uint32_t v = 0; v < nv; v++) {
 		py_name(fs_scan_str(p->s, p->g->nodes[fs_prog_node(p, (int32_t)v)].name), e->name[v], sizeof(e->name[v]));
+		py_unique(e->name, v);
+	}
 	for (uint32_t k = 0; k < e->pl.n_calls; k++)
 		snprintf(e->name[nv + k], sizeof(e->name[nv + k]), "fs_cat%u", k);
 	return 0;
@@ -200,7 +226,8 @@ static int symbols_json(const struct fs_emit_op *e, const int32_t *in, uint32_t 
 	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
 	struct fs_text tokens = {0};
 	for (uint32_t b = 0; b < p->n_bind; b++) {
-		const char *sname = fs_scan_str(p->s, p->bind[b].sym);
+		char sname[64];
+		fs_dims_py_sym(p, b, sname, sizeof(sname));
 		cJSON *q = cJSON_CreateObject();
 		cJSON_AddStringToObject(q, "name", sname);
 		cJSON_AddItemToArray(syms, q);

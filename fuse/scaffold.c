@@ -32,26 +32,12 @@ static int fail(char *why, size_t n, const char *fmt, ...)
 	return -1;
 }
 
-/* text escaped for a Python string literal or docstring */
-static void put_escaped(struct fs_text *t, const char *text)
+/* text as a Python string literal */
+static void put_str(struct fs_text *t, const char *text)
 {
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
-		if (*c == '\\' || *c == '"' || *c == '\'')
-			fs_text_put(t, "\\%c", *c);
-		else if (*c < 0x20 || *c == 0x7f)
-			fs_text_put(t, "\\x%02x", *c);
-		else
-			fs_text_put(t, "%c", *c);
-}
-
-static int py_ident(const char *s)
-{
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return 0;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-			return 0;
-	return 1;
+	fs_text_put(t, "\"");
+	fs_esc_py(t, text);
+	fs_text_put(t, "\"");
 }
 
 /* One variant as Python: the site's nodes (file order), each node's name
@@ -92,9 +78,9 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 		const struct fs_op *op = &s->ops[x->op];
 		const char *ov = fs_scan_str(s, op->overload);
 		if (strcmp(fs_scan_str(s, op->name), "getitem") &&
-		    (!py_ident(fs_scan_str(s, op->ns)) || !py_ident(fs_scan_str(s, op->name)) || (ov[0] && !py_ident(ov))))
-			return fail(why, wn, "%s: target %s of %%%s is no torch.ops name", sc->name, fs_scan_str(s, op->target),
-				    fs_scan_str(s, x->name));
+		    (!fs_py_ident(fs_scan_str(s, op->ns)) || !fs_py_ident(fs_scan_str(s, op->name)) || (ov[0] && !fs_py_ident(ov))))
+			return fail(why, wn, "%.200s: target %.200s of %%%.200s is no torch.ops name", sc->name,
+				    fs_scan_str(s, op->target), fs_scan_str(s, x->name));
 		for (uint32_t a = x->args; a < x->args + x->n_args; a++)
 			if (g->args[a].kind == FS_ARG_NODE && v->var[g->args[a].node] == -1) {
 				v->var[g->args[a].node] = -2 - (int32_t)v->n_params;
@@ -136,28 +122,34 @@ static uint32_t param_node(const struct variant *v, uint32_t i)
 	return x < (int32_t)v->p.n_in ? v->p.in_node[x] : v->p.ops[x - v->p.n_in].node;
 }
 
-/* an argument subtree as Python */
+/* a number the dump prints: an integer past int64 (digits) as it is, else a float literal */
+static void put_float(struct fs_text *t, const char *text, double v)
+{
+	size_t k = text[0] == '-';
+	while (text[k] >= '0' && text[k] <= '9')
+		k++;
+	if (!text[k] && k > (size_t)(text[0] == '-'))
+		fs_text_put(t, "%s", text);
+	else
+		fs_esc_py_float(t, v);
+}
+
+/* an argument subtree as Python: every literal written from its value, a
+ * string escaped */
 static uint32_t put_arg(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct variant *v, uint32_t a)
 {
 	const struct fs_arg *x = &g->args[a];
-	const char *text = fs_scan_str(s, x->text);
 	char name[32];
 	switch (x->kind) {
 	case FS_ARG_NODE:
 		var_name(v, x->node, name, sizeof(name));
 		fs_text_put(t, "%s", name);
 		break;
-	case FS_ARG_STR:
-		fs_text_put(t, "'");
-		put_escaped(t, text);
-		fs_text_put(t, "'");
-		break;
-	case FS_ARG_FLOAT:
-		if (strstr(text, "inf") || strstr(text, "nan"))
-			fs_text_put(t, "float('%s')", text);
-		else
-			fs_text_put(t, "%s", text);
-		break;
+	case FS_ARG_INT: fs_text_put(t, "%lld", (long long)x->i); break;
+	case FS_ARG_FLOAT: put_float(t, fs_scan_str(s, x->text), x->f); break;
+	case FS_ARG_BOOL: fs_text_put(t, "%s", x->i ? "True" : "False"); break;
+	case FS_ARG_NONE: fs_text_put(t, "None"); break;
+	case FS_ARG_DTYPE: fs_text_put(t, "%s", fs_dtype_name((enum fs_dtype)x->type.dtype)); break;
 	case FS_ARG_LIST:
 	case FS_ARG_TUPLE: {
 		uint32_t k = 0;
@@ -169,19 +161,8 @@ static uint32_t put_arg(struct fs_text *t, const struct fs_scan *s, const struct
 		fs_text_put(t, x->kind == FS_ARG_LIST ? "]" : k == 1 ? ",)" : ")");
 		break;
 	}
-	default: { /* ints, bools, None, dtypes: as printed, where that is Python; else a string */
-		int plain = *text != '\0';
-		for (const char *c = text; *c && plain; c++)
-			plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
-				*c == '.' || *c == '-' || *c == '+';
-		if (plain)
-			fs_text_put(t, "%s", text);
-		else {
-			fs_text_put(t, "'");
-			put_escaped(t, text);
-			fs_text_put(t, "'");
-		}
-	}
+	default: /* a string, and anything else as the string it prints */
+		put_str(t, fs_scan_str(s, x->text));
 	}
 	return x->span;
 }
@@ -202,22 +183,16 @@ static const char *py_dtype(uint8_t dt)
 	return fs_dtype_name((enum fs_dtype)dt);
 }
 
-static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
-			uint32_t k, const struct variant *v)
+/* a node's name (a dump's %name) escaped, as a comment or docstring may hold it */
+static void put_node(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, uint32_t node)
 {
-	const struct fs_scaffold_variant *sv = &sc->v[k];
-	struct fs_text params = {0};
-	char name[32];
-	for (uint32_t i = 0; i < v->n_params; i++)
-		fs_text_put(&params, "%sin%u", i ? ", " : "", i);
-	fs_text_put(t, "\n\n# ---- kernel %u: %u site%s, the first ending at %%%s; op fusescan::%s\n", k, sv->n_sites,
-		    sv->n_sites == 1 ? "" : "s", fs_scan_str(s, g->nodes[v->nodes[v->n - 1]].name), sv->op);
-	fs_text_put(t, "# numerics: %s\n", sv->verdict);
-	fs_text_put(t, "\n\ndef _chain_%u(%s):\n", k, params.s ? params.s : "");
-	fs_text_put(t, "    \"\"\"the chain as the dump prints it (operands:");
-	for (uint32_t i = 0; i < v->n_params; i++)
-		fs_text_put(t, "%s in%u = %%%s", i ? "," : "", i, fs_scan_str(s, g->nodes[v->param[i]].name));
-	fs_text_put(t, " at the first site):\n    (outputs in the op's order, intermediates)\"\"\"\n");
+	fs_text_put(t, "%%");
+	fs_esc_py(t, fs_scan_str(s, g->nodes[node].name));
+}
+
+/* the chain's ops, each "v<i> = target(args)  # %name" */
+static void put_ops(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct variant *v)
+{
 	for (uint32_t i = 0; i < v->n; i++) {
 		const struct fs_node *x = &g->nodes[v->nodes[i]];
 		const char *op_name = fs_scan_str(s, s->ops[x->op].name);
@@ -232,8 +207,25 @@ static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct
 		/* the dumps print no keyword arguments: a copy's dtype is its output's */
 		if ((!strcmp(op_name, "_to_copy") || !strcmp(fs_scan_str(s, s->ops[x->op].overload), "dtype_layout")) && x->n_out)
 			fs_text_put(t, "%sdtype=%s", c ? ", " : "", py_dtype(g->types[x->out].dtype));
-		fs_text_put(t, ")  # %%%s\n", fs_scan_str(s, x->name));
+		fs_text_put(t, ")  # ");
+		put_node(t, s, g, v->nodes[i]);
+		fs_text_put(t, "\n");
 	}
+}
+
+/* _chain_<k>: the ops, returning (outputs in the op's order, intermediates); the number of outputs */
+static uint32_t put_chain(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, uint32_t k, const struct variant *v,
+			  const char *params)
+{
+	char name[32];
+	fs_text_put(t, "\n\ndef _chain_%u(%s):\n", k, params);
+	fs_text_put(t, "    \"\"\"the chain as the dump prints it (operands:");
+	for (uint32_t i = 0; i < v->n_params; i++) {
+		fs_text_put(t, "%s in%u = ", i ? "," : "", i);
+		put_node(t, s, g, v->param[i]);
+	}
+	fs_text_put(t, " at the first site):\n    (outputs in the op's order, intermediates)\"\"\"\n");
+	put_ops(t, s, g, v);
 	fs_text_put(t, "    return (");
 	uint32_t n_out = 0, n_mid = 0;
 	for (uint32_t i = 0; i < v->k.n_params; i++)
@@ -250,16 +242,12 @@ static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct
 			fs_text_put(t, "%sv%u", n_mid++ ? ", " : "", i);
 	}
 	fs_text_put(t, "%s)\n", n_mid == 1 ? "," : "");
-	fs_text_put(t, "\n\ndef _search_%u(%s):\n    return _chain_%u(%s)[0]%s\n", k, params.s ? params.s : "", k,
-		    params.s ? params.s : "", n_out == 1 ? "[0]" : "");
-	fs_text_put(t, "\n\ndef _replace_%u(%s):\n    return _op(\"%s\")(", k, params.s ? params.s : "", sv->op);
-	uint32_t c = 0;
-	for (uint32_t i = 0; i < v->k.n_params; i++)
-		if (!v->k.write[i]) {
-			var_name(v, param_node(v, i), name, sizeof(name));
-			fs_text_put(t, "%s%s", c++ ? ", " : "", name);
-		}
-	fs_text_put(t, ")\n");
+	return n_out;
+}
+
+/* _dummy_args_<k>: the first site's operands at the scaffold's tokens, as meta tensors */
+static void put_dummy(struct fs_text *t, const struct fs_scaffold *sc, uint32_t k, const struct variant *v)
+{
 	fs_text_put(t, "\n\ndef _dummy_args_%u():\n    \"\"\"operands of the first site's shapes at %lld tokens (meta tensors)\"\"\"\n    return [",
 		    k, (long long)sc->tokens);
 	for (uint32_t i = 0; i < v->n_params; i++) {
@@ -279,6 +267,33 @@ static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct
 		fs_text_put(t, "), device=\"meta\", dtype=%s)", py_dtype(in->dtype));
 	}
 	fs_text_put(t, "]\n");
+}
+
+static void put_variant(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
+			uint32_t k, const struct variant *v)
+{
+	const struct fs_scaffold_variant *sv = &sc->v[k];
+	struct fs_text params = {0};
+	char name[32];
+	for (uint32_t i = 0; i < v->n_params; i++)
+		fs_text_put(&params, "%sin%u", i ? ", " : "", i);
+	const char *ps = params.s ? params.s : "";
+	fs_text_put(t, "\n\n# ---- kernel %u: %u site%s, the first ending at ", k, sv->n_sites, sv->n_sites == 1 ? "" : "s");
+	put_node(t, s, g, v->nodes[v->n - 1]);
+	fs_text_put(t, "; op fusescan::%s\n# numerics: ", sv->op);
+	fs_esc_py(t, sv->verdict);
+	fs_text_put(t, "\n");
+	uint32_t n_out = put_chain(t, s, g, k, v, ps);
+	fs_text_put(t, "\n\ndef _search_%u(%s):\n    return _chain_%u(%s)[0]%s\n", k, ps, k, ps, n_out == 1 ? "[0]" : "");
+	fs_text_put(t, "\n\ndef _replace_%u(%s):\n    return _op(\"%s\")(", k, ps, sv->op);
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < v->k.n_params; i++)
+		if (!v->k.write[i]) {
+			var_name(v, param_node(v, i), name, sizeof(name));
+			fs_text_put(t, "%s%s", c++ ? ", " : "", name);
+		}
+	fs_text_put(t, ")\n");
+	put_dummy(t, sc, k, v);
 	free(params.s);
 }
 
@@ -312,22 +327,24 @@ static const char *path_of(const struct fs_scaffold *sc)
 	return sc->existing ? "existing_kernel_path" : sc->recommendation[0] ? "triton_fallback_path" : "other";
 }
 
-static void put_module(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
-		       const struct variant *v, const char *key)
+/* The module's docstring, its imports and its constants: every input's text escaped. */
+static void put_head(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
 {
-	char cls[128];
-	camel(sc->name, cls, sizeof(cls));
-	fs_text_put(t, "\"\"\"%s: the AutoDeploy transform of fusescan's candidate %s.\n\n", key, sc->id);
-	fs_text_put(t, "Written by `fusescan --apply %s --emit ... --scaffold ...` from\n", sc->id);
-	put_escaped(t, sc->dump);
+	fs_text_put(t, "\"\"\"%s: the AutoDeploy transform of fusescan's candidate ", key);
+	fs_esc_py(t, sc->id);
+	fs_text_put(t, ".\n\nWritten by `fusescan --apply ");
+	fs_esc_py(t, sc->id);
+	fs_text_put(t, " --emit ... --scaffold ...` from\n");
+	fs_esc_py(t, sc->dump);
 	fs_text_put(t, ",\nwhere the chain has %u site%s. Each search function is one kernel's chain as the dump\n"
 		       "prints it (its targets and literals); each replacement calls the op fusescan\n"
 		       "emitted for that kernel and validated (fusescan::fs_..., from OPS_DIR).\n",
 		    sc->sites, sc->sites == 1 ? "" : "s");
-	if (sc->existing)
-		fs_text_put(t, "Discovery names an existing kernel for this chain,\n%s: calling it instead\n"
-			       "is the production path once its arguments are mapped.\n",
-			    sc->kernel);
+	if (sc->existing) {
+		fs_text_put(t, "Discovery names an existing kernel for this chain,\n");
+		fs_esc_py(t, sc->kernel);
+		fs_text_put(t, ": calling it instead\nis the production path once its arguments are mapped.\n");
+	}
 	fs_text_put(t, "\nIn TensorRT-LLM: place this file under\n"
 		       "tensorrt_llm/_torch/auto_deploy/transform/library/ and add default.yaml's\n"
 		       "entry. Elsewhere find_sites(gm) runs the search functions with torch.fx.\n"
@@ -341,10 +358,17 @@ static void put_module(struct fs_text *t, const struct fs_scan *s, const struct 
 		       "    from ..interface import BaseTransform, SharedConfig, TransformInfo, TransformRegistry\n"
 		       "except ImportError:  # elsewhere: the search and replacement functions and find_sites\n"
 		       "    BaseTransform = None\n\n");
-	fs_text_put(t, "CANDIDATE = \"%s\"\n", sc->name);
-	fs_text_put(t, "OPS_DIR = os.environ.get(\"FUSESCAN_OPS\", \"");
-	put_escaped(t, sc->ops_dir);
-	fs_text_put(t, "\")\n");
+	fs_text_put(t, "CANDIDATE = ");
+	put_str(t, sc->name);
+	fs_text_put(t, "\nOPS_DIR = os.environ.get(\"FUSESCAN_OPS\", ");
+	put_str(t, sc->ops_dir);
+	fs_text_put(t, ")\n");
+}
+
+/* _op, each kernel's functions, VARIANTS and find_sites */
+static void put_body(struct fs_text *t, const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
+		     const struct variant *v)
+{
 	fs_text_put(t, "\n\ndef _op(name):\n"
 		       "    \"\"\"the emitted op fusescan::name, its module imported from OPS_DIR once\"\"\"\n"
 		       "    if not hasattr(torch.ops.fusescan, name):\n"
@@ -388,10 +412,21 @@ static void put_module(struct fs_text *t, const struct fs_scan *s, const struct 
 		       "                taken |= names\n"
 		       "                sites.append([by_name[x] for x in sorted(names, key=order.get)])\n"
 		       "    return sites\n");
+}
+
+/* The transform's class, where TensorRT-LLM is present */
+static void put_class(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+{
+	char cls[128];
+	camel(key + 5, cls, sizeof(cls));
 	fs_text_put(t, "\n\nif BaseTransform is not None:\n\n"
 		       "    @TransformRegistry.register(\"%s\")\n"
 		       "    class %s(BaseTransform):\n"
-		       "        \"\"\"Fuse the %s chain (fusescan candidate %s) into fusescan's validated op:\n"
+		       "        \"\"\"Fuse the ", key, cls);
+	fs_esc_py(t, sc->name);
+	fs_text_put(t, " chain (fusescan candidate ");
+	fs_esc_py(t, sc->id);
+	fs_text_put(t, ") into fusescan's validated op:\n"
 		       "        one search / replacement pair per kernel its sites need.\"\"\"\n\n"
 		       "        def _apply(\n"
 		       "            self,\n"
@@ -415,8 +450,7 @@ static void put_module(struct fs_text *t, const struct fs_scan *s, const struct 
 		       "                is_clean=num_matches == 0,\n"
 		       "                has_valid_shapes=num_matches == 0,\n"
 		       "            )\n"
-		       "            return gm, info\n",
-		    key, cls, sc->name, sc->id);
+		       "            return gm, info\n");
 }
 
 static void put_test(struct fs_text *t, const char *key)
@@ -469,32 +503,54 @@ static void put_test(struct fs_text *t, const char *key)
 		    key);
 }
 
-static void put_note(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+static void md_code(struct fs_text *t, const char *s)
 {
-	fs_text_put(t, "# Iteration note: %s\n\n", key);
-	fs_text_put(t, "- **Candidate**: `%s` (`%s`), %u site%s in `%s`\n", sc->id, sc->name, sc->sites, sc->sites == 1 ? "" : "s",
-		    sc->dump);
-	fs_text_put(t, "- **Path**: %s\n", path_of(sc));
-	fs_text_put(t, "- **Rationale**: %s%s", sc->recommendation[0] ? "discovery recommends " : "a pattern of the library, ",
-		    sc->recommendation[0] ? sc->recommendation : "no discovery recommendation");
-	if (sc->existing)
-		fs_text_put(t, ". The catalog's kernel `%s` implements the chain; fusescan generated and validated its own "
-			       "CUDA kernel for it, which the replacement calls until the existing kernel's arguments are mapped.\n",
-			    sc->kernel);
+	fs_esc_md_code(t, s, 0);
+}
+
+/* The note's first lines: the candidate, its path and rationale (every input's text escaped) */
+static void put_note_head(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+{
+	fs_text_put(t, "# Iteration note: %s\n\n- **Candidate**: ", key);
+	md_code(t, sc->id);
+	fs_text_put(t, " (");
+	md_code(t, sc->name);
+	fs_text_put(t, "), %u site%s in ", sc->sites, sc->sites == 1 ? "" : "s");
+	md_code(t, sc->dump);
+	fs_text_put(t, "\n- **Path**: %s\n", path_of(sc));
+	fs_text_put(t, "- **Rationale**: %s", sc->recommendation[0] ? "discovery recommends " : "a pattern of the library, ");
+	fs_esc_md_text(t, sc->recommendation[0] ? sc->recommendation : "no discovery recommendation");
+	if (sc->existing) {
+		fs_text_put(t, ". The catalog's kernel ");
+		md_code(t, sc->kernel);
+		fs_text_put(t, " implements the chain; fusescan generated and validated its own CUDA kernel for it, which the "
+			       "replacement calls until the existing kernel's arguments are mapped.\n");
+	}
 	else
 		fs_text_put(t, ". No existing kernel implements it: fusescan generated, validated and tuned a CUDA kernel "
 			       "(loaded as a PyTorch custom op), which the replacement calls.\n");
+}
+
+static void put_note(struct fs_text *t, const struct fs_scaffold *sc, const char *key)
+{
+	put_note_head(t, sc, key);
 	fs_text_put(t, "- **Graph validation**: %s (the after-graph parsed again and validated, the graph's outputs "
 		       "unchanged: %u fused node%s)\n",
 		    sc->fused ? "pass" : "fail", sc->fused, sc->fused == 1 ? "" : "s");
-	fs_text_put(t, "- **Summary logs**: matches before: %u chain%s in the dump; after: `[stage=fusescan, transform=apply "
-		       "%s] [SUMMARY] matches=%u`; %u site%s skipped (inside a larger approved site, or with no valid place: "
-		       "summary.txt says which)\n",
-		    sc->sites, sc->sites == 1 ? "" : "s", sc->name, sc->fused, sc->skipped, sc->skipped == 1 ? "" : "s");
+	fs_text_put(t, "- **Summary logs**: matches before: %u chain%s in the dump; after: ", sc->sites, sc->sites == 1 ? "" : "s");
+	struct fs_text line = {0};
+	fs_text_put(&line, "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u", sc->name, sc->fused);
+	md_code(t, line.s);
+	free(line.s);
+	fs_text_put(t, "; %u site%s skipped (inside a larger approved site, or with no valid place: summary.txt says which)\n",
+		    sc->skipped, sc->skipped == 1 ? "" : "s");
 	fs_text_put(t, "- **Numerics** (fusescan's verdict against a float64 reference, per kernel):\n");
-	for (uint32_t k = 0; k < sc->n; k++)
-		fs_text_put(t, "  - kernel %u (`fusescan::%s`, %u site%s): %s\n", k, sc->v[k].op, sc->v[k].n_sites,
-			    sc->v[k].n_sites == 1 ? "" : "s", sc->v[k].verdict);
+	for (uint32_t k = 0; k < sc->n; k++) {
+		fs_text_put(t, "  - kernel %u (`fusescan::%s`, %u site%s): ", k, sc->v[k].op, sc->v[k].n_sites,
+			    sc->v[k].n_sites == 1 ? "" : "s");
+		fs_esc_md_text(t, sc->v[k].verdict);
+		fs_text_put(t, "\n");
+	}
 	fs_text_put(t, "- **Tests**: `test_%s.py`: per kernel a micrograph that must fuse, one that must not (an "
 		       "intermediate with a second consumer), the replacement's numerics on a GPU; the whole model: "
 		       "`scripts/validate_in_model.py` (replaced sites, logits, top-1, timings)\n",
@@ -525,7 +581,7 @@ static void put_sites(struct fs_text *t, const struct fs_scan *s, const struct f
 		cJSON_AddItemToArray(a, x);
 		free(nodes);
 	}
-	char *text = cJSON_Print(j);
+	char *text = fs_json_print(j);
 	fs_text_put(t, "%s\n", text);
 	free(text);
 	cJSON_Delete(j);
@@ -540,57 +596,86 @@ static int write_text(const char *dir, const char *name, const struct fs_text *t
 	return 0;
 }
 
+/* Each approval's transform key: fuse_<name> (lower case, [a-z0-9_]), the
+ * second and later of one key given _2, _3, ... (the first free), so every
+ * approval has its own files and default.yaml entry. keys[i]: 128 bytes. */
+static void keys_of(const struct fs_scaffold *sc, uint32_t n, char (*keys)[128])
+{
+	for (uint32_t i = 0; i < n; i++) {
+		char base[100];
+		key_of(sc[i].name, base, sizeof(base));
+		snprintf(keys[i], sizeof(keys[i]), "%s", base);
+		for (uint32_t dup = 1, j = 0; j < i; j++)
+			if (!strcmp(keys[j], keys[i])) {
+				snprintf(keys[i], sizeof(keys[i]), "%s_%u", base, ++dup);
+				j = (uint32_t)-1; /* again from the first: the new key may be taken too */
+			}
+	}
+}
+
+/* the four files of one approval under key */
+static int write_files(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc, const struct variant *v,
+		       const char *key, const char *dir, char *why, size_t why_n)
+{
+	struct fs_text text[4] = {{0}};
+	static const char *const pre[4] = {"", "test_", "", ""}, *const ext[4] = {".py", ".py", ".md", ".sites.json"};
+	put_head(&text[0], sc, key);
+	put_body(&text[0], s, g, sc, v);
+	put_class(&text[0], sc, key);
+	put_test(&text[1], key);
+	put_note(&text[2], sc, key);
+	put_sites(&text[3], s, g, sc);
+	int rc = 0;
+	for (int f = 0; f < 4; f++) {
+		char file[160];
+		snprintf(file, sizeof(file), "%s%s%s", pre[f], key, ext[f]);
+		rc = rc ? rc : write_text(dir, file, &text[f], why, why_n);
+		free(text[f].s);
+	}
+	return rc;
+}
+
+/* One approval's transform: its variants built, its files written */
+static int scaffold_one(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc, const char *key,
+			const char *dir, char *why, size_t why_n)
+{
+	if (!sc->n)
+		return fail(why, why_n, "%s: no site was applied: nothing to scaffold", sc->name);
+	struct variant *v = fs_xcalloc(sc->n + 1, sizeof(*v));
+	uint32_t built = 0;
+	int rc = 0;
+	for (uint32_t k = 0; k < sc->n && !rc; k++, built++) {
+		if (!sc->v[k].op[0])
+			rc = fail(why, why_n, "%s: no op was emitted for its site: --scaffold needs the ops --emit writes", sc->name);
+		else
+			rc = variant_build(s, g, sc, &sc->v[k], &v[k], why, why_n);
+	}
+	if (!rc)
+		rc = write_files(s, g, sc, v, key, dir, why, why_n);
+	for (uint32_t k = 0; k < built; k++)
+		variant_free(&v[k]);
+	free(v);
+	return rc;
+}
+
 int fs_scaffold_write(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc, uint32_t n,
 		      const char *dir, char *why, size_t why_n)
 {
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
 		return fail(why, why_n, "cannot create %s: %s", dir, strerror(errno));
+	char (*keys)[128] = fs_xcalloc(n + 1, sizeof(*keys));
+	keys_of(sc, n, keys);
 	struct fs_text yaml = {0};
 	fs_text_put(&yaml, FS_SCAFFOLD_YAML_HEAD "entries for tensorrt_llm/_torch/auto_deploy/config/default.yaml\n"
 			   "transforms:\n");
 	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {
-		char key[128], file[160];
-		key_of(sc[i].name, key, sizeof(key));
-		if (!sc[i].n) {
-			rc = fail(why, why_n, "%s: no site was applied: nothing to scaffold", sc[i].name);
-			break;
-		}
-		struct variant *v = fs_xcalloc(sc[i].n + 1, sizeof(*v));
-		uint32_t built = 0;
-		for (uint32_t k = 0; k < sc[i].n && !rc; k++, built++) {
-			if (!sc[i].v[k].op[0])
-				rc = fail(why, why_n, "%s: no op was emitted for its site: --scaffold needs the ops --emit writes",
-					  sc[i].name);
-			else
-				rc = variant_build(s, g, &sc[i], &sc[i].v[k], &v[k], why, why_n);
-		}
-		struct fs_text mod = {0}, test = {0}, note = {0}, sites = {0};
-		if (!rc) {
-			put_module(&mod, s, g, &sc[i], v, key);
-			put_test(&test, key);
-			put_note(&note, &sc[i], key);
-			put_sites(&sites, s, g, &sc[i]);
-			snprintf(file, sizeof(file), "%s.py", key);
-			rc = write_text(dir, file, &mod, why, why_n);
-			snprintf(file, sizeof(file), "test_%s.py", key);
-			rc = rc ? rc : write_text(dir, file, &test, why, why_n);
-			snprintf(file, sizeof(file), "%s.md", key);
-			rc = rc ? rc : write_text(dir, file, &note, why, why_n);
-			snprintf(file, sizeof(file), "%s.sites.json", key);
-			rc = rc ? rc : write_text(dir, file, &sites, why, why_n);
-			fs_text_put(&yaml, "  %s:\n    stage: post_load_fusion\n    enabled: false\n", key);
-		}
-		for (uint32_t k = 0; k < built; k++)
-			variant_free(&v[k]);
-		free(v);
-		free(mod.s);
-		free(test.s);
-		free(note.s);
-		free(sites.s);
+		rc = scaffold_one(s, g, &sc[i], keys[i], dir, why, why_n);
+		fs_text_put(&yaml, "  %s:\n    stage: post_load_fusion\n    enabled: false\n", keys[i]);
 	}
 	if (!rc)
 		rc = write_text(dir, "default.yaml", &yaml, why, why_n);
 	free(yaml.s);
+	free(keys);
 	return rc;
 }

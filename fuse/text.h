@@ -1,6 +1,7 @@
 /*
- * text.h (private to fuse/): a growing string the generators print into,
- * and the line a phase of a run says as it begins.
+ * text.h (private to fuse/): the growing string the generators print into
+ * and the escapers of what they write (fusescan/escape.h), and the line a
+ * phase of a run says as it begins.
  *
  *   struct fs_text t = {0};
  *   fs_text_put(&t, "%s(%d)", name, n);   // t.s, NUL-terminated; free(t.s)
@@ -9,14 +10,7 @@
 #ifndef FUSESCAN_TEXT_H
 #define FUSESCAN_TEXT_H
 
-#include <stddef.h>
-
-struct fs_text {
-	char *s;
-	size_t n, cap;
-};
-
-void fs_text_put(struct fs_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include "fusescan/escape.h"
 
 struct fs_progress;
 /* Says one line (at most 255 bytes) through p (fusescan/numerics.h); nothing when p is NULL. */

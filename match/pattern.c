@@ -585,6 +585,22 @@ static void set_text(struct pparse *P, char **dst, const char *p, const char *wh
 	*dst = fs_xstrndup(p, (size_t)(P->end - p));
 }
 
+/* pattern NAME: NAME := [A-Za-z_][A-Za-z0-9_]* (at most 64 bytes), for it
+ * becomes identifiers and file names (fuse_<name>) in what fusescan writes */
+static void name_statement(struct pparse *P, const char *p)
+{
+	ws(&p, P->end);
+	const char *q = p;
+	while (q < P->end && (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (q > p && *q >= '0' && *q <= '9')))
+		q++;
+	const char *e = q;
+	ws(&e, P->end);
+	if (q == p || e != P->end || q - p > 64)
+		return perr(P, q == p || e != P->end ? q : p, "a pattern name is [A-Za-z_][A-Za-z0-9_]*, at most 64 characters");
+	free(P->p->name);
+	P->p->name = fs_xstrndup(p, (size_t)(q - p));
+}
+
 static void validate(struct pparse *P);
 static void free_pattern(struct fs_pattern *p);
 
@@ -624,7 +640,7 @@ static void statement(struct pparse *P, const char *p)
 	const char *w;
 	size_t n = word(&p, P->end, &w);
 	if (kw(w, n, "pattern")) {
-		set_text(P, &P->p->name, p, "a pattern name");
+		name_statement(P, p);
 		P->pattern_line = P->no;
 	}
 	else if (!P->p->name)

@@ -5,11 +5,27 @@
  * commands to run next.
  */
 #include "report_int.h"
+#include "fusescan/escape.h"
+
+#include <stdlib.h>
+
+/* s as a code span: in a table, or in running text */
+static void code(FILE *out, const char *s, int in_table)
+{
+	struct fs_text t = {0};
+	fs_esc_md_code(&t, s, in_table);
+	fputs(t.s, out);
+	free(t.s);
+}
 
 static void md_lines(const struct lines *l, FILE *out)
 {
 	for (uint32_t i = 0; i < l->n; i++)
-		fprintf(out, "- %s\n", l->v[i]);
+	{
+		fputs("- ", out);
+		fs_esc_fputs(out, fs_esc_md_text, l->v[i]);
+		fputc('\n', out);
+	}
 }
 
 static void details(const struct fs_discovery *d, const struct fs_analysis *a, uint32_t rank,
@@ -21,8 +37,15 @@ static void details(const struct fs_discovery *d, const struct fs_analysis *a, u
 	fs_cand_evidence(d, a, k, &ev);
 	fs_cand_assessment(d, a, k, &as);
 	fs_cand_recommendation(d, k, rec, sizeof(rec));
-	fprintf(out, "<details><summary>%u. <code>%s</code> x%u: %s</summary>\n\n", rank, k->name, k->n_instances, rec);
-	fprintf(out, "Pattern: `%s` (id `%s`, kind %s)\n\n**Evidence**\n\n", pat, k->id, fs_kind_name((enum fs_kind)k->kind));
+	fprintf(out, "<details><summary>%u. <code>", rank);
+	fs_esc_fputs(out, fs_esc_xml, k->name);
+	fprintf(out, "</code> x%u: ", k->n_instances);
+	fs_esc_fputs(out, fs_esc_xml, rec);
+	fputs("</summary>\n\nPattern: ", out);
+	code(out, pat, 0);
+	fputs(" (id ", out);
+	code(out, k->id, 0);
+	fprintf(out, ", kind %s)\n\n**Evidence**\n\n", fs_kind_name((enum fs_kind)k->kind));
 	md_lines(&ev, out);
 	fprintf(out, "\n**Strengths / weaknesses / risks**\n\n");
 	md_lines(&as, out);
@@ -41,12 +64,28 @@ static void summary(const struct fs_discovery *d, const struct fs_analysis *a, F
 		const struct fs_candidate *k = &a->mine->cands[i];
 		struct summary_row r;
 		summary_row(d, k, &r);
-		const char *q = fs_cand_kernel(d, k) ? "`" : ""; /* a kernel's name as code, not "generate" */
-		fprintf(out, "| %u | `%s` | %s | %u | %s | %llu | %s%s%s | `%s` |\n", i + 1, k->name, r.kind, k->n_instances, r.saves,
-			(unsigned long long)k->launches_total, q, r.kernel, q, k->id);
+		fprintf(out, "| %u | ", i + 1);
+		code(out, k->name, 1);
+		fprintf(out, " | %s | %u | %s | %llu | ", r.kind, k->n_instances, r.saves, (unsigned long long)k->launches_total);
+		if (fs_cand_kernel(d, k)) /* a kernel's name as code, not "generate" */
+			code(out, r.kernel, 1);
+		else
+			fputs(r.kernel, out);
+		fputs(" | ", out);
+		code(out, k->id, 1);
+		fputs(" |\n", out);
 	}
 	if (shown > rows)
 		fprintf(out, "\n(%u more below)\n", shown - rows);
+	fputc('\n', out);
+}
+
+/* `entry` xN via `op` */
+static void via(FILE *out, const char *entry, uint32_t n, const char *op)
+{
+	code(out, entry, 0);
+	fprintf(out, " x%u via ", n);
+	code(out, op, 0);
 	fputc('\n', out);
 }
 
@@ -58,23 +97,30 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	const struct fs_mine *m = a->mine;
 	char bind[512];
 	fs_binding_text(d, a, bind, sizeof(bind));
-	fprintf(out, "### `%s` (%s/%s, module %s, %u nodes)\n\nSizes: %s. %u candidates.\n\n", f->base,
-		fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), fs_scan_str(s, mod->name),
-		m->g->n_calls, bind, m->n_cands);
+	fputs("### ", out);
+	code(out, f->base, 0);
+	fputs(" (", out);
+	fs_esc_fputs(out, fs_esc_md_text, fs_scan_str(s, f->stage));
+	fputc('/', out);
+	fs_esc_fputs(out, fs_esc_md_text, fs_scan_str(s, f->transform));
+	fputs(", module ", out);
+	fs_esc_fputs(out, fs_esc_md_text, fs_scan_str(s, mod->name));
+	fprintf(out, ", %u nodes)\n\nSizes: ", m->g->n_calls);
+	fs_esc_fputs(out, fs_esc_md_text, bind);
+	fprintf(out, ". %u candidates.\n\n", m->n_cands);
 	summary(d, a, out);
 	uint32_t n = cands_shown(d, a);
 	for (uint32_t i = 0; i < n; i++)
 		details(d, a, i + 1, &m->cands[i], out);
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
 		if (m->fused[e]) {
-			fprintf(out, "%s- `%s` x%u via `%s`\n", any++ ? "" : "Already fused:\n\n", d->cat.e[e].name,
-				m->fused[e], fs_scan_str(s, m->fused_op[e]));
+			fprintf(out, "%s- ", any++ ? "" : "Already fused:\n\n");
+			via(out, d->cat.e[e].name, m->fused[e], fs_scan_str(s, m->fused_op[e]));
 		}
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
 		if (m->reference[e]) {
-			fprintf(out, "%s- `%s` x%u via `%s`\n",
-				any++ ? "" : "\nMatched but not fused (AutoDeploy reference ops):\n\n", d->cat.e[e].name,
-				m->reference[e], fs_scan_str(s, m->reference_op[e]));
+			fprintf(out, "%s- ", any++ ? "" : "\nMatched but not fused (AutoDeploy reference ops):\n\n");
+			via(out, d->cat.e[e].name, m->reference[e], fs_scan_str(s, m->reference_op[e]));
 		}
 	fputc('\n', out);
 }

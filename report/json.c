@@ -3,6 +3,7 @@
  * (then freeing) a cJSON tree. Used by the scan, discover and match reports.
  */
 #include "report_int.h"
+#include "fusescan/escape.h"
 
 #include <stdlib.h>
 
@@ -25,7 +26,7 @@ cJSON *fs_json_diagnostics(const struct fs_diags *d)
 
 int fs_json_write(cJSON *root, FILE *out)
 {
-	char *text = cJSON_Print(root);
+	char *text = fs_json_print(root);
 	cJSON_Delete(root);
 	if (!text)
 		return -1;

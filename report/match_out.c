@@ -6,6 +6,7 @@
  */
 #include "fusescan/matchrun.h"
 #include "report_int.h"
+#include "fusescan/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -350,14 +351,7 @@ int fs_match_json(const struct fs_match_run *r, FILE *out)
 
 static void xml_text(FILE *out, const char *s)
 {
-	for (; *s; s++)
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
+	fs_esc_fputs(out, fs_esc_xml, s);
 }
 
 int fs_match_junit(const struct fs_match_run *r, FILE *out)
@@ -387,7 +381,9 @@ int fs_match_junit(const struct fs_match_run *r, FILE *out)
 			for (uint32_t gi = 0; gi < r->n_groups; gi++) {
 				fputs("    <testcase classname=\"", out);
 				xml_text(out, df->base);
-				fprintf(out, "\" name=\"%s matches=%u\"/>\n", r->groups[gi].name, fs_match_count(r, mi, gi));
+				fputs("\" name=\"", out);
+				xml_text(out, r->groups[gi].name);
+				fprintf(out, " matches=%u\"/>\n", fs_match_count(r, mi, gi));
 			}
 	}
 	fputs("  </testsuite>\n</testsuites>\n", out);

@@ -51,6 +51,14 @@ assert "**Path**: triton_fallback_path" in open(s + "/fuse_swiglu.md").read() or
 rope = open(s + "/fuse_rope_rotate_half.py").read()  # q and k in one search, the slices' literals as dumped
 assert "torch.ops.aten.slice.Tensor(v0, 3, 32, 9223372036854775807)" in rope and "torch.ops.aten.cat.default([v5, v3], -1)" in rope, rope
 EOF
+# two candidates of one name (gpt-oss's two RMSNorms): each its own transform, default.yaml's keys unique
+oss=$tests/data/export_gpt_oss_2l/002_post_export_run_decompositions.txt
+check "two rmsnorm candidates" 0 "$exe" --apply rmsnorm-84e06465 --apply rmsnorm-a83755cf --cpu-only --no-render \
+	--out "$tmp/o" --emit "$tmp/oops" --scaffold "$tmp/os" "$oss"
+contains "two transforms reported" "$tmp/out" "for 2 transforms"
+[ -f "$tmp/os/fuse_rmsnorm.py" ] && [ -f "$tmp/os/fuse_rmsnorm_2.py" ] && [ -f "$tmp/os/test_fuse_rmsnorm_2.py" ] &&
+	[ "$(grep -c '^  fuse_rmsnorm' "$tmp/os/default.yaml")" = 2 ] && [ "$(grep '^  fuse_' "$tmp/os/default.yaml" | sort -u | wc -l)" = 2 ] &&
+	pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL two candidates of one name share a transform"; }
 check "scaffold without emit" 2 "$exe" --apply rmsnorm --cpu-only --no-render --out "$tmp/b" --scaffold "$tmp/s2" "$dump"
 contains "scaffold without emit: why" "$tmp/err" "--scaffold needs --emit DIR"
 [ ! -e "$tmp/s2" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL scaffold without emit wrote $tmp/s2"; }
