@@ -439,15 +439,33 @@ static int outs_close(struct outs *w, const struct fs_command *cmd, int ok)
 	return rc;
 }
 
-/* The cache and the directories checked against the inputs (the cache is
- * read and written by design, and must be no other input), then the
- * directories made, locked and staged: 0, or -1 after saying why. */
-static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const char *cache,
-		     const char *const dirs[N_OUTS])
+/* The caches checked: the tuning cache is read and written by design, and
+ * must be no other input nor a file this fusescan may not replace; the
+ * kernel cache's directory ($FUSESCAN_CACHE) is an output directory like
+ * --out. 0, or -1 after saying why. */
+static int caches_checked(const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache, int named)
 {
-	if (cache[0] && fs_guard_file(g, cmd, "--cache", cache))
+	const char *env = getenv("FUSESCAN_CACHE");
+	char dir[900];
+	if (fs_cache_dir(dir, sizeof(dir)) == 0 && fs_guard_dir(g, cmd, env && *env ? "FUSESCAN_CACHE" : "the kernel cache", dir))
 		return -1;
-	fs_guard_add(g, "the tuning cache", cache);
+	if (cache->path[0] && fs_guard_file(g, cmd, named ? "--cache" : "the tuning cache", cache->path))
+		return -1;
+	if (cache->foreign) {
+		fprintf(stderr, "fusescan %s: %s: refusing to use it (name another --cache, or move it away)\n", cmd->name, cache->warning);
+		return -1;
+	}
+	fs_guard_add(g, "the tuning cache", cache->path);
+	return 0;
+}
+
+/* The caches and the directories checked against the inputs, then the
+ * directories made, locked and staged: 0, or -1 after saying why. */
+static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache,
+		     int named, const char *const dirs[N_OUTS])
+{
+	if (caches_checked(cmd, g, cache, named))
+		return -1;
 	for (int i = 0; i < N_OUTS; i++)
 		if (dirs[i] && fs_guard_dir(g, cmd, out_opts[i], dirs[i]))
 			return -1;
@@ -645,7 +663,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	fs_guard_add(&g, "the --patterns directory", a.pdir);
 	fs_guard_add(&g, "the --catalog file", a.o.catalog);
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, NULL);
-	int refused = outs_open(&w, cmd, &g, cache.path, dirs);
+	int refused = outs_open(&w, cmd, &g, &cache, a.cache_path != NULL, dirs);
 	fs_guard_release(&g);
 	no.emit_dir = outs_stage(&w, OUT_EMIT);
 	struct fs_patlib lib;
