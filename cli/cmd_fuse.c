@@ -440,8 +440,7 @@ static int outs_close(struct outs *w, const struct fs_command *cmd, int ok)
 }
 
 /* The caches checked: the tuning cache is read and written by design, and
- * must be no other input nor a file this fusescan may not replace; the
- * kernel cache's directory ($FUSESCAN_CACHE) is an output directory like
+ * must be no other input; the kernel cache's directory ($FUSESCAN_CACHE) is an output directory like
  * --out. 0, or -1 after saying why. */
 static int caches_checked(const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache, int named)
 {
@@ -451,16 +450,13 @@ static int caches_checked(const struct fs_command *cmd, struct fs_guard *g, cons
 		return -1;
 	if (cache->path[0] && fs_guard_file(g, cmd, named ? "--cache" : "the tuning cache", cache->path))
 		return -1;
-	if (cache->foreign) {
-		fprintf(stderr, "fusescan %s: %s: refusing to use it (name another --cache, or move it away)\n", cmd->name, cache->warning);
-		return -1;
-	}
 	fs_guard_add(g, "the tuning cache", cache->path);
 	return 0;
 }
 
-/* The caches and the directories checked against the inputs, then the
- * directories made, locked and staged: 0, or -1 after saying why. */
+/* The caches and the directories checked against the inputs, and the
+ * tuning cache refused where it is a file this fusescan may not replace;
+ * then the directories made, locked and staged: 0, or -1 after saying why. */
 static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache,
 		     int named, const char *const dirs[N_OUTS])
 {
@@ -469,6 +465,10 @@ static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_gua
 	for (int i = 0; i < N_OUTS; i++)
 		if (dirs[i] && fs_guard_dir(g, cmd, out_opts[i], dirs[i]))
 			return -1;
+	if (cache->foreign) {
+		fprintf(stderr, "fusescan %s: %s: refusing to use it (name another --cache, or move it away)\n", cmd->name, cache->warning);
+		return -1;
+	}
 	for (int i = 0; i < N_OUTS; i++) {
 		for (int k = 0; k < i && dirs[i] && !w->of[i]; k++)
 			if (w->of[k] && fs_outdir_same(w->of[k], dirs[i]))

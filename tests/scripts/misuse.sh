@@ -174,7 +174,7 @@ case_ "a 20 GB catalog" 2 "$huge: error: cannot read kernel catalog: larger than
 case_ "a 20 GB approvals file" 2 "fusescan: cannot read approvals $huge: larger than 1 MiB" "$exe" fuse --approvals "$huge" "$run"
 case_ "a 2 MB pattern file" 2 "$tmp/huge/pats/big.pat: error: cannot read: larger than 1 MiB" "$exe" match --patterns "$tmp/huge/pats" "$run"
 case_ "a 17 MB source file" 0 "$tmp/huge/src/big.py: warning: not indexed: larger than 16 MiB" "$exe" discover --kernels-from "$tmp/huge/src" "$run"
-case_ "a 20 GB tuning cache" 0 "" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
+case_ "a 20 GB tuning cache" 2 "fusescan fuse: tuning cache $huge: larger than 64 MiB" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
 [ "$(stat -c %s "$huge")" = 21474836480 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the 20 GB cache was replaced"; }
 
 # ---- wrong kinds of file ----
@@ -295,6 +295,25 @@ case_ "tune --cache inside the run" 2 "fusescan tune: $refused --cache $run/tuni
 	"$exe" tune --apply add_rmsnorm-407262a5 --cache "$run/tuning.json" "$run"
 case_ "--out holding the cache" 2 "fusescan fuse: $refused --out $side: it holds the tuning cache $side/base.json" \
 	"${apply[@]}" --cache "$side/base.json" --out "$side" "$run"
+
+# the caches: FUSESCAN_CACHE is an output directory (never in an input); the folder is made only when something is stored;
+# a file that is not a cache this fusescan wrote is refused, never replaced
+case_ "FUSESCAN_CACHE inside the run" 2 "fusescan fuse: $refused FUSESCAN_CACHE $run/kc: it lies inside the dump directory $run" \
+	env FUSESCAN_CACHE="$run/kc" "${apply[@]}" --cache "$tmp/kc.json" --out "$tmp/kc1" "$run"
+case_ "FUSESCAN_CACHE the run" 2 "fusescan fuse: $refused FUSESCAN_CACHE $run: it is the dump directory $run" \
+	env FUSESCAN_CACHE="$run" "${apply[@]}" --cache "$tmp/kc.json" --out "$tmp/kc1" "$run"
+case_ "tune: FUSESCAN_CACHE the run" 2 "fusescan tune: $refused FUSESCAN_CACHE $run: it is the dump directory $run" \
+	env FUSESCAN_CACHE="$run" "$exe" tune --apply add_rmsnorm-407262a5 "$run"
+[ ! -e "$run/kc" ] && [ -z "$(find "$run" -name '*.cubin' -o -name 'tuning.json*')" ] && [ ! -e "$tmp/kc1" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL FUSESCAN_CACHE in the run: something written"; }
+case_ "--help makes no cache folder" 0 "" env FUSESCAN_CACHE="$tmp/kc_help" "$exe" fuse --help
+case_ "a refused run makes no cache folder" 2 "" env FUSESCAN_CACHE="$tmp/kc_help" "$exe" fuse --apply nothing-1 --out "$tmp/kc2" "$run"
+[ ! -e "$tmp/kc_help" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the cache folder made before anything was stored"; }
+printf 'my notes: the "fusescan.tuning/1" format\n' >"$tmp/notes.txt"
+case_ "--cache a text naming the format" 2 "fusescan fuse: $tmp/notes.txt:1:1: not a tuning cache this fusescan wrote" \
+	"${apply[@]}" --cache "$tmp/notes.txt" --out "$tmp/kc3" "$run"
+grep -qx 'my notes: the "fusescan.tuning/1" format' "$tmp/notes.txt" && [ ! -e "$tmp/kc3" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a foreign --cache was replaced, or the refused run wrote"; }
 
 # a failing command writes nothing: a new --out is not made, an old one keeps its files
 case_ "a failing --apply, a new --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o3" "$run"
