@@ -148,6 +148,10 @@ case_ "discover: --dims, a size of 0" 2 "fusescan discover: --dims: s70=0: a siz
 case_ "discover: --dims leaving a symbol unbound" 0 "$exp/002_post_export_run_decompositions.txt: warning: s72 unbound: the sizes that need it are not costed" \
 	"$exe" discover --dims s70=8192 "$exp"
 contains "discover: --dims leaving a symbol unbound: the ranking says so" "$tmp/out" "sizes: s70=8192; s72 unbound: sizes that need it are not costed"
+printf '%%x : s70xs70x64 : torch.float32\n%%y = aten.neg.default(%%x) : s70xs70x64 : torch.float32\n%%z = aten.exp.default(%%y) : s70xs70x64 : torch.float32\noutput %%z\n' >"$tmp/square.txt"
+case_ "discover: one symbol in two dims" 0 "" "$exe" discover --format json "$tmp/square.txt"
+count "discover: one symbol in two dims, bound once" "$tmp/out" '"s70":' 1
+contains "discover: one symbol in two dims, at the tokens" "$tmp/out" '"s70":	8192'
 deep=$(printf '(%.0s' $(seq 100000))s70$(printf ')%.0s' $(seq 100000))
 printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$deep" "$deep" >"$tmp/deep_shape.txt"
 case_ "a shape nested 100000 deep" 0 "" "$exe" discover --tokens 64 "$tmp/deep_shape.txt"
