@@ -328,6 +328,24 @@ case_ "a failing --apply, an old --out" 2 "" "${apply[@]}" --tokens 1048576 --ou
 [ "$(ls "$tmp/o4")" = summary.txt ] && grep -qx mine "$tmp/o4/summary.txt" && pass=$((pass + 1)) ||
 	{ fail=$((fail + 1)); echo "FAIL a failing --apply changed its --out"; }
 
+# a publish that cannot place one file places none; a stop signal removes the stage; a scan never takes a stage for a run
+mkdir -p "$tmp/o8/numerics.txt" && echo mine >"$tmp/o8/summary.txt"
+case_ "a publish blocked by a directory" 2 "fusescan fuse: $tmp/o8/numerics.txt is not a regular file: not replaced" "${apply[@]}" --out "$tmp/o8" "$run"
+[ "$(ls "$tmp/o8" | tr '\n' ' ')" = "numerics.txt summary.txt " ] && grep -qx mine "$tmp/o8/summary.txt" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a failing publish moved files: $(ls "$tmp/o8")"; }
+for sig in TERM HUP; do # (a background job of a script ignores SIGINT: the handler is the same)
+	rm -rf "$tmp/o9"
+	"${apply[@]}" --tokens 65536 --out "$tmp/o9" "$run" >/dev/null 2>&1 &
+	a=$!
+	for _ in $(seq 200); do [ -n "$(find "$tmp" -maxdepth 1 -name 'o9.tmp.*')" ] && break; sleep 0.05; done
+	kill -$sig "$a"; wait "$a"; rc=$?
+	left=$(find "$tmp" -maxdepth 1 -name 'o9*')
+	[ "$rc" -gt 128 ] && [ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL SIG$sig during --apply: exit $rc, left $left"; }
+done
+mkdir -p "$tmp/sk/run" "$tmp/sk/out.stopped" && cp "$dump" "$tmp/sk/run/" && cp "$dump" "$tmp/sk/out.stopped/" && : >"$tmp/sk/out.stopped/.fusescan-stage"
+case_ "scan: a stopped --apply's stage is no run" 0 "" "$exe" scan "$tmp/sk"
+contains "scan: a stopped --apply's stage is no run: one file" "$tmp/out" ": 1 file"
+
 # --scaffold never replaces a default.yaml it did not write
 mkdir "$tmp/s1" && echo "transforms: {}  # AutoDeploy's" >"$tmp/s1/default.yaml"
 case_ "--scaffold beside an AutoDeploy default.yaml" 0 "" "${apply[@]}" --out "$tmp/o5" --emit "$tmp/o5e" --scaffold "$tmp/s1" "$run"
