@@ -374,10 +374,11 @@ static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_
 	return 0;
 }
 
-/* The rewrite, its diff, summary and renders, written into dir (--out's
- * stage); shown: --out */
+/* The rewrite, its diff and renders, written into dir (--out's stage), and
+ * its summary line into summary (written last, once every check is done,
+ * so a summary never speaks for a run that stopped); shown: --out */
 static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, const char *shown, uint32_t hops, int draw,
-		 struct fs_rewritten *r_out, char *wrote, size_t n_wrote)
+		 struct fs_rewritten *r_out, char *wrote, size_t n_wrote, char *summary, size_t n_summary)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
@@ -392,12 +393,10 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, co
 					    pl->v[i].literals, pl->v[i].norm_first};
 	struct fs_rewritten r;
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
-	char summary[600];
-	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
+	snprintf(summary, n_summary, "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
 			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);
 	if (rc == 0)
 		rc = write_file(dir, f->base, r.text, r.len) | write_diff(dir, f->base, text, len, &r) |
-		     write_file(dir, "summary.txt", summary, (size_t)sn) |
 		     (draw ? renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags) : 0);
 	fputs(summary, stdout);
 	for (uint32_t i = 0; i < r.skipped; i++)
@@ -676,11 +675,13 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
-	char wrote[600] = "";
+	char wrote[600] = "", summary[600] = "";
 	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &a.ids, a.site, a.with_gemm, &pl) == 0 && gelu_said(d, &pl, a.gelu) &&
 	    (tune || (rewrite_said(&no, &pl, !a.no_render) &&
-		      apply(d, &pl, outs_stage(&w, OUT_DIR), a.out_dir, (uint32_t)a.hops, !a.no_render, &rr, wrote, sizeof(wrote)) == 0)))
+		      apply(d, &pl, outs_stage(&w, OUT_DIR), a.out_dir, (uint32_t)a.hops, !a.no_render, &rr, wrote, sizeof(wrote), summary, sizeof(summary)) == 0)))
 		rc = finish_runs(run_plan(d, &pl, &rr, &no, &w, &a, tune), tune, &cache);
+	if (rc != FS_EXIT_INPUT && !tune && write_file(outs_stage(&w, OUT_DIR), "summary.txt", summary, strlen(summary)))
+		rc = FS_EXIT_INPUT;
 	if (outs_close(&w, cmd, rc != FS_EXIT_INPUT))
 		rc = FS_EXIT_INPUT;
 	else if (rc != FS_EXIT_INPUT)
