@@ -394,10 +394,11 @@ static void after_name(const char *base, char *out, size_t n)
 	snprintf(out, n, "%s%s", taken ? "after_" : "", base);
 }
 
-/* The rewrite, its diff, summary and renders, written into dir (--out's
- * stage); shown: --out */
+/* The rewrite, its diff and renders, written into dir (--out's stage), and
+ * its summary line into summary (written last, once every check is done,
+ * so a summary never speaks for a run that stopped); shown: --out */
 static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, const char *shown, uint32_t hops, int draw,
-		 struct fs_rewritten *r_out, char *wrote, size_t n_wrote)
+		 struct fs_rewritten *r_out, char *wrote, size_t n_wrote, char *summary, size_t n_summary)
 {
 	struct fs_scan *s = d->scan;
 	uint32_t module = d->a[0].module;
@@ -414,12 +415,10 @@ static int apply(struct fs_discovery *d, struct fs_plan *pl, const char *dir, co
 	char after[300];
 	after_name(f->base, after, sizeof(after));
 	int rc = fs_rewrite_apply(s, module, text, len, rw, pl->n, &r, &s->diags);
-	char summary[600];
-	int sn = snprintf(summary, sizeof(summary), "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
+	snprintf(summary, n_summary, "[stage=fusescan, transform=apply %s] [SUMMARY] matches=%u | %u fused nodes, %u sites skipped\n",
 			  pl->n == 1 ? pl->v[0].name : "approvals", r.applied, r.fused, r.skipped);
 	if (rc == 0)
 		rc = write_file(dir, after, r.text, r.len) | write_diff(dir, after, f->base, text, len, &r) |
-		     write_file(dir, "summary.txt", summary, (size_t)sn) |
 		     (draw ? renders(s, s->modules[module].graph, &pl->v[0], &r, dir, hops, &s->diags) : 0);
 	fputs(summary, stdout);
 	for (uint32_t i = 0; i < r.skipped; i++)
@@ -461,18 +460,36 @@ static int outs_close(struct outs *w, const struct fs_command *cmd, int ok)
 	return rc;
 }
 
-/* The cache and the directories checked against the inputs (the cache is
- * read and written by design, and must be no other input), then the
- * directories made, locked and staged: 0, or -1 after saying why. */
-static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const char *cache,
-		     const char *const dirs[N_OUTS])
+/* The caches checked: the tuning cache is read and written by design, and
+ * must be no other input; the kernel cache's directory ($FUSESCAN_CACHE) is an output directory like
+ * --out. 0, or -1 after saying why. */
+static int caches_checked(const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache, int named)
 {
-	if (cache[0] && fs_guard_file(g, cmd, "--cache", cache))
+	const char *env = getenv("FUSESCAN_CACHE");
+	char dir[900];
+	if (fs_cache_dir(dir, sizeof(dir)) == 0 && fs_guard_dir(g, cmd, env && *env ? "FUSESCAN_CACHE" : "the kernel cache", dir))
 		return -1;
-	fs_guard_add(g, "the tuning cache", cache);
+	if (cache->path[0] && fs_guard_file(g, cmd, named ? "--cache" : "the tuning cache", cache->path))
+		return -1;
+	fs_guard_add(g, "the tuning cache", cache->path);
+	return 0;
+}
+
+/* The caches and the directories checked against the inputs, and the
+ * tuning cache refused where it is a file this fusescan may not replace;
+ * then the directories made, locked and staged: 0, or -1 after saying why. */
+static int outs_open(struct outs *w, const struct fs_command *cmd, struct fs_guard *g, const struct fs_tune_cache *cache,
+		     int named, const char *const dirs[N_OUTS])
+{
+	if (caches_checked(cmd, g, cache, named))
+		return -1;
 	for (int i = 0; i < N_OUTS; i++)
 		if (dirs[i] && fs_guard_dir(g, cmd, out_opts[i], dirs[i]))
 			return -1;
+	if (cache->foreign) {
+		fprintf(stderr, "fusescan %s: %s: refusing to use it (name another --cache, or move it away)\n", cmd->name, cache->warning);
+		return -1;
+	}
 	for (int i = 0; i < N_OUTS; i++) {
 		for (int k = 0; k < i && dirs[i] && !w->of[i]; k++)
 			if (w->of[k] && fs_outdir_same(w->of[k], dirs[i]))
@@ -667,7 +684,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	fs_guard_add(&g, "the --patterns directory", a.pdir);
 	fs_guard_add(&g, "the --catalog file", a.o.catalog);
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, NULL);
-	int refused = outs_open(&w, cmd, &g, cache.path, dirs);
+	int refused = outs_open(&w, cmd, &g, &cache, a.cache_path != NULL, dirs);
 	fs_guard_release(&g);
 	no.emit_dir = outs_stage(&w, OUT_EMIT);
 	struct fs_patlib lib;
@@ -680,11 +697,13 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_plan pl = {0};
 	int rc = FS_EXIT_INPUT;
 	struct fs_rewritten rr = {0};
-	char wrote[600] = "";
+	char wrote[600] = "", summary[600] = "";
 	if (d && target_module(d) >= 0 && fs_plan_make(d, &lib, &a.ids, a.site, a.with_gemm, &pl) == 0 && gelu_said(d, &pl, a.gelu) &&
 	    (tune || (rewrite_said(&no, &pl, !a.no_render) &&
-		      apply(d, &pl, outs_stage(&w, OUT_DIR), a.out_dir, (uint32_t)a.hops, !a.no_render, &rr, wrote, sizeof(wrote)) == 0)))
+		      apply(d, &pl, outs_stage(&w, OUT_DIR), a.out_dir, (uint32_t)a.hops, !a.no_render, &rr, wrote, sizeof(wrote), summary, sizeof(summary)) == 0)))
 		rc = finish_runs(run_plan(d, &pl, &rr, &no, &w, &a, tune), tune, &cache);
+	if (rc != FS_EXIT_INPUT && !tune && write_file(outs_stage(&w, OUT_DIR), "summary.txt", summary, strlen(summary)))
+		rc = FS_EXIT_INPUT;
 	if (outs_close(&w, cmd, rc != FS_EXIT_INPUT))
 		rc = FS_EXIT_INPUT;
 	else if (rc != FS_EXIT_INPUT)

@@ -251,7 +251,9 @@ uint32_t fs_cuda_compile_all(struct fs_cuda *c, struct fs_compile *jobs, uint32_
 	worker(&p); /* this thread too (and alone, where no thread started) */
 	for (uint32_t t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
-	for (uint32_t t = 0; t < m; t++) /* a cache: a failed write costs a compile later */
+	char dir[512]; /* made only now, as something is stored */
+	int stored = m && c->nvrtc && fs_cache_dir_make(dir, sizeof(dir)) == 0;
+	for (uint32_t t = 0; t < m && stored; t++) /* a cache: a failed write costs a compile later */
 		if (jobs[todo[t]].cubin && path[todo[t]])
 			fs_write_file_atomic(path[todo[t]], jobs[todo[t]].cubin, jobs[todo[t]].len);
 	for (uint32_t i = 0; i < n; i++) {

@@ -135,7 +135,7 @@ static void merge(struct ctx *c, const uint32_t *members, uint32_t k)
 		const struct fs_region *r = &c->m->regions[members[m]];
 		memcpy(nodes + n, r->nodes, r->n_nodes * sizeof(uint32_t));
 		n += r->n_nodes, kernels += r->n_kernels, math += r->n_math, risks |= r->risks;
-		bytes += r->bytes_saved, launches += r->launches_saved, known &= r->cost_known;
+		bytes = fs_sat_add(bytes, r->bytes_saved), launches += r->launches_saved, known &= r->cost_known;
 		sigs[m] = r->sig;
 	}
 	for (uint32_t m = 0; m < k; m++) {

@@ -80,28 +80,59 @@ static int reformed(const struct chain *c, uint32_t nc, uint32_t i)
 }
 
 /* "rmsnorm x65 replaced by auto_deploy.torch_rmsnorm.default" for each chain that went away */
+/* The room an item keeps free at the end of a list: "; and 4294967295 more" */
+#define MORE_ROOM 32
+
+/* item appended to buf (k bytes used) after sep when it fits whole with
+ * room left for how many more there are; else counted in *more */
+static void put_item(char *buf, size_t len, size_t *k, const char *sep, const char *item, uint32_t *more)
+{
+	size_t need = (*k ? strlen(sep) : 0) + strlen(item);
+	if (*more || *k + need + MORE_ROOM >= len) {
+		(*more)++;
+		return;
+	}
+	*k += (size_t)snprintf(buf + *k, len - *k, "%s%s", *k ? sep : "", item);
+}
+
+/* how many items did not fit, said at the end of buf */
+static size_t put_more(char *buf, size_t len, size_t k, const char *sep, uint32_t more)
+{
+	if (more)
+		k += (size_t)snprintf(buf + k, len - k, "%sand %u more", k ? sep : "", more);
+	return k < len ? k : len - 1;
+}
+
+/* one chain that shrank, in words */
+static void replaced_one(const struct fs_scan *s, const struct chain *c, uint32_t nc, uint32_t i, const uint32_t *ha,
+			 const uint32_t *hb, char *item, size_t n)
+{
+	int64_t gone = c[i].a - c[i].b, rise = 0;
+	uint32_t by = reformed(c, nc, i) ? 0 : replacing_op(s, ha, hb, gone, &rise);
+	if (!by && reformed(c, nc, i))
+		snprintf(item, n, "%s x%lld changed form (its ops were rewritten)", c[i].name, (long long)gone);
+	else if (!by)
+		snprintf(item, n, "%s x%lld gone (no op appeared as often)", c[i].name, (long long)gone);
+	else
+		snprintf(item, n, "%s x%lld replaced by %s%s", c[i].name, (long long)gone, fs_scan_str(s, s->ops[by].target),
+			 rise == gone ? "" : " (one op a pair)");
+}
+
+/* The chains that shrank, whole items only, then how many more: bytes used */
 static size_t replaced(const struct fs_scan *s, const struct chain *c, uint32_t nc, const uint32_t *ha,
 		       const uint32_t *hb, char *buf, size_t len, const char *sep)
 {
 	size_t k = 0;
+	uint32_t more = 0;
 	buf[0] = '\0';
-	for (uint32_t i = 0; i < nc && k < len; i++) {
+	for (uint32_t i = 0; i < nc; i++) {
 		if (c[i].b >= c[i].a)
 			continue;
-		int64_t gone = c[i].a - c[i].b, rise = 0;
-		uint32_t by = reformed(c, nc, i) ? 0 : replacing_op(s, ha, hb, gone, &rise);
-		if (!by && reformed(c, nc, i))
-			k += (size_t)snprintf(buf + k, len - k, "%s%s x%lld changed form (its ops were rewritten)", k ? sep : "",
-					      c[i].name, (long long)gone);
-		else if (!by)
-			k += (size_t)snprintf(buf + k, len - k, "%s%s x%lld gone (no op appeared as often)", k ? sep : "",
-					      c[i].name, (long long)gone);
-		else
-			k += (size_t)snprintf(buf + k, len - k, "%s%s x%lld replaced by %s%s", k ? sep : "", c[i].name,
-					      (long long)gone, fs_scan_str(s, s->ops[by].target),
-					      rise == gone ? "" : " (one op a pair)");
+		char item[512];
+		replaced_one(s, c, nc, i, ha, hb, item, sizeof(item));
+		put_item(buf, len, &k, sep, item, &more);
 	}
-	return k;
+	return put_more(buf, len, k, sep, more);
 }
 
 struct delta {
@@ -229,9 +260,14 @@ int fs_semdiff_run(const struct fs_scan *s, const struct fs_catalog *cat, uint32
 			size_t k = replaced(s, c, nc, ha, hb, ch, sizeof(ch), "; ");
 			struct delta *dv;
 			uint32_t nd = op_deltas(s, ha, hb, &dv);
-			for (uint32_t j = 0; j < nd && j < 2 && k < sizeof(ch); j++) /* and the two largest op changes */
-				k += (size_t)snprintf(ch + k, sizeof(ch) - k, "%s%+lld %s", j ? ", " : k ? "; ops " : "ops ",
-						      (long long)dv[j].d, fs_scan_str(s, s->ops[dv[j].op].target));
+			uint32_t more = 0;
+			for (uint32_t j = 0; j < nd && j < 2; j++) { /* and the two largest op changes, whole */
+				char item[300];
+				snprintf(item, sizeof(item), "%s%+lld %s", j ? "" : "ops ", (long long)dv[j].d,
+					 fs_scan_str(s, s->ops[dv[j].op].target));
+				put_item(ch, sizeof(ch), &k, j ? ", " : "; ", item, &more);
+			}
+			k = put_more(ch, sizeof(ch), k, "; ", more);
 			free(dv);
 			uint32_t a = fs_dumpfile_nodes(s, f - 1), b = fs_dumpfile_nodes(s, f);
 			snprintf(what, sizeof(what), "%u -> %u nodes%s%s", a, b, k ? "; " : "", ch);

@@ -44,12 +44,13 @@ uint32_t fs_bind_default(const struct fs_scan *s, const struct fs_graph *g, int6
 		}
 		if (first < 0 || max < 1)
 			continue;
-		uint32_t nb = 0;
-		if (first != last && max >= 2) {
-			out[nb].sym = s->types.exprs[s->types.dims[sh->dims + (uint32_t)first].expr].sym;
+		uint32_t nb = 0, sym_first = s->types.exprs[s->types.dims[sh->dims + (uint32_t)first].expr].sym,
+			 sym_last = s->types.exprs[s->types.dims[sh->dims + (uint32_t)last].expr].sym;
+		if (sym_first != sym_last && max >= 2) { /* one symbol in both places (s70xs70x64) is bound once */
+			out[nb].sym = sym_first;
 			out[nb++].value = 1;
 		}
-		out[nb].sym = s->types.exprs[s->types.dims[sh->dims + (uint32_t)last].expr].sym;
+		out[nb].sym = sym_last;
 		out[nb++].value = tokens;
 		return nb;
 	}

@@ -2,8 +2,8 @@
  * files.c: how fusescan touches the file system (see fusescan/base.h).
  * Dumps are opened without blocking and read only when they are regular
  * files, so a FIFO or a device never hangs or floods a run; the small files
- * options name (expectations, logs, approvals) may also be pipes, read to
- * their end up to a bound. Outputs follow
+ * options name (expectations, logs, approvals) may also be pipes named by
+ * their descriptor (/dev/stdin, `<(...)`), read to their end up to a bound. Outputs follow
  * symbolic links to the file they name and replace it atomically (a
  * temporary file beside it, renamed over it once complete); special files
  * (devices, FIFOs) and files named through an open descriptor (/dev/stdout)
@@ -75,11 +75,22 @@ int fs_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
-/* A regular file, or a pipe (`--expect <(...)`, `/dev/stdin`) read to its end. */
+/* Whether a path as given names an open descriptor (/dev/stdin, /dev/fd/N,
+ * /proc/self/fd/N: what `<(...)` gives): an anonymous pipe, whose open
+ * never waits for a writer. */
+static int names_fd(const char *path)
+{
+	return !strcmp(path, "/dev/stdin") || !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14);
+}
+
+/* A regular file, or a pipe named by its descriptor (`--expect <(...)`,
+ * `/dev/stdin`) read to its end. A FIFO in the file system (a run's ad.log,
+ * a .pat file) is refused like any special file: opening it waits for a
+ * writer that may never come. */
 static int open_input(const char *path, struct stat *st)
 {
 	int fd = fs_open_regular(path, st);
-	if (fd >= 0 || errno != FS_ENOTREG || !S_ISFIFO(st->st_mode))
+	if (fd >= 0 || errno != FS_ENOTREG || !S_ISFIFO(st->st_mode) || !names_fd(path))
 		return fd;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	st->st_size = 0;

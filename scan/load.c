@@ -419,6 +419,11 @@ static void scan_dir(struct fs_scan *s, const char *dir, int depth, uint32_t *n_
 		return skip(s, dir, "directory nested too deep");
 	if (stat(dir, &st) == 0 && seen_before(s, dir, &st))
 		return;
+	char *mark = join(dir, FS_STAGE_MARK);
+	int staging = lstat(mark, &st) == 0;
+	free(mark);
+	if (staging)
+		return skip(s, dir, "an output directory fusescan is writing (or was stopped writing), not a run");
 	DIR *d = opendir(dir);
 	if (!d) {
 		file_diag(s, dir, "cannot open directory");

@@ -81,6 +81,10 @@ const char *fs_input_error(int err, enum fs_input k);
  * (FS_ETOOBIG, FS_ENOTREG for a device or socket, EISDIR, open's). */
 char *fs_read_input(const char *path, enum fs_input k, size_t *len);
 
+/* The file in every staging directory of an output directory (cli, fs_outdir):
+ * a directory holding it is an output being written, never a run to scan. */
+#define FS_STAGE_MARK ".fusescan-stage"
+
 /* The file a path names, symbolic links followed (a dangling link names the
  * file it would create): malloc'd, or NULL with errno set (ELOOP, readlink's). */
 char *fs_resolve_links(const char *path);

@@ -14,10 +14,12 @@
  * cuBLASLt's version, and the tactic is vec 1, threads 1, per = the index
  * of the heuristic's algorithm + 1.
  *
- * The file is JSON (fusescan.tuning/1); a save re-reads it and merges, then
- * replaces it atomically, so concurrent runs lose no one's entries. A file
- * that does not parse is reported (warning) and ignored, never fatal; it is
- * replaced at the next save.
+ * The file is JSON (fusescan.tuning/1); a save locks PATH.lock, re-reads
+ * the file, merges (linear: a hash of this run's keys) and replaces it
+ * atomically, so concurrent runs lose no one's entries. A damaged cache of
+ * this fusescan's (its signature, then not JSON) is reported (warning),
+ * ignored and replaced at the next save; any other file (foreign set) is
+ * never replaced, and the CLI refuses it.
  *
  *   struct fs_tune_cache c;
  *   fs_tune_open(&c, NULL);                  // the default per-user file
@@ -68,12 +70,17 @@ struct fs_tune_cache {
 	 * used, else a miss (no entry, a re-tune, an entry rejected). */
 	uint32_t hits, misses, recorded, other_device;
 	int retune;                  /* fusescan tune: every lookup a miss, every kernel timed again */
+	int in_cache_dir;            /* path is tuning.json of fs_cache_dir, made at the first save */
+	int foreign;                 /* the file is there and no cache this fusescan may replace (warning says why) */
 	char warning[1200];          /* a corrupt file, a failed save */
 };
 
 /* The per-user directory of fusescan's caches ($FUSESCAN_CACHE, else
- * ~/.cache/fusescan), created if missing. 0, or -1 when there is no home. */
+ * ~/.cache/fusescan); nothing is created. 0, or -1 when there is no home. */
 int fs_cache_dir(char *dir, size_t n);
+/* The same, created where missing (and ~/.cache for the default): called
+ * only just before a file is stored in it. */
+int fs_cache_dir_make(char *dir, size_t n);
 /* Opens path (NULL: tuning.json in fs_cache_dir). Never fails: a missing
  * file is an empty cache; an unreadable or corrupt one sets warning. */
 void fs_tune_open(struct fs_tune_cache *c, const char *path);
@@ -90,6 +97,8 @@ void fs_tune_record(struct fs_tune_cache *c, const struct fs_tune_entry *e);
  * 0, or -1 with the reason in warning. */
 int fs_tune_save(struct fs_tune_cache *c);
 void fs_tune_close(struct fs_tune_cache *c);
+/* PATH.lock beside the file path's links name: the lock saves take (malloc'd) */
+char *fs_tune_lock_path(const char *path);
 /* "tuning cache PATH: 1 hit, 0 misses, 0 recorded, 0 other-device entries ignored" */
 void fs_tune_print_stats(const struct fs_tune_cache *c, FILE *out);
 

@@ -148,6 +148,10 @@ case_ "discover: --dims, a size of 0" 2 "fusescan discover: --dims: s70=0: a siz
 case_ "discover: --dims leaving a symbol unbound" 0 "$exp/002_post_export_run_decompositions.txt: warning: s72 unbound: the sizes that need it are not costed" \
 	"$exe" discover --dims s70=8192 "$exp"
 contains "discover: --dims leaving a symbol unbound: the ranking says so" "$tmp/out" "sizes: s70=8192; s72 unbound: sizes that need it are not costed"
+printf '%%x : s70xs70x64 : torch.float32\n%%y = aten.neg.default(%%x) : s70xs70x64 : torch.float32\n%%z = aten.exp.default(%%y) : s70xs70x64 : torch.float32\noutput %%z\n' >"$tmp/square.txt"
+case_ "discover: one symbol in two dims" 0 "" "$exe" discover --format json "$tmp/square.txt"
+count "discover: one symbol in two dims, bound once" "$tmp/out" '"s70":' 1
+contains "discover: one symbol in two dims, at the tokens" "$tmp/out" '"s70":	8192'
 deep=$(printf '(%.0s' $(seq 100000))s70$(printf ')%.0s' $(seq 100000))
 printf '%%x : %sx256 : torch.float32\n%%y = aten.neg.default(%%x) : %sx256 : torch.float32\noutput %%y\n' "$deep" "$deep" >"$tmp/deep_shape.txt"
 case_ "a shape nested 100000 deep" 0 "" "$exe" discover --tokens 64 "$tmp/deep_shape.txt"
@@ -174,7 +178,7 @@ case_ "a 20 GB catalog" 2 "$huge: error: cannot read kernel catalog: larger than
 case_ "a 20 GB approvals file" 2 "fusescan: cannot read approvals $huge: larger than 1 MiB" "$exe" fuse --approvals "$huge" "$run"
 case_ "a 2 MB pattern file" 2 "$tmp/huge/pats/big.pat: error: cannot read: larger than 1 MiB" "$exe" match --patterns "$tmp/huge/pats" "$run"
 case_ "a 17 MB source file" 0 "$tmp/huge/src/big.py: warning: not indexed: larger than 16 MiB" "$exe" discover --kernels-from "$tmp/huge/src" "$run"
-case_ "a 20 GB tuning cache" 0 "" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
+case_ "a 20 GB tuning cache" 2 "fusescan fuse: tuning cache $huge: larger than 64 MiB" "$exe" --apply add_rmsnorm-407262a5 --cpu-only --no-render --cache "$huge" --out "$tmp/huge/a" "$run"
 [ "$(stat -c %s "$huge")" = 21474836480 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the 20 GB cache was replaced"; }
 
 # ---- wrong kinds of file ----
@@ -182,6 +186,15 @@ mkfifo "$tmp/fifo"
 case_ "scan: a FIFO" 2 "$tmp/fifo: error: cannot open: not a regular file" "$exe" scan "$tmp/fifo"
 case_ "scan: a device" 2 "/dev/zero: error: cannot open: not a regular file" "$exe" scan /dev/zero
 case_ "scan: a missing file" 2 "$tmp/none.txt: error: cannot open: No such file or directory" "$exe" scan "$tmp/none.txt"
+# a FIFO in the file system is never opened (opening it waits for a writer): as a run's log, a pattern file, every option's file
+mkdir -p "$tmp/fiforun" "$tmp/fifopats" && cp "$dump" "$tmp/fiforun/" && mkfifo "$tmp/fiforun/ad.log" "$tmp/fifopats/x.pat"
+case_ "discover: a FIFO as the run's ad.log" 2 "$tmp/fiforun/ad.log: error: cannot read log: not a regular file" "$exe" discover "$tmp/fiforun"
+case_ "match: a FIFO as a .pat file" 2 "$tmp/fifopats/x.pat: error: cannot read: not a regular file" "$exe" match --patterns "$tmp/fifopats" "$run"
+case_ "match: a FIFO as --log" 2 "$tmp/fifo: error: cannot read log: not a regular file" "$exe" match --log "$tmp/fifo" "$run"
+case_ "match: a FIFO as --expect" 2 "$tmp/fifo: error: cannot read expectations: not a regular file" "$exe" match --expect "$tmp/fifo" "$run"
+case_ "match: a FIFO as --baseline" 2 "$tmp/fifo: error: cannot read baseline: not a regular file" "$exe" match --baseline "$tmp/fifo" "$run"
+case_ "discover: a FIFO as --catalog" 2 "$tmp/fifo: error: cannot read kernel catalog: not a regular file" "$exe" discover --catalog "$tmp/fifo" "$run"
+case_ "match: --expect through a descriptor's pipe" 0 "" bash -c '"$0" match --pattern rmsnorm --expect <(echo "rmsnorm >= 0") "$1"' "$exe" "$run"
 case_ "match: log is a directory" 2 "$tmp: error: cannot read log: Is a directory" "$exe" match --log "$tmp" "$run"
 case_ "match: log is a device" 2 "/dev/zero: error: cannot read log: not a regular file" "$exe" match --log /dev/zero "$run"
 head -c 4096 /dev/urandom > "$tmp/random.log"
@@ -287,6 +300,25 @@ case_ "tune --cache inside the run" 2 "fusescan tune: $refused --cache $run/tuni
 case_ "--out holding the cache" 2 "fusescan fuse: $refused --out $side: it holds the tuning cache $side/base.json" \
 	"${apply[@]}" --cache "$side/base.json" --out "$side" "$run"
 
+# the caches: FUSESCAN_CACHE is an output directory (never in an input); the folder is made only when something is stored;
+# a file that is not a cache this fusescan wrote is refused, never replaced
+case_ "FUSESCAN_CACHE inside the run" 2 "fusescan fuse: $refused FUSESCAN_CACHE $run/kc: it lies inside the dump directory $run" \
+	env FUSESCAN_CACHE="$run/kc" "${apply[@]}" --cache "$tmp/kc.json" --out "$tmp/kc1" "$run"
+case_ "FUSESCAN_CACHE the run" 2 "fusescan fuse: $refused FUSESCAN_CACHE $run: it is the dump directory $run" \
+	env FUSESCAN_CACHE="$run" "${apply[@]}" --cache "$tmp/kc.json" --out "$tmp/kc1" "$run"
+case_ "tune: FUSESCAN_CACHE the run" 2 "fusescan tune: $refused FUSESCAN_CACHE $run: it is the dump directory $run" \
+	env FUSESCAN_CACHE="$run" "$exe" tune --apply add_rmsnorm-407262a5 "$run"
+[ ! -e "$run/kc" ] && [ -z "$(find "$run" -name '*.cubin' -o -name 'tuning.json*')" ] && [ ! -e "$tmp/kc1" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL FUSESCAN_CACHE in the run: something written"; }
+case_ "--help makes no cache folder" 0 "" env FUSESCAN_CACHE="$tmp/kc_help" "$exe" fuse --help
+case_ "a refused run makes no cache folder" 2 "" env FUSESCAN_CACHE="$tmp/kc_help" "$exe" fuse --apply nothing-1 --out "$tmp/kc2" "$run"
+[ ! -e "$tmp/kc_help" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the cache folder made before anything was stored"; }
+printf 'my notes: the "fusescan.tuning/1" format\n' >"$tmp/notes.txt"
+case_ "--cache a text naming the format" 2 "fusescan fuse: $tmp/notes.txt:1:1: not a tuning cache this fusescan wrote" \
+	"${apply[@]}" --cache "$tmp/notes.txt" --out "$tmp/kc3" "$run"
+grep -qx 'my notes: the "fusescan.tuning/1" format' "$tmp/notes.txt" && [ ! -e "$tmp/kc3" ] && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a foreign --cache was replaced, or the refused run wrote"; }
+
 # a failing command writes nothing: a new --out is not made, an old one keeps its files
 case_ "a failing --apply, a new --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o3" "$run"
 contains "a failing --apply: why" "$tmp/err" "more than their 4096 MiB (--cpu-memory)"
@@ -295,6 +327,24 @@ mkdir "$tmp/o4" && echo mine >"$tmp/o4/summary.txt"
 case_ "a failing --apply, an old --out" 2 "" "${apply[@]}" --tokens 1048576 --out "$tmp/o4" "$run"
 [ "$(ls "$tmp/o4")" = summary.txt ] && grep -qx mine "$tmp/o4/summary.txt" && pass=$((pass + 1)) ||
 	{ fail=$((fail + 1)); echo "FAIL a failing --apply changed its --out"; }
+
+# a publish that cannot place one file places none; a stop signal removes the stage; a scan never takes a stage for a run
+mkdir -p "$tmp/o8/numerics.txt" && echo mine >"$tmp/o8/summary.txt"
+case_ "a publish blocked by a directory" 2 "fusescan fuse: $tmp/o8/numerics.txt is not a regular file: not replaced" "${apply[@]}" --out "$tmp/o8" "$run"
+[ "$(ls "$tmp/o8" | tr '\n' ' ')" = "numerics.txt summary.txt " ] && grep -qx mine "$tmp/o8/summary.txt" && pass=$((pass + 1)) ||
+	{ fail=$((fail + 1)); echo "FAIL a failing publish moved files: $(ls "$tmp/o8")"; }
+for sig in TERM HUP; do # (a background job of a script ignores SIGINT: the handler is the same)
+	rm -rf "$tmp/o9"
+	"${apply[@]}" --tokens 65536 --out "$tmp/o9" "$run" >/dev/null 2>&1 &
+	a=$!
+	for _ in $(seq 200); do [ -n "$(find "$tmp" -maxdepth 1 -name 'o9.tmp.*')" ] && break; sleep 0.05; done
+	kill -$sig "$a"; wait "$a"; rc=$?
+	left=$(find "$tmp" -maxdepth 1 -name 'o9*')
+	[ "$rc" -gt 128 ] && [ -z "$left" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL SIG$sig during --apply: exit $rc, left $left"; }
+done
+mkdir -p "$tmp/sk/run" "$tmp/sk/out.stopped" && cp "$dump" "$tmp/sk/run/" && cp "$dump" "$tmp/sk/out.stopped/" && : >"$tmp/sk/out.stopped/.fusescan-stage"
+case_ "scan: a stopped --apply's stage is no run" 0 "" "$exe" scan "$tmp/sk"
+contains "scan: a stopped --apply's stage is no run: one file" "$tmp/out" ": 1 file"
 
 # --scaffold never replaces a default.yaml it did not write
 mkdir "$tmp/s1" && echo "transforms: {}  # AutoDeploy's" >"$tmp/s1/default.yaml"

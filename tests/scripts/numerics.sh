@@ -96,13 +96,13 @@ contains "bad cpu-memory message" "$tmp/err" "fusescan fuse: --cpu-memory wants 
 check "bad reps" 2 "$exe" --apply swiglu-b5058ea8 --reps 3 --out "$tmp/s3" "$llama"
 contains "bad reps message" "$tmp/err" "reps"
 
-# tuning needs a GPU: without one, tune says so, fails (exit 2) and a corrupt cache is left as it is
+# tuning needs a GPU: without one, tune says so, fails (exit 2) and a corrupt cache (of fusescan's own) is left as it is
 if [ -e /usr/local/cuda/lib64/libnvrtc.so ] && ! grep -q "GPU check" "$tmp/s1/numerics.txt"; then
-	printf '{ "format": "fusescan.tuning/1", "entries": [ {' >"$tmp/corrupt.json"
+	printf '{\n\t"format":\t"fusescan.tuning/1",\n\t"entries": [ {' >"$tmp/corrupt.json"
 	check "tune without a GPU" 2 "$exe" tune --apply swiglu-b5058ea8 --apply rmsnorm-3feecfe3 --cache "$tmp/corrupt.json" "$llama"
 	contains "tune: nothing tuned" "$tmp/err" "fusescan tune: nothing tuned"
 	count "tune: both candidates reported" "$tmp/out" "numerics (CPU, float64 reference" 2
-	if cmp -s "$tmp/corrupt.json" <(printf '{ "format": "fusescan.tuning/1", "entries": [ {'); then
+	if cmp -s "$tmp/corrupt.json" <(printf '{\n\t"format":\t"fusescan.tuning/1",\n\t"entries": [ {'); then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1)) && echo "FAIL tune without a GPU touched the cache"
