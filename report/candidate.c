@@ -234,28 +234,40 @@ static size_t list_ops(const struct fs_discovery *d, const char *head, const uin
 	return k;
 }
 
-/* Ops mlir_elementwise_fusion leaves alone: it fuses elementwise ops and
- * last-dim reductions only (transform/library/mlir_elementwise_fusion.py). */
-static const char *const mlir_not[] = {"cos", "sin", "cat", "stack", "clone", "contiguous", "softmax", "_softmax"};
+/* What mlir_elementwise_fusion's converter (mlir/fx_to_mlir.py) lowers: an
+ * op key and, where it takes one overload only, that overload. Every other op
+ * (comparisons, where, views, cat, softmax, ...) stays opaque to it: a chain
+ * holding one is cut there. */
+static const struct {
+	const char *key, *overload;
+} mlir_lowers[] = {
+	{"add", NULL}, {"mul", NULL}, {"sub", NULL}, {"neg", NULL}, {"silu", NULL}, {"gelu", NULL},
+	{"relu", NULL}, {"tanh", NULL}, {"sigmoid", NULL}, {"exp", NULL}, {"softplus", NULL}, {"rsqrt", NULL},
+	{"sqrt", NULL}, {"pow", "Tensor_Scalar"}, {"mean", "dim"}, {"cast", NULL}, {"getitem", NULL},
+	{"auto_deploy.torch_rmsnorm", NULL}, {"auto_deploy.flashinfer_rms_norm", NULL}, {"auto_deploy.triton_rms_norm", NULL},
+};
 
-/* Why mlir_elementwise_fusion would not cover the chain, or NULL. */
+static int mlir_lowered(const struct fs_scan *s, const struct fs_op *op)
+{
+	const char *key = fs_scan_str(s, op->key), *ov = fs_scan_str(s, op->overload);
+	for (size_t j = 0; j < sizeof(mlir_lowers) / sizeof(mlir_lowers[0]); j++)
+		if (!strcmp(key, mlir_lowers[j].key))
+			return !mlir_lowers[j].overload || !strcmp(ov, mlir_lowers[j].overload);
+	return 0;
+}
+
+/* Why mlir_elementwise_fusion would not take the whole chain, or NULL. */
 static const char *mlir_gap(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
 			    char *buf, size_t n)
 {
 	const struct fs_scan *s = d->scan;
 	const struct fs_region *r = &a->mine->regions[k->instances[0]];
-	if (k->kind == FS_KIND_LAYOUT || k->kind == FS_KIND_HORIZONTAL_GEMM ||
-	    (k->kind == FS_KIND_ATTENTION_ADJACENT && k->entry >= 0))
-		return "views, RoPE, attention and GEMMs are not its to fuse";
+	if (k->kind == FS_KIND_LAYOUT || k->kind == FS_KIND_HORIZONTAL_GEMM)
+		return "views and GEMMs are not its to fuse";
 	for (uint32_t i = 0; i < r->n_nodes; i++) {
 		const struct fs_op *op = &s->ops[a->mine->g->nodes[r->nodes[i]].op];
-		const char *key = fs_scan_str(s, op->key);
-		int gap = op->cls != FS_OPC_ELEMENTWISE && op->cls != FS_OPC_CAST && op->cls != FS_OPC_REDUCTION &&
-			  op->cls != FS_OPC_VIEW;
-		for (size_t j = 0; j < sizeof(mlir_not) / sizeof(mlir_not[0]) && !gap; j++)
-			gap = !strcmp(key, mlir_not[j]);
-		if (gap) {
-			snprintf(buf, n, "it has %s", key);
+		if (!mlir_lowered(s, op)) {
+			snprintf(buf, n, "its converter leaves %s opaque: the chain is cut there", fs_scan_str(s, op->target));
 			return buf;
 		}
 	}
@@ -266,7 +278,7 @@ static const char *mlir_gap(const struct fs_discovery *d, const struct fs_analys
 static void mlir_evidence(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
 			  struct lines *out)
 {
-	char why[128];
+	char why[256];
 	for (uint32_t e = 0; e < d->cat.n; e++)
 		for (uint32_t i = 0; i < d->cat.e[e].n_transforms; i++) {
 			if (strcmp(fs_scan_str(d->scan, d->cat.e[e].transforms[i]), "mlir_elementwise_fusion"))

@@ -239,6 +239,17 @@ static void binary_minmax(struct fs_scan *s, struct fs_op *op, struct split *sp)
 	op->cls = probe.cls, op->flags = probe.flags, op->known = probe.known;
 }
 
+/* The kernels AutoDeploy's mlir_elementwise_fusion generates are named by a
+ * hash of their chain (`auto_deploy.mlir_fused_<hash>`): one family, keyed
+ * `auto_deploy.mlir_fused`, so the catalog names them all. */
+static void mlir_family(struct split *sp)
+{
+	static const char prefix[] = "mlir_fused_";
+	if (sp->nns == 11 && !memcmp(sp->ns, "auto_deploy", 11) && sp->nname > sizeof(prefix) - 1 &&
+	    !memcmp(sp->name, prefix, sizeof(prefix) - 1))
+		sp->nname = sizeof(prefix) - 2;
+}
+
 uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 {
 	uint32_t sym = fs_strtab_intern(&s->strs, target, n);
@@ -263,6 +274,7 @@ uint32_t fs_ops_intern(struct fs_scan *s, const char *target, size_t n)
 	classify(s, op, &sp);
 	inplace_as_functional(s, op, &sp);
 	binary_minmax(s, op, &sp);
+	mlir_family(&sp);
 	op->key = op_key(s, op, &sp);
 	s->op_of_target[sym] = ++s->n_ops;
 	return s->n_ops - 1;
