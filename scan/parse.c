@@ -646,9 +646,13 @@ static void parse_body_line(struct parser *P)
 		perr(P, lp, "text after the module's 'output' line");
 	else if (lp[0] == '%')
 		parse_node_line(P);
-	else if (starts(lp, le, "output"))
+	else if (starts(lp, le, "output")) {
+		/* the writer ends every line: an output line the file ends inside may
+		 * have lost its last names and still name nodes that exist */
+		if (le == P->end)
+			perr(P, le, "the file ends inside the output line (no newline after it): cut short?");
 		parse_output_line(P);
-	else
+	} else
 		perr(P, lp, "unexpected line; expected a node, 'output ...' or a '# ' header");
 }
 
