@@ -356,6 +356,17 @@ int fs_emit_op_json(const struct fs_emit_op *e, const struct fs_kernel *k, cJSON
 		snprintf(why, n, "more than %d inputs or outputs", FS_KERNEL_MAX_PARAMS - 1);
 		return -1;
 	}
+	if (!n_out) { /* nothing the op could return (its signature would end "-> typing.Tuple[") */
+		snprintf(why, n, "the region writes no output the graph reads");
+		return -1;
+	}
+	for (uint32_t i = 0; i < n_in + n_out; i++) { /* each a tensor of a dtype torch names (its docstring drops "torch.") */
+		const char *dt = fs_dtype_name((enum fs_dtype)fs_prog_value(p, i < n_in ? in[i] : out[i - n_in])->dtype);
+		if (strncmp(dt, "torch.", 6)) {
+			snprintf(why, n, "an %s of the op has no torch dtype (%s)", i < n_in ? "input" : "output", dt);
+			return -1;
+		}
+	}
 	if (symbols_json(e, in, n_in, j, why, n))
 		return -1;
 	inputs_json(e, in, n_in, j, s);
