@@ -61,6 +61,35 @@ static void var_name(const struct variant *v, uint32_t node, char *buf, size_t n
 		snprintf(buf, n, "in%d", -2 - x);
 }
 
+/* dt as torch names it ("torch.bfloat16"): 1, or 0 for what the dump prints of no tensor ("other", "N/A", "SymInt") */
+static int torch_dtype(uint8_t dt)
+{
+	return !strncmp(fs_dtype_name((enum fs_dtype)dt), "torch.", 6);
+}
+
+/* the dumps print no keyword arguments: a copy's dtype is its output's, written as dtype= */
+static int writes_dtype(const struct fs_scan *s, const struct fs_node *x)
+{
+	const struct fs_op *op = &s->ops[x->op];
+	return (!strcmp(fs_scan_str(s, op->name), "_to_copy") || !strcmp(fs_scan_str(s, op->overload), "dtype_layout")) && x->n_out;
+}
+
+/* every dtype the scaffold writes (a copy's, each operand's) one torch names */
+static int dtypes_named(const struct fs_scan *s, const struct fs_graph *g, const struct variant *v, char *why, size_t wn,
+			const char *name)
+{
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct fs_node *x = &g->nodes[v->nodes[i]];
+		if (writes_dtype(s, x) && !torch_dtype(g->types[x->out].dtype))
+			return fail(why, wn, "%.200s: %%%.200s is a copy to no torch dtype", name, fs_scan_str(s, x->name));
+	}
+	for (uint32_t i = 0; i < v->p.n_in; i++)
+		if (!torch_dtype(v->p.in[i].dtype))
+			return fail(why, wn, "%.200s: operand %%%.200s has no torch dtype", name,
+				    fs_scan_str(s, g->nodes[v->p.in_node[i]].name));
+	return 0;
+}
+
 static int variant_build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_scaffold *sc,
 			 const struct fs_scaffold_variant *sv, struct variant *v, char *why, size_t wn)
 {
@@ -95,6 +124,8 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 		fail(why, wn, "%s: %s", sc->name, d.n ? d.v[0].message : "the site cannot be bound");
 	fs_diags_release(&d);
 	if (rc)
+		return -1;
+	if (dtypes_named(s, g, v, why, wn, sc->name))
 		return -1;
 	if (fs_gemm_any(&v->p))
 		return fail(why, wn, "%s: a region with matrix products: --scaffold writes transforms of kernels alone (its op is in "
@@ -195,7 +226,6 @@ static void put_ops(struct fs_text *t, const struct fs_scan *s, const struct fs_
 {
 	for (uint32_t i = 0; i < v->n; i++) {
 		const struct fs_node *x = &g->nodes[v->nodes[i]];
-		const char *op_name = fs_scan_str(s, s->ops[x->op].name);
 		fs_text_put(t, "    v%u = ", i);
 		put_target(t, s, x);
 		fs_text_put(t, "(");
@@ -204,8 +234,7 @@ static void put_ops(struct fs_text *t, const struct fs_scan *s, const struct fs_
 			fs_text_put(t, c++ ? ", " : "");
 			a += put_arg(t, s, g, v, a);
 		}
-		/* the dumps print no keyword arguments: a copy's dtype is its output's */
-		if ((!strcmp(op_name, "_to_copy") || !strcmp(fs_scan_str(s, s->ops[x->op].overload), "dtype_layout")) && x->n_out)
+		if (writes_dtype(s, x))
 			fs_text_put(t, "%sdtype=%s", c ? ", " : "", py_dtype(g->types[x->out].dtype));
 		fs_text_put(t, ")  # ");
 		put_node(t, s, g, v->nodes[i]);
