@@ -321,11 +321,49 @@ static void t_cleanup(void)
 	unlink(file("many.json.lock"));
 	unlink(file("scale.json.lock"));
 	const char *names[] = {"rt.json", "merge.json", "bad.json", "other.json", "later.json", "notes.txt", "many.json", "scale.json",
-			       "rt.json.lock", "merge.json.lock", "bad.json.lock"};
+			       "rt.json.lock", "merge.json.lock", "bad.json.lock", "range.json", "range.json.lock"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlink(file(names[i]));
 	CHECK(rmdir(dir) == 0);
 }
 
-#define TESTS(X) X(t_round_trip) X(t_merge) X(t_reject) X(t_damaged) X(t_concurrent) X(t_scaling) X(t_cleanup)
+/* a hostile cache's numbers out of the range of the integers they are read
+ * into (the counts, the tactic's fields): read as 0 or the entry refused,
+ * never cast out of range (UBSan reports that cast in the sanitizers' build) */
+static void t_out_of_range(void)
+{
+	static const char *const bad[] = {"1e300", "-5", "4294967297", "-1e300"};
+	struct fs_tune_cache c;
+	struct fs_tune_entry e = entry("aaaa", "H200", 8), got;
+	fs_tune_open(&c, file("range.json"));
+	fs_tune_record(&c, &e);
+	CHECK(fs_tune_save(&c) == 0);
+	fs_tune_close(&c);
+	size_t len;
+	char *text = fs_read_input(file("range.json"), FS_IN_CACHE, &len);
+	CHECK(text && strstr(text, "\"tactics_timed\":\t24"));
+	for (size_t i = 0; text && i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *t = malloc(len + 64), *at = strstr(text, "\"tactics_timed\":\t24");
+		int n = snprintf(t, len + 64, "%.*s\"tactics_timed\": %s, \"tactics_failed\": %s%s", (int)(at - text), text, bad[i],
+				 bad[i], at + strlen("\"tactics_timed\":\t24"));
+		fs_tune_open_text(&c, file("range.json"), t, (size_t)n);
+		CHECK_STR(c.warning, "");
+		CHECK(fs_tune_lookup(&c, &e.key, &got) == 0);
+		CHECK_EQ_U(got.timed, 0);
+		CHECK_EQ_U(got.failed, 0);
+		fs_tune_close(&c);
+		char *v = strstr(t, "\"vec\":\t8");
+		CHECK(v != NULL);
+		if (v) { /* a tactic field past uint16_t: the entry is refused (as if missing) */
+			n = snprintf(t + (v - t), len + 64 - (size_t)(v - t), "\"vec\": %s%s", bad[i], strstr(text, "\"vec\":\t8") + 7);
+			fs_tune_open_text(&c, file("range.json"), t, strlen(t));
+			CHECK(fs_tune_lookup(&c, &e.key, &got) == -1);
+			fs_tune_close(&c);
+		}
+		free(t);
+	}
+	free(text);
+}
+
+#define TESTS(X) X(t_round_trip) X(t_merge) X(t_reject) X(t_damaged) X(t_concurrent) X(t_scaling) X(t_out_of_range) X(t_cleanup)
 FS_TEST_MAIN()
