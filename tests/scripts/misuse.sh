@@ -138,9 +138,9 @@ case_ "discover: 2^31 tokens" 2 "fusescan discover: --tokens wants a positive in
 	"$exe" discover --tokens 2147483648 "$run"
 case_ "discover: the most tokens" 0 "" "$exe" discover --tokens 2147483647 "$run"
 if grep -q -- "-[0-9][0-9]* B\|saves -" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL discover: the most tokens: a negative saving"; else pass=$((pass + 1)); fi
-# an eager-attention export at the most tokens: the attention sites' savings summed without overflow
-case_ "discover: the most tokens, eager attention" 0 "" "$exe" discover --tokens 2147483647 "$tests/data/export_llama_eager_2l"
-if grep -q -- "-[0-9][0-9]* B\|saves -\|runtime error" "$tmp/out" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL discover: the most tokens, eager attention"
+# an export at the most tokens: its attention sites' savings summed without overflow (the sanitizers' build aborts on one)
+case_ "discover: the most tokens, an export" 0 "" "$exe" discover --tokens 2147483647 "$tests/data/export_tiny_llama_2l"
+if grep -q -- "-[0-9][0-9]* B\|saves -\|runtime error" "$tmp/out" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL discover: the most tokens, an export"
 else pass=$((pass + 1)); fi
 case_ "fuse: 2^20 + 1 tokens" 2 "fusescan fuse: --tokens wants a positive integer up to 1048576, got '1048577'" \
 	"$exe" --apply add_rmsnorm-407262a5 --tokens 1048577 --cpu-only --no-render --out "$tmp/tk" "$run"
