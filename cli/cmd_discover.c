@@ -117,6 +117,7 @@ static int discover_run(const struct fs_command *cmd, const struct fs_option *op
 	struct fs_discovery *d = fs_discover(s, &o);
 	int rc = 0;
 	if (d) {
+		d->prog = cmd->prog;
 		ask_generator(d, gelu != FS_GELU_ERF); /* as --apply: tanh unless erf is stated */
 		struct fs_out out;
 		rc = fs_out_open(&out, out_path);

@@ -74,6 +74,8 @@ struct fs_discovery {
 	uint32_t top;
 	const char *catalog;       /* --catalog (not owned), or NULL: the commands a report
 				      suggests repeat it */
+	const char *prog;          /* the command those call (not owned): fusescan as the
+				      user invoked it (argv[0]), or NULL for "fusescan" */
 };
 
 /* The catalog compiled into fusescan (kernels/catalog.txt), or `path`. */
