@@ -83,20 +83,21 @@ static void same_options(const struct fs_discovery *d, FILE *out)
 		fprintf(out, " --gelu %s", gelu[d->cat.gelu]);
 }
 
-/* fusescan --apply ID --out /tmp/fusescan-apply-ID [--emit /tmp/fusescan-emit-ID] ... FILE:
- * its outputs in a temporary folder, never among the user's files */
+/* fusescan --apply ID --out TMP/fusescan-apply-ID [--emit TMP/fusescan-emit-ID] ... FILE:
+ * its outputs in the temporary folder, never among the user's files */
 static void apply_line(const struct fs_discovery *d, const struct fs_candidate *k, int emit, const char *file,
 		       const char *indent, FILE *out)
 {
-	char dir[32 + sizeof(k->id)];
+	const char *tmp = d->tmp ? d->tmp : "/tmp";
+	char dir[FS_DISCOVER_TMP_MAX + 32 + sizeof(k->id)];
 	command(d, indent, out);
 	fputs(" --apply", out);
 	word(k->id, out);
-	snprintf(dir, sizeof(dir), "/tmp/fusescan-apply-%s", k->id);
+	snprintf(dir, sizeof(dir), "%.*s/fusescan-apply-%s", FS_DISCOVER_TMP_MAX, tmp, k->id);
 	fputs(" --out", out);
 	word(dir, out);
 	if (emit) {
-		snprintf(dir, sizeof(dir), "/tmp/fusescan-emit-%s", k->id);
+		snprintf(dir, sizeof(dir), "%.*s/fusescan-emit-%s", FS_DISCOVER_TMP_MAX, tmp, k->id);
 		fputs(" --emit", out);
 		word(dir, out);
 	}
