@@ -36,6 +36,7 @@ struct fs_command {
 	int (*run)(const struct fs_command *cmd, int argc, char **argv);
 	const char *synopsis;        /* "[options] PATH..." */
 	const char *summary;         /* one line */
+	const char *prog;            /* argv[0]: fusescan as the user invoked it (set by main) */
 };
 
 /* Parses options, leaving positional arguments (in order) at argv[0..*npos).

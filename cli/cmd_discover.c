@@ -58,6 +58,14 @@ struct dopts {
 static int discover_run(const struct fs_command *cmd, const struct fs_option *opts, struct dopts *D, char **argv,
 			int npos);
 
+/* The temporary folder the reports' commands write under: $TMPDIR where it
+ * is an absolute path of a bounded length, else NULL (/tmp). */
+static const char *tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && t[0] == '/' && strlen(t) <= FS_DISCOVER_TMP_MAX ? t : NULL;
+}
+
 int fs_cmd_discover(const struct fs_command *cmd, int argc, char **argv)
 {
 	struct dopts D = {.o = {.tokens = 8192}};
@@ -117,6 +125,8 @@ static int discover_run(const struct fs_command *cmd, const struct fs_option *op
 	struct fs_discovery *d = fs_discover(s, &o);
 	int rc = 0;
 	if (d) {
+		d->prog = cmd->prog;
+		d->tmp = tmp_dir();
 		ask_generator(d, gelu != FS_GELU_ERF); /* as --apply: tanh unless erf is stated */
 		struct fs_out out;
 		rc = fs_out_open(&out, out_path);

@@ -12,19 +12,19 @@
 
 static const struct fs_command commands[] = {
 	{"discover", fs_cmd_discover, "[options] PATH...",
-	 "rank the unfused chains worth fusing, with kernels, evidence and advice (the default)"},
+	 "rank the unfused chains worth fusing, with kernels, evidence and advice (the default)", NULL},
 	{"diff", fs_cmd_diff, "[--log ad.log] A B | DIR",
-	 "what changed between two dumps, or at every transform of a run"},
+	 "what changed between two dumps, or at every transform of a run", NULL},
 	{"fuse", fs_cmd_fuse, "--apply ID [options] PATH",
-	 "apply approved rewrites: after-dump, diff, summary and renders (also: fusescan --apply ID PATH)"},
+	 "apply approved rewrites: after-dump, diff, summary and renders (also: fusescan --apply ID PATH)", NULL},
 	{"match", fs_cmd_match, "[options] PATH...",
-	 "count pattern matches per dump, explain near misses, gate CI on the counts"},
+	 "count pattern matches per dump, explain near misses, gate CI on the counts", NULL},
 	{"render", fs_cmd_render, "[--node NAME | --candidate ID] [--hops K] -o FILE PATH",
-	 "draw a site's neighbourhood, or a whole graph with repeated layers folded (.svg .png .dot)"},
+	 "draw a site's neighbourhood, or a whole graph with repeated layers folded (.svg .png .dot)", NULL},
 	{"scan", fs_cmd_scan, "[options] PATH...",
-	 "summarise every graph in dump files, run directories or directories of runs"},
+	 "summarise every graph in dump files, run directories or directories of runs", NULL},
 	{"tune", fs_cmd_tune, "--apply ID... [options] PATH",
-	 "time every tactic of each candidate's fused kernel on the GPU and update the tuning cache"},
+	 "time every tactic of each candidate's fused kernel on the GPU and update the tuning cache", NULL},
 };
 
 enum { N_COMMANDS = sizeof(commands) / sizeof(commands[0]) };
@@ -57,6 +57,14 @@ static int unknown_command(const char *word)
 	return 1;
 }
 
+/* commands[i] run with argv[0], so that the commands a report prints call fusescan as the user did */
+static int run_command(int i, const char *prog, int argc, char **argv)
+{
+	struct fs_command cmd = commands[i];
+	cmd.prog = prog;
+	return cmd.run(&cmd, argc, argv);
+}
+
 static int run(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -73,15 +81,15 @@ static int run(int argc, char **argv)
 	}
 	for (int i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(&commands[i], argc - 2, argv + 2);
+			return run_command(i, argv[0], argc - 2, argv + 2);
 	if (!strncmp(argv[1], "--apply", 7) || !strcmp(argv[1], "-a")) { /* fusescan --apply ID PATH */
 		for (int i = 0; i < N_COMMANDS; i++)
 			if (commands[i].run == fs_cmd_fuse)
-				return fs_cmd_fuse(&commands[i], argc - 1, argv + 1);
+				return run_command(i, argv[0], argc - 1, argv + 1);
 	}
 	if (unknown_command(argv[1]))
 		return FS_EXIT_INPUT;
-	return commands[0].run(&commands[0], argc - 1, argv + 1);
+	return run_command(0, argv[0], argc - 1, argv + 1);
 }
 
 /* Every command's stdout is checked once it is done: a report cut short by

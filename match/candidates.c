@@ -23,26 +23,6 @@ static uint64_t hkey(const struct ctx *c, uint32_t node, uint64_t h)
 	return fs_hash_bytes(k, strlen(k), h);
 }
 
-uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
-			    uint32_t n_in, const uint32_t *outputs, uint32_t n_out)
-{
-	struct fs_mine *m = c->m;
-	FS_GROW(m->regions, m->cap_regions, m->n_regions + 1);
-	struct fs_region *r = &m->regions[m->n_regions];
-	memset(r, 0, sizeof(*r));
-	r->entry = -1;
-	r->nodes = fs_arena_alloc(&m->arena, (n + n_in + n_out + 1) * sizeof(uint32_t));
-	memcpy(r->nodes, nodes, n * sizeof(uint32_t));
-	r->n_nodes = n;
-	r->inputs = r->nodes + n;
-	memcpy(r->inputs, inputs, n_in * sizeof(uint32_t));
-	r->n_inputs = n_in;
-	r->outputs = r->inputs + n_in;
-	memcpy(r->outputs, outputs, n_out * sizeof(uint32_t));
-	r->n_outputs = n_out;
-	return m->n_regions++;
-}
-
 /* Whether a user of `node` (through views) is of class cls. */
 static int feeds_class(const struct ctx *c, uint32_t node, enum fs_op_class cls, int depth)
 {

@@ -418,16 +418,6 @@ struct indexer {
 	struct fs_diags *d;
 };
 
-void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail)
-{
-	FS_GROW(c->found, c->cap_found, c->n_found + 1);
-	struct fs_evidence *e = &c->found[c->n_found++];
-	e->path = fs_xstrndup(path, strlen(path));
-	e->line = line;
-	e->symbol = fs_xstrndup(sym, strlen(sym));
-	e->detail = detail ? fs_xstrndup(detail, strlen(detail)) : NULL;
-}
-
 /* Line numbers of increasing offsets, each newline counted once. */
 struct lines {
 	const char *text;
@@ -595,14 +585,6 @@ done:
 	for (int r = 0; r < RX_COUNT; r++)
 		pcre2_code_free(X.rx[r]);
 	return d->n_errors - before;
-}
-
-int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from)
-{
-	for (uint32_t i = from; i < c->n_found; i++)
-		if (!strcmp(c->found[i].symbol, sym))
-			return (int32_t)i;
-	return -1;
 }
 
 void fs_catalog_release(struct fs_catalog *c)

@@ -54,10 +54,14 @@ struct fs_confirm {
 void fs_mine_roles(struct ctx *c);
 /* dropout(x, p, train) with p == 0 or train False: x itself at inference */
 int fs_mine_noop_dropout(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n);
+/* grouping.c: the graph's maximal fusible regions, catalog chains split out and named */
 void fs_mine_regions(struct ctx *c);
 /* regions.c: a region of these nodes (its index; the regions may move), and
  * its views trimmed and its outputs, inputs and counts found */
 uint32_t fs_mine_new_region(struct ctx *c, const uint32_t *nodes, uint32_t n);
+/* Appends a region (nodes file order; inputs, outputs copied): its index. */
+uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
+			    uint32_t n_in, const uint32_t *outputs, uint32_t n_out);
 void fs_mine_finish_region(struct ctx *c, uint32_t ri);
 /* Counted by chains: math, copies, and views that copy (a reshape of a
  * strided value). Other views are only checked for presence. */
@@ -84,9 +88,6 @@ void fs_mine_region_cost(struct ctx *c, struct fs_region *r);
 int fs_mine_is_kernel(const struct ctx *c, uint32_t node);
 uint64_t fs_mine_signature(const struct ctx *c, const struct fs_region *r);
 void fs_mine_candidates(struct ctx *c);
-/* Appends a region (nodes file order; inputs, outputs copied): its index. */
-uint32_t fs_mine_add_region(struct ctx *c, const uint32_t *nodes, uint32_t n, const uint32_t *inputs,
-			    uint32_t n_in, const uint32_t *outputs, uint32_t n_out);
 /* attention.c: the regions between an attention's two products, merged. */
 void fs_mine_attention_cores(struct ctx *c, uint32_t n_vertical);
 void fs_mine_cleanups(struct ctx *c);

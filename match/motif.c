@@ -1,5 +1,5 @@
 /*
- * motif.c: the motif split of regions.c (step 3): catalog chains carved out
+ * motif.c: the motif split of grouping.c (step 2): catalog chains carved out
  * of a larger region, called once per region by fs_mine_regions.
  *
  * Every chain, longest first, is tried at every node of the chain's output

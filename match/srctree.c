@@ -5,7 +5,8 @@
  * as graph nodes (the dump prints `<function name at 0x...>`), and each
  * transform's default in config/default.yaml. Then the choice, for a catalog
  * entry, of what to recommend: with a tree, only what the tree registers.
- * Called by the tree index (catalog.c), mining (candidates.c) and reports.
+ * Keeps the evidence records the tree index (catalog.c) adds. Called by the
+ * tree index, mining (candidates.c) and reports.
  */
 #include "fusescan/catalog.h"
 
@@ -30,6 +31,26 @@ static const char *ident(const char *p, const char *e, char *buf)
 	memcpy(buf, p, (size_t)(q - p));
 	buf[q - p] = '\0';
 	return q;
+}
+
+/* ---- evidence records ----------------------------------------------------------------------- */
+
+void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail)
+{
+	FS_GROW(c->found, c->cap_found, c->n_found + 1);
+	struct fs_evidence *e = &c->found[c->n_found++];
+	e->path = fs_xstrndup(path, strlen(path));
+	e->line = line;
+	e->symbol = fs_xstrndup(sym, strlen(sym));
+	e->detail = detail ? fs_xstrndup(detail, strlen(detail)) : NULL;
+}
+
+int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from)
+{
+	for (uint32_t i = from; i < c->n_found; i++)
+		if (!strcmp(c->found[i].symbol, sym))
+			return (int32_t)i;
+	return -1;
 }
 
 /* ---- Python wrappers ------------------------------------------------------------------------- */

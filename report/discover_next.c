@@ -38,10 +38,10 @@ void summary_row(const struct fs_discovery *d, const struct fs_candidate *k, str
 /* s as one shell word: as it is where every character is safe, else in
  * single quotes; a word that would read as an option (a path beginning with
  * '-') behind "./" */
-static void word(const char *s, FILE *out)
+static void bare_word(const char *s, FILE *out)
 {
 	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=@%+,";
-	fprintf(out, " %s", s[0] == '-' ? "./" : "");
+	fputs(s[0] == '-' ? "./" : "", out);
 	if (s[0] && !s[strspn(s, safe)]) {
 		fputs(s, out);
 		return;
@@ -53,6 +53,21 @@ static void word(const char *s, FILE *out)
 		else
 			fputc(*s, out);
 	fputc('\'', out);
+}
+
+/* s as the next shell word of a command */
+static void word(const char *s, FILE *out)
+{
+	fputc(' ', out);
+	bare_word(s, out);
+}
+
+/* The command as the user called it (argv[0]: a path or a name on PATH),
+ * so that a line runs as printed. */
+static void command(const struct fs_discovery *d, const char *indent, FILE *out)
+{
+	fputs(indent, out);
+	bare_word(d->prog ? d->prog : "fusescan", out);
 }
 
 /* the options a command must repeat to name the same candidates: the
@@ -68,18 +83,21 @@ static void same_options(const struct fs_discovery *d, FILE *out)
 		fprintf(out, " --gelu %s", gelu[d->cat.gelu]);
 }
 
-/* fusescan --apply ID --out apply-ID [--emit emit-ID] ... FILE */
+/* fusescan --apply ID --out TMP/fusescan-apply-ID [--emit TMP/fusescan-emit-ID] ... FILE:
+ * its outputs in the temporary folder, never among the user's files */
 static void apply_line(const struct fs_discovery *d, const struct fs_candidate *k, int emit, const char *file,
 		       const char *indent, FILE *out)
 {
-	char dir[96];
-	fprintf(out, "%sfusescan --apply", indent);
+	const char *tmp = d->tmp ? d->tmp : "/tmp";
+	char dir[FS_DISCOVER_TMP_MAX + 32 + sizeof(k->id)];
+	command(d, indent, out);
+	fputs(" --apply", out);
 	word(k->id, out);
-	snprintf(dir, sizeof(dir), "apply-%s", k->id);
+	snprintf(dir, sizeof(dir), "%.*s/fusescan-apply-%s", FS_DISCOVER_TMP_MAX, tmp, k->id);
 	fputs(" --out", out);
 	word(dir, out);
 	if (emit) {
-		snprintf(dir, sizeof(dir), "emit-%s", k->id);
+		snprintf(dir, sizeof(dir), "%.*s/fusescan-emit-%s", FS_DISCOVER_TMP_MAX, tmp, k->id);
 		fputs(" --emit", out);
 		word(dir, out);
 	}
@@ -109,7 +127,8 @@ static void match_line(const struct fs_discovery *d, const struct fs_analysis *a
 	const char *path = a->run == UINT32_MAX ? file : d->scan->runs[a->run].dir;
 	fprintf(out, "%s# count their patterns in %s; --expect FILE gates CI on the counts\n", indent,
 		a->run == UINT32_MAX ? "the dump" : "every dump of the run");
-	fprintf(out, "%sfusescan match", indent);
+	command(d, indent, out);
+	fputs(" match", out);
 	for (uint32_t i = 0; i < np; i++) {
 		fputs(" -p", out);
 		word(p[i], out);

@@ -19,7 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# the flags scripts/test.sh builds build/ with, so that it reuses this build
+cmake -S . -B build -DFS_WERROR=ON >/dev/null
 cmake --build build -j"$(nproc)"
 echo
 ./build/fusescan tests/data/adrun_tiny_llama_2l

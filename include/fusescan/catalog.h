@@ -142,13 +142,14 @@ uint32_t fs_catalog_load(struct fs_catalog *c, const char *path, struct fs_diags
  * torch.library.custom_op / torch.library.define / TORCH_LIBRARY + m.def /
  * TransformRegistry.register registrations. */
 uint32_t fs_catalog_index_tree(struct fs_catalog *c, const char *dir, struct fs_diags *d);
-/* Registrations whose symbol is `sym` ("auto_deploy::flashinfer_rms_norm",
- * "fuse_add_rms_norm"); returns the first index >= from, or -1. */
-int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from);
 
 /* ---- what the tree says (match/srctree.c) ---- */
 
+/* Records a registration or wrapper found at path:line (copied). */
 void fs_catalog_add_evidence(struct fs_catalog *c, const char *path, uint32_t line, const char *sym, const char *detail);
+/* Registrations whose symbol is `sym` ("auto_deploy::flashinfer_rms_norm",
+ * "fuse_add_rms_norm"); returns the first index >= from, or -1. */
+int32_t fs_catalog_find_evidence(const struct fs_catalog *c, const char *sym, uint32_t from);
 /* Wrappers and aliases in one indexed file, and where its config files are (called by the index). */
 void fs_srctree_index_text(struct fs_catalog *c, const char *path, const char *text, size_t len);
 /* Whether an op key ("auto_deploy.torch_rmsnorm", "python.wrapper") is

@@ -64,6 +64,8 @@ struct fs_evolution {
 	uint32_t *counts;          /* n_sigs x run->n_files */
 };
 
+enum { FS_DISCOVER_TMP_MAX = 4096 };
+
 struct fs_discovery {
 	struct fs_scan *scan;
 	struct fs_catalog cat;
@@ -74,6 +76,10 @@ struct fs_discovery {
 	uint32_t top;
 	const char *catalog;       /* --catalog (not owned), or NULL: the commands a report
 				      suggests repeat it */
+	const char *prog;          /* the command those call (not owned): fusescan as the
+				      user invoked it (argv[0]), or NULL for "fusescan" */
+	const char *tmp;           /* the folder their outputs go under (not owned, at most
+				      FS_DISCOVER_TMP_MAX bytes): $TMPDIR, or NULL for /tmp */
 };
 
 /* The catalog compiled into fusescan (kernels/catalog.txt), or `path`. */

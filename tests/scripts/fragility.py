@@ -126,8 +126,19 @@ def main():
             PATS[f[:-4]] = os.path.join(lib, f)
     passed = failed = 0
     for pat, path in PATS.items():
-        text = open(os.path.join(tests, 'patterns', pat + '.match.txt')).read()
+        site = os.path.join(tests, 'patterns', pat + '.match.txt')
+        if not os.path.isfile(site):
+            failed += 1
+            print(f'FAIL {pat}: no {site}: each library pattern needs its matching sites there '
+                  '(docs/architecture.md, adding a pattern)')
+            continue
+        text = open(site).read()
         base, _, binds = match(exe, pat, text)
+        if base is None or not binds:
+            failed += 1
+            why = f'fusescan match failed: {binds.strip()[-300:]}' if base is None else 'nothing in it matches'
+            print(f'FAIL {pat}: {site}: {why}, so there is no site to mutate')
+            continue
         nodes = parse_pattern(path)
         lines = text.rstrip('\n').split('\n')
         for kind, mutated, expect in mutations(pat, nodes, binds[0], lines):

@@ -2,8 +2,9 @@
 # Golden test: runs `fusescan ARGS...` in TESTS_DIR (so paths in the output
 # are relative and stable) and compares its stdout with golden/NAME; with
 # --file REL, compares the file REL the command wrote instead (@TMP@ in the
-# arguments is a fresh temporary directory). UPDATE_GOLDEN=1 rewrites the
-# golden file instead.
+# arguments is a fresh temporary directory). fusescan is called by its name,
+# found on PATH, as an installed one is (the commands a report prints name it
+# as it was called, and write under $TMPDIR: /tmp here). UPDATE_GOLDEN=1 rewrites the golden file instead.
 # usage: golden.sh FUSESCAN TESTS_DIR NAME [--file REL] [ARGS...]
 set -u
 exe=$1 tests=$2 name=$3; shift 3
@@ -14,7 +15,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 args=()
 for a in "$@"; do args+=("${a//@TMP@/$tmp}"); done
-"$exe" "${args[@]}" > "$tmp/stdout"
+TMPDIR=/tmp PATH="$(dirname "$exe"):$PATH" "$(basename "$exe")" "${args[@]}" > "$tmp/stdout"
 rc=$?
 out=$tmp/stdout
 [ -n "$file" ] && out=$tmp/$file

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # discover's summary table and its "Next" commands: the table opens each
 # graph's report (bounded, the rest counted), Markdown has the same one, and
-# every command the report prints runs as pasted, from a path that needs
-# quoting too, repeating --catalog and --gelu; a file of several
+# every command the report prints runs as pasted (fusescan as it was
+# called, its outputs under $TMPDIR), from a path that needs quoting too, repeating --catalog and --gelu; a file of several
 # GraphModules (which --apply refuses) gets no command, said once; a
 # candidate the generator does not take is deferred and gets none.
 # usage: next.sh FUSESCAN TESTS_DIR
@@ -36,27 +36,40 @@ contains "markdown: a row" "$tmp/out" \
 	'| 2 | `add_rmsnorm` | multi_output | 4 | 16.8 MB | 4 | `auto_deploy.flashinfer_fused_add_rms_norm_inplace` | `add_rmsnorm-407262a5` |'
 contains "markdown: next" "$tmp/out" '```sh'
 
-# the commands, run as printed (the GPU left out: --cpu-only; match as it is)
-fusescan() { if [ "$1" = match ]; then "$exe" "$@"; else "$exe" "$@" --cpu-only --no-render; fi; }
-run_next() { # run_next NAME REPORT: every command line of its Next section exits 0
-	local line n=0
+# the commands, run as printed: each line of a Next section (its comments aside) in a shell from
+# a directory of its own, within NEXT_TIMEOUT seconds, exits 0 or 1 (a verdict), never 2 (a
+# command that does not run) nor a timeout; they call fusescan as discover was called, write
+# under $TMPDIR and leave the directory they run from empty
+NEXT_TIMEOUT=300
+run_next() { # run_next NAME REPORT
+	local line n=0 rc
 	while IFS= read -r line; do
 		n=$((n + 1))
-		(cd "$tmp/cwd" && eval "$line") >"$tmp/cmd.out" 2>&1 && pass=$((pass + 1)) ||
-			{ fail=$((fail + 1)); echo "FAIL $1: $line"; tail -n 4 "$tmp/cmd.out"; }
-	done < <(sed -n '/^Next (/,$p' "$2" | grep '^  fusescan ')
+		(cd "$tmp/cwd" && timeout "$NEXT_TIMEOUT" bash -c "$line") >"$tmp/cmd.out" 2>&1
+		rc=$?
+		[ "$rc" -le 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $1: exit $rc: $line"; tail -n 4 "$tmp/cmd.out"; }
+	done < <(sed -n '/^Next (/,/^$/p' "$2" | grep '^  [^ #]')
 	[ "$n" -gt 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $1: no command in $2"; }
+	[ -z "$(ls -A "$tmp/cwd")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $1: wrote into the directory it ran from"; }
 }
-mkdir -p "$tmp/cwd"
-check "discover the run" 0 "$exe" discover "$run"
+mkdir -p "$tmp/cwd" "$tmp/t"
+check "discover the run" 0 env TMPDIR="$tmp/t" "$exe" discover "$run"
 cp "$tmp/out" "$tmp/run.txt"
-contains "apply the top candidate" "$tmp/run.txt" "  fusescan --apply attention_adjacent.le-cast-__and__-eq-914f1b62 --out apply-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
-contains "emit the generated kernel" "$tmp/run.txt" "--emit emit-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
-contains "count the patterns over the run" "$tmp/run.txt" "  fusescan match -p add_rmsnorm -p parallel_gemm $run"
+contains "apply the top candidate" "$tmp/run.txt" \
+	"  $exe --apply attention_adjacent.le-cast-__and__-eq-914f1b62 --out $tmp/t/fusescan-apply-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
+contains "emit the generated kernel" "$tmp/run.txt" "--emit $tmp/t/fusescan-emit-attention_adjacent.le-cast-__and__-eq-914f1b62 $final"
+contains "count the patterns over the run" "$tmp/run.txt" "  $exe match -p add_rmsnorm -p parallel_gemm $run"
 run_next "the run's commands" "$tmp/run.txt"
-[ -s "$tmp/cwd/apply-add_rmsnorm-407262a5/035_compile_compile_model.txt" ] && pass=$((pass + 1)) ||
+[ -s "$tmp/t/fusescan-apply-add_rmsnorm-407262a5/035_compile_compile_model.txt" ] && pass=$((pass + 1)) ||
 	{ fail=$((fail + 1)); echo "FAIL the apply command wrote no after-dump"; }
-ls "$tmp"/cwd/emit-*/*.ptx >/dev/null 2>&1 && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the --emit command wrote no kernel"; }
+ls "$tmp"/t/fusescan-emit-*/*.ptx >/dev/null 2>&1 && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the --emit command wrote no kernel"; }
+# fusescan as it was called: by a relative path, by its name on PATH; /tmp without $TMPDIR
+(unset TMPDIR; cd "$(dirname "$exe")" && ./"$(basename "$exe")" discover "$final") >"$tmp/rel.txt" 2>&1
+contains "called by a relative path" "$tmp/rel.txt" "  ./$(basename "$exe") --apply add_rmsnorm-407262a5 --out /tmp/fusescan-apply-add_rmsnorm-407262a5 "
+(unset TMPDIR; PATH="$(dirname "$exe"):$PATH" "$(basename "$exe")" discover "$final") >"$tmp/name.txt" 2>&1
+contains "called by its name" "$tmp/name.txt" "  $(basename "$exe") --apply add_rmsnorm-407262a5 --out /tmp/fusescan-apply-add_rmsnorm-407262a5 "
+check "a relative TMPDIR: /tmp" 0 env TMPDIR=tmp "$exe" discover "$final"
+contains "a relative TMPDIR: /tmp" "$tmp/out" " --out /tmp/fusescan-apply-add_rmsnorm-407262a5 "
 
 # a candidate the generator does not take (Mamba 2's chunked scan, its einsums as sums over rows
 # of different shapes): deferred with the generator's reason, and no command applies it
@@ -67,8 +80,8 @@ contains "refused: the reason" "$tmp/out" \
 	"Recommendation: defer (no existing kernel, and fusescan's generator does not take it: fused kernel: reductions over rows of different shapes)"
 sed -n '/^Next (/,$p' "$tmp/out" >"$tmp/m2next.txt"
 count "refused: not applied" "$tmp/m2next.txt" "norm.cast-repeat_interleave-pad-mul-tril-bitwise_not-e8e26875" 0
-count "refused: three others applied" "$tmp/m2next.txt" "  fusescan --apply" 4
-contains "refused: the applied ones' patterns counted" "$tmp/m2next.txt" "  fusescan match -p gated_rmsnorm $m2"
+count "refused: three others applied" "$tmp/m2next.txt" "  $exe --apply" 4
+contains "refused: the applied ones' patterns counted" "$tmp/m2next.txt" "  $exe match -p gated_rmsnorm $m2"
 check "discover Mamba 2, JSON" 0 "$exe" discover --format json "$m2"
 contains "refused: in JSON" "$tmp/out" '"generator_refuses":	"fused kernel: reductions over rows of different shapes"'
 
@@ -76,10 +89,10 @@ contains "refused: in JSON" "$tmp/out" '"generator_refuses":	"fused kernel: redu
 mkdir -p "$tmp/it's here"
 cp "$final" "$tmp/it's here/final dump.txt"
 cp "$tests/../kernels/catalog.txt" "$tmp/my catalog.txt"
-check "discover, quoted" 0 "$exe" discover --catalog "$tmp/my catalog.txt" --gelu erf "$tmp/it's here/final dump.txt"
+check "discover, quoted" 0 env TMPDIR="$tmp/t" "$exe" discover --catalog "$tmp/my catalog.txt" --gelu erf "$tmp/it's here/final dump.txt"
 cp "$tmp/out" "$tmp/quoted.txt"
 contains "quoted" "$tmp/quoted.txt" "--catalog '$tmp/my catalog.txt' --gelu erf '$tmp/it'\\''s here/final dump.txt'"
-rm -rf "$tmp/cwd"/*
+rm -rf "$tmp/t"/*
 run_next "quoted commands" "$tmp/quoted.txt"
 
 # several GraphModules in one file: said once, no command
@@ -92,5 +105,5 @@ run_next "quoted commands" "$tmp/quoted.txt"
 } > "$tmp/two.txt"
 check "two modules" 0 "$exe" discover "$tmp/two.txt"
 count "two modules: one note" "$tmp/out" "# --apply rewrites a file of one GraphModule, and this one holds 2: $tmp/two.txt" 1
-count "two modules: no command" "$tmp/out" "  fusescan --apply" 0
+count "two modules: no command" "$tmp/out" "  $exe --apply" 0
 finish
