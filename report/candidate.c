@@ -10,14 +10,37 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Where a line of n bytes longer than room is cut: after the last word that
+ * fits, else at the last UTF-8 sequence start that does (never inside one). */
+static size_t cut_at(const char *s, size_t room)
+{
+	size_t k = room;
+	while (k > room / 2 && s[k] != ' ')
+		k--;
+	if (s[k] == ' ')
+		return k;
+	for (k = room; k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80; k--)
+		;
+	return k;
+}
+
 void fs_lines_add(struct lines *l, const char *fmt, ...)
 {
 	if (l->n == MAX_LINES)
 		return;
+	char *v = l->v[l->n++];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(l->v[l->n++], LINE, fmt, ap);
+	int n = vsnprintf(v, LINE, fmt, ap);
 	va_end(ap);
+	if (n < LINE)
+		return;
+	/* cut, and say so: " ... (N more bytes)" fits in what the cut frees */
+	char tail[48];
+	int tl = snprintf(tail, sizeof(tail), " ... (%d more bytes)", n);
+	size_t k = cut_at(v, (size_t)(LINE - 1 - tl));
+	snprintf(tail, sizeof(tail), " ... (%zu more bytes)", (size_t)n - k);
+	memcpy(v + k, tail, strlen(tail) + 1);
 }
 
 const char *fs_human_bytes(int64_t b, char *buf, size_t n)
