@@ -29,7 +29,7 @@ static void t_short_kept(void)
 static void t_long_cut_at_word(void)
 {
 	struct lines l = {.n = 0};
-	char *s = words("abcdefg", 100); /* 799 bytes */
+	char *s = words("abcdefg", 300); /* 2399 bytes */
 	fs_lines_add(&l, "%s", s);
 	const char *v = l.v[0], *tail = strstr(v, " ... (");
 	CHECK(strlen(v) < LINE);
@@ -46,8 +46,9 @@ static void t_long_cut_utf8(void)
 {
 	struct lines l = {.n = 0};
 	char *s = words("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 1);
-	char big[2000];
-	snprintf(big, sizeof(big), "x%s%s%s%s%s%s%s%s%s%s%s%s%s%s", s, s, s, s, s, s, s, s, s, s, s, s, s, s); /* no space */
+	char big[4000] = "x"; /* no space: 1 + 60 * 24 bytes */
+	for (int i = 0; i < 60; i++)
+		strcat(big, s);
 	fs_lines_add(&l, "%s", big);
 	const char *v = l.v[0], *tail = strstr(v, " ... (");
 	CHECK(tail != NULL);
