@@ -351,9 +351,13 @@ void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	fs_lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
 		     e->evidence ? "; " : "", e->evidence ? e->evidence : "");
 	const char *pat = fs_cand_count_pattern(d, k);
+	char cross[160] = "";
+	if (k->pattern_crossing)
+		snprintf(cross, sizeof(cross), "; %u more cross%s a module boundary: match counts each GraphModule alone",
+			 k->pattern_crossing, k->pattern_crossing == 1 ? "es" : "");
 	if (pat)
-		fs_lines_add(out, "counted by pattern %s: %u match%s in these sites (fusescan match -p %s)", pat,
-			     k->pattern_matches, k->pattern_matches == 1 ? "" : "es", pat);
+		fs_lines_add(out, "counted by pattern %s: %u match%s in these sites (fusescan match -p %s)%s", pat,
+			     k->pattern_matches, k->pattern_matches == 1 ? "" : "es", pat, cross);
 	const uint32_t *lists[] = {e->kernels, e->wrappers, e->subsumed};
 	const uint32_t ns[] = {e->n_kernels, e->n_wrappers, e->n_subsumed};
 	for (uint32_t l = 0; l < 3; l++)

@@ -63,6 +63,7 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 		cJSON *cp = cJSON_AddObjectToObject(o, "counted_by");
 		cJSON_AddStringToObject(cp, "pattern", count);
 		cJSON_AddNumberToObject(cp, "matches", k->pattern_matches);
+		cJSON_AddNumberToObject(cp, "crossing", k->pattern_crossing);
 	} else
 		cJSON_AddNullToObject(o, "counted_by");
 	for (uint32_t i = 0; i < k->n_instances; i++) {
