@@ -56,10 +56,18 @@ static void add_confirm(struct ctx *c, int32_t e, uint32_t i, const struct fs_pa
 	f->n_matches = m->n;
 	f->stamp = fs_xcalloc(m->n + 1, sizeof(uint32_t));
 	f->stamp_now = 0;
+	f->crossing = fs_xcalloc(m->n + 1, 1);
 	for (uint32_t k = 0; k < m->n; k++)
-		for (uint32_t pn = 0; pn < p->n_nodes; pn++)
-			if (p->nodes[pn].kind != FS_PN_INPUT && m->v[k].bind[pn] != NONE)
-				f->match_of[m->v[k].bind[pn]] = k;
+		for (uint32_t pn = 0, from = NONE; pn < p->n_nodes; pn++) {
+			uint32_t v = m->v[k].bind[pn];
+			if (p->nodes[pn].kind == FS_PN_INPUT || v == NONE)
+				continue;
+			f->match_of[v] = k;
+			if (c->g->origin) { /* an inlined graph: which module the node came from */
+				f->crossing[k] |= from != NONE && c->g->origin[v] != from;
+				from = c->g->origin[v];
+			}
+		}
 }
 
 void fs_mine_confirm_init(struct ctx *c)
@@ -92,6 +100,7 @@ void fs_mine_confirm_release(struct ctx *c)
 	for (uint32_t i = 0; i < c->n_confirm; i++) {
 		free(c->confirm[i].match_of);
 		free(c->confirm[i].stamp);
+		free(c->confirm[i].crossing);
 	}
 	free(c->confirm);
 	c->confirm = NULL;
@@ -149,8 +158,9 @@ int fs_mine_confirmed_any(const struct ctx *c, int32_t entry, const uint32_t *no
 	return !has_pattern;
 }
 
-/* Distinct matches of f in k's instances. */
-static uint32_t matches_in(const struct ctx *c, struct fs_confirm *f, const struct fs_candidate *k)
+/* Distinct matches of f in k's instances that lie in one module; those that
+ * cross a module boundary (an inlined graph) added to *crossing. */
+static uint32_t matches_in(const struct ctx *c, struct fs_confirm *f, const struct fs_candidate *k, uint32_t *crossing)
 {
 	uint32_t found = 0, now = ++f->stamp_now;
 	for (uint32_t i = 0; i < k->n_instances; i++) {
@@ -159,7 +169,7 @@ static uint32_t matches_in(const struct ctx *c, struct fs_confirm *f, const stru
 			uint32_t id = f->match_of[r->nodes[j]];
 			if (id != NONE && f->stamp[id] != now) {
 				f->stamp[id] = now;
-				found++;
+				*(f->crossing[id] ? crossing : &found) += 1;
 			}
 		}
 	}
@@ -173,7 +183,7 @@ void fs_mine_pattern_count(struct ctx *c, struct fs_candidate *k)
 	const struct fs_patlib *lib = c->o->cat ? c->o->cat->confirm : NULL;
 	const char *name = NULL;
 	k->pattern = -1;
-	k->pattern_matches = 0;
+	k->pattern_matches = k->pattern_crossing = 0;
 	for (uint32_t i = 0; lib && i < c->n_confirm && k->entry >= 0; i++) {
 		struct fs_confirm *f = &c->confirm[i];
 		if (f->entry != k->entry || (name && strcmp(lib->v[f->pattern].name, name)))
@@ -182,6 +192,6 @@ void fs_mine_pattern_count(struct ctx *c, struct fs_candidate *k)
 			name = lib->v[f->pattern].name;
 			k->pattern = (int32_t)f->pattern;
 		}
-		k->pattern_matches += matches_in(c, f, k);
+		k->pattern_matches += matches_in(c, f, k, &k->pattern_crossing);
 	}
 }

@@ -90,6 +90,7 @@ static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run, struc
 	}
 	struct fs_mine_opts mo = {&d->cat, a->bind, a->n_bind};
 	a->mine = fs_mine_graph(d->scan, g, &mo);
+	fs_mlir_trace(d->scan, a);
 }
 
 /* Each module of a file; or, where its root calls the others, the root with
@@ -110,22 +111,115 @@ static void analyse_file(struct fs_discovery *d, uint32_t file, uint32_t run,
 static uint32_t evo_row(struct fs_evolution *e, uint32_t n_files, const struct fs_candidate *k,
 			uint32_t *cap)
 {
-	for (uint32_t i = 0; i < e->n_sigs; i++)
-		if (e->sigs[i] == k->sig)
+	for (uint32_t i = 0; i < e->n_rows; i++)
+		if (!strcmp(e->rows[i].id, k->id))
 			return i;
-	uint32_t c1 = *cap, c2 = *cap;
-	FS_GROW(e->sigs, c1, e->n_sigs + 1);
-	FS_GROW(e->names, c2, e->n_sigs + 1);
-	*cap = c1;
-	e->counts = fs_xrealloc(e->counts, (size_t)(e->n_sigs + 1) * n_files * sizeof(uint32_t));
-	memset(e->counts + (size_t)e->n_sigs * n_files, 0, n_files * sizeof(uint32_t));
-	e->sigs[e->n_sigs] = k->sig;
-	snprintf(e->names[e->n_sigs], sizeof(e->names[0]), "%s", k->name);
-	return e->n_sigs++;
+	FS_GROW(e->rows, *cap, e->n_rows + 1);
+	e->counts = fs_xrealloc(e->counts, (size_t)(e->n_rows + 1) * n_files * sizeof(uint32_t));
+	memset(e->counts + (size_t)e->n_rows * n_files, 0, n_files * sizeof(uint32_t));
+	struct fs_evo_row *w = &e->rows[e->n_rows];
+	memset(w, 0, sizeof(*w));
+	snprintf(w->id, sizeof(w->id), "%s", k->id);
+	snprintf(w->name, sizeof(w->name), "%s", k->name);
+	w->sig = k->sig;
+	w->entry = k->entry;
+	return e->n_rows++;
 }
 
-/* Counts of every candidate in every file of a run; each distinct graph is
- * mined once. */
+/* What every file of a run calls, per catalog entry: nodes of its fused
+ * kernels and of its reference ops, with one such op each (fs_mine). */
+struct evo_ops {
+	uint32_t n_entries;
+	uint32_t *fused, *fused_op, *reference, *reference_op; /* n_files x n_entries */
+};
+
+/* A graph's candidates and fused / reference ops, added to file fi's column. */
+static void evo_add(struct fs_evolution *e, struct evo_ops *x, uint32_t n_files, uint32_t fi,
+		    const struct fs_mine *m, uint32_t *cap)
+{
+	for (uint32_t c = 0; c < m->n_cands; c++) {
+		uint32_t row = evo_row(e, n_files, &m->cands[c], cap); /* may move counts */
+		e->counts[(size_t)row * n_files + fi] += m->cands[c].n_instances;
+	}
+	for (uint32_t i = 0; i < x->n_entries; i++) {
+		size_t at = (size_t)fi * x->n_entries + i;
+		x->fused[at] += m->fused[i];
+		x->reference[at] += m->reference[i];
+		x->fused_op[at] = x->fused_op[at] ? x->fused_op[at] : m->fused_op[i];
+		x->reference_op[at] = x->reference_op[at] ? x->reference_op[at] : m->reference_op[i];
+	}
+}
+
+/* Whether entry i's fused (or reference) ops rose from file fi-1 to fi: their op, or 0. */
+static uint32_t evo_rose(const struct evo_ops *x, uint32_t fi, uint32_t i, int reference)
+{
+	const uint32_t *n = reference ? x->reference : x->fused, *op = reference ? x->reference_op : x->fused_op;
+	size_t now = (size_t)fi * x->n_entries + i, was = now - x->n_entries;
+	return n[now] > n[was] ? op[now] : 0;
+}
+
+/* Row r's fall at file fi, in words of enum fs_evo_how: its own entry's
+ * fused kernel came in; else a candidate of its name rose (another form);
+ * else its entry's reference op; else any entry's fused, then reference op. */
+static void evo_how(struct fs_evolution *e, const struct evo_ops *x, uint32_t n_files, uint32_t r, uint32_t fi)
+{
+	struct fs_evo_row *w = &e->rows[r];
+	w->at = fi;
+	if (w->entry >= 0 && (w->op = evo_rose(x, fi, (uint32_t)w->entry, 0))) {
+		w->how = FS_EVO_FUSED;
+		return;
+	}
+	for (uint32_t o = 0; o < e->n_rows; o++) {
+		const uint32_t *c = e->counts + (size_t)o * n_files;
+		if (o != r && !strcmp(e->rows[o].name, w->name) && c[fi] > c[fi - 1]) {
+			w->how = FS_EVO_FORM, w->now = o;
+			return;
+		}
+	}
+	if (w->entry >= 0 && (w->op = evo_rose(x, fi, (uint32_t)w->entry, 1))) {
+		w->how = FS_EVO_REFERENCE;
+		return;
+	}
+	for (int ref = 0; ref < 2; ref++)
+		for (uint32_t i = 0; i < x->n_entries; i++)
+			if ((w->op = evo_rose(x, fi, i, ref))) {
+				w->how = ref ? FS_EVO_REFERENCE : FS_EVO_FUSED;
+				return;
+			}
+	w->how = FS_EVO_GONE;
+}
+
+/* Each row's first fall that the run's last file does not recover from. */
+static void evo_falls(struct fs_evolution *e, const struct evo_ops *x, uint32_t n_files)
+{
+	for (uint32_t r = 0; r < e->n_rows; r++) {
+		const uint32_t *c = e->counts + (size_t)r * n_files;
+		for (uint32_t i = 1; i < n_files; i++)
+			if (c[i] < c[i - 1] && c[n_files - 1] < c[i - 1]) {
+				evo_how(e, x, n_files, r, i);
+				break;
+			}
+	}
+}
+
+/* The mine of graph g, mined once per distinct graph (seen / mines, n_seen of them). */
+static const struct fs_mine *evo_mine(struct fs_discovery *d, const struct fs_graph *g, const struct fs_graph **seen,
+				      struct fs_mine **mines, uint32_t *n_seen, const struct fs_discover_opts *o)
+{
+	uint32_t k = 0;
+	while (k < *n_seen && seen[k] != g)
+		k++;
+	if (k == *n_seen) {
+		struct fs_binding b[16];
+		struct fs_mine_opts mo = {&d->cat, b, bind_dims(d->scan, g, o, b)};
+		seen[k] = g;
+		mines[(*n_seen)++] = fs_mine_graph(d->scan, g, &mo);
+	}
+	return mines[k];
+}
+
+/* Counts of every candidate in every file of a run, and how each fell; each
+ * distinct graph is mined once. */
 static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discover_opts *o)
 {
 	const struct fs_scan *s = d->scan;
@@ -133,7 +227,9 @@ static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discove
 	struct fs_evolution *e = &d->evo[run];
 	const struct fs_graph **seen = fs_xcalloc(s->n_modules + 1, sizeof(*seen));
 	struct fs_mine **mines = fs_xcalloc(s->n_modules + 1, sizeof(*mines));
-	uint32_t n_seen = 0, cap = 0;
+	uint32_t n_seen = 0, cap = 0, ne = d->cat.n;
+	size_t cells = (size_t)r->n_files * ne + 1;
+	struct evo_ops x = {ne, fs_xcalloc(cells, 4), fs_xcalloc(cells, 4), fs_xcalloc(cells, 4), fs_xcalloc(cells, 4)};
 	e->run = run;
 	for (uint32_t fi = 0; fi < r->n_files; fi++) {
 		const struct fs_dumpfile *f = &s->files[r->first_file + fi];
@@ -143,36 +239,21 @@ static void evolve(struct fs_discovery *d, uint32_t run, const struct fs_discove
 			struct fs_binding b[16];
 			struct fs_mine_opts mo = {&d->cat, b, bind_dims(d->scan, inl, o, b)};
 			struct fs_mine *mi = fs_mine_graph(s, inl, &mo);
-			for (uint32_t c = 0; c < mi->n_cands; c++) {
-				uint32_t row = evo_row(e, r->n_files, &mi->cands[c], &cap);
-				e->counts[(size_t)row * r->n_files + fi] += mi->cands[c].n_instances;
-			}
+			evo_add(e, &x, r->n_files, fi, mi, &cap);
 			fs_mine_free(mi);
 			fs_graph_free(inl);
 			continue;
 		}
-		for (uint32_t mi = 0; mi < f->n_modules && !f->n_errors; mi++) {
-			const struct fs_graph *g = s->modules[f->first_module + mi].graph;
-			uint32_t k = 0;
-			while (k < n_seen && seen[k] != g)
-				k++;
-			if (k == n_seen) {
-				struct fs_binding b[16];
-				struct fs_mine_opts mo = {&d->cat, b, bind_dims(d->scan, g, o, b)};
-				seen[n_seen] = g;
-				mines[n_seen++] = fs_mine_graph(s, g, &mo);
-			}
-			for (uint32_t c = 0; c < mines[k]->n_cands; c++) {
-				const struct fs_candidate *cand = &mines[k]->cands[c];
-				uint32_t row = evo_row(e, r->n_files, cand, &cap); /* may move counts */
-				e->counts[(size_t)row * r->n_files + fi] += cand->n_instances;
-			}
-		}
+		for (uint32_t mi = 0; mi < f->n_modules && !f->n_errors; mi++)
+			evo_add(e, &x, r->n_files, fi, evo_mine(d, s->modules[f->first_module + mi].graph, seen, mines, &n_seen, o),
+				&cap);
 	}
+	evo_falls(e, &x, r->n_files);
 	for (uint32_t k = 0; k < n_seen; k++)
 		fs_mine_free(mines[k]);
 	free(mines);
 	free(seen);
+	free(x.fused), free(x.fused_op), free(x.reference), free(x.reference_op);
 }
 
 /* A candidate whose advice is an AD transform that cannot help it (it ran and
@@ -244,12 +325,12 @@ void fs_discovery_free(struct fs_discovery *d)
 	for (uint32_t i = 0; i < d->n_a; i++) {
 		fs_mine_free(d->a[i].mine);
 		fs_graph_free(d->a[i].inlined);
+		free(d->a[i].mlir);
 	}
 	free(d->a);
 	for (uint32_t r = 0; r < d->scan->n_runs; r++) {
 		fs_adlog_release(&d->logs[r]);
-		free(d->evo[r].sigs);
-		free(d->evo[r].names);
+		free(d->evo[r].rows);
 		free(d->evo[r].counts);
 	}
 	free(d->logs);

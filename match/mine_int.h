@@ -48,6 +48,7 @@ struct fs_confirm {
 	uint32_t *match_of;  /* per node: the match covering it, or UINT32_MAX */
 	uint32_t n_matches;
 	uint32_t *stamp;     /* per match: the last count that saw it (fs_mine_pattern_count) */
+	uint8_t *crossing;   /* per match: its nodes come from two modules of an inlined graph */
 	uint32_t stamp_now;
 };
 

@@ -10,14 +10,37 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Where a line of n bytes longer than room is cut: after the last word that
+ * fits, else at the last UTF-8 sequence start that does (never inside one). */
+static size_t cut_at(const char *s, size_t room)
+{
+	size_t k = room;
+	while (k > room / 2 && s[k] != ' ')
+		k--;
+	if (s[k] == ' ')
+		return k;
+	for (k = room; k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80; k--)
+		;
+	return k;
+}
+
 void fs_lines_add(struct lines *l, const char *fmt, ...)
 {
 	if (l->n == MAX_LINES)
 		return;
+	char *v = l->v[l->n++];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(l->v[l->n++], LINE, fmt, ap);
+	int n = vsnprintf(v, LINE, fmt, ap);
 	va_end(ap);
+	if (n < LINE)
+		return;
+	/* cut, and say so: " ... (N more bytes)" fits in what the cut frees */
+	char tail[48];
+	int tl = snprintf(tail, sizeof(tail), " ... (%d more bytes)", n);
+	size_t k = cut_at(v, (size_t)(LINE - 1 - tl));
+	snprintf(tail, sizeof(tail), " ... (%zu more bytes)", (size_t)n - k);
+	memcpy(v + k, tail, strlen(tail) + 1);
 }
 
 const char *fs_human_bytes(int64_t b, char *buf, size_t n)
@@ -274,22 +297,30 @@ static const char *mlir_gap(const struct fs_discovery *d, const struct fs_analys
 	return NULL;
 }
 
-/* What AutoDeploy's generic fusion would do with the chain, were it on. */
+/* What AutoDeploy's generic fusion would do with the chain, were it on; what
+ * the run's log says of it, where it says anything, decides over the default. */
 static void mlir_evidence(const struct fs_discovery *d, const struct fs_analysis *a, const struct fs_candidate *k,
 			  struct lines *out)
 {
-	char why[256];
+	static const char t[] = "mlir_elementwise_fusion";
+	char why[256], def[300], what[300] = "", cover[400];
 	for (uint32_t e = 0; e < d->cat.n; e++)
 		for (uint32_t i = 0; i < d->cat.e[e].n_transforms; i++) {
-			if (strcmp(fs_scan_str(d->scan, d->cat.e[e].transforms[i]), "mlir_elementwise_fusion"))
+			if (strcmp(fs_scan_str(d->scan, d->cat.e[e].transforms[i]), t))
 				continue;
-			char def[300];
 			const char *gap = mlir_gap(d, a, k, why, sizeof(why));
+			const struct fs_adlog_entry *l = a->run != UINT32_MAX ? fs_adlog_find(&d->logs[a->run], t) : NULL;
+			int ran = l && (l->status == FS_AD_RAN || l->status == FS_AD_MATCHES);
 			default_text(d, &d->cat.e[e], i, def, sizeof(def));
+			if (a->run != UINT32_MAX && log_text(d, a, t, what + 2, sizeof(what) - 2))
+				memcpy(what, ": ", 2);
 			if (gap)
-				return fs_lines_add(out, "transform mlir_elementwise_fusion%s: does not cover it (%s)", def, gap);
-			return fs_lines_add(out, "transform mlir_elementwise_fusion%s: would generate one Triton kernel for it%s", def,
-					    k->kind == FS_KIND_GEMM_EPILOGUE ? ", after the GEMM, not in its epilogue" : "");
+				snprintf(cover, sizeof(cover), "does not cover it (%s)", gap);
+			else
+				snprintf(cover, sizeof(cover), "%s%s", ran ? "its converter takes every op of this chain, yet this graph still has it unfused"
+									  : "would generate one Triton kernel for it",
+					 k->kind == FS_KIND_GEMM_EPILOGUE ? ", after the GEMM, not in its epilogue" : "");
+			return fs_lines_add(out, "transform %s%s%s%s%s", t, def, what, what[0] ? "; " : ": ", cover);
 		}
 }
 
@@ -320,9 +351,13 @@ void fs_cand_evidence(const struct fs_discovery *d, const struct fs_analysis *a,
 	fs_lines_add(out, "catalog: %s (line %u)%s%s%s%s", e->name, e->line, len ? " -> " : "", ks,
 		     e->evidence ? "; " : "", e->evidence ? e->evidence : "");
 	const char *pat = fs_cand_count_pattern(d, k);
+	char cross[160] = "";
+	if (k->pattern_crossing)
+		snprintf(cross, sizeof(cross), "; %u more cross%s a module boundary: match counts each GraphModule alone",
+			 k->pattern_crossing, k->pattern_crossing == 1 ? "es" : "");
 	if (pat)
-		fs_lines_add(out, "counted by pattern %s: %u match%s in these sites (fusescan match -p %s)", pat,
-			     k->pattern_matches, k->pattern_matches == 1 ? "" : "es", pat);
+		fs_lines_add(out, "counted by pattern %s: %u match%s in these sites (fusescan match -p %s)%s", pat,
+			     k->pattern_matches, k->pattern_matches == 1 ? "" : "es", pat, cross);
 	const uint32_t *lists[] = {e->kernels, e->wrappers, e->subsumed};
 	const uint32_t ns[] = {e->n_kernels, e->n_wrappers, e->n_subsumed};
 	for (uint32_t l = 0; l < 3; l++)
@@ -442,6 +477,29 @@ void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candid
 	}
 }
 
+/* " (fused at 028 post_load_fusion/fuse_rmsnorm into OP)" and the like: how row's count fell. */
+void fs_evo_fall(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row, char *buf, size_t n)
+{
+	const struct fs_scan *s = d->scan;
+	const struct fs_evo_row *w = &e->rows[row];
+	const struct fs_run *r = &s->runs[e->run];
+	buf[0] = '\0';
+	if (w->how == FS_EVO_KEPT)
+		return;
+	const struct fs_dumpfile *f = &s->files[r->first_file + w->at];
+	const char *part = e->counts[(size_t)row * r->n_files + w->at] ? "partly " : "";
+	char at[200];
+	snprintf(at, sizeof(at), "at %03lld %s/%s", (long long)f->number, fs_scan_str(s, f->stage), fs_scan_str(s, f->transform));
+	if (w->how == FS_EVO_FUSED)
+		snprintf(buf, n, "%sfused %s into %s", part, at, fs_scan_str(s, w->op));
+	else if (w->how == FS_EVO_REFERENCE)
+		snprintf(buf, n, "%sreplaced by reference op %s %s, not fused", part, fs_scan_str(s, w->op), at);
+	else if (w->how == FS_EVO_FORM)
+		snprintf(buf, n, "%schanged form %s: now %s, still unfused", part, at, e->rows[w->now].id);
+	else
+		snprintf(buf, n, "%sgone %s: no fused op, reference op or other form in its place", part, at);
+}
+
 void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
 		    char *buf, size_t n)
 {
@@ -460,11 +518,45 @@ void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, 
 			len += (size_t)snprintf(buf + len, n - len, "%s%03lld-%03lld: %u", len ? ", " : "",
 						(long long)a->number, (long long)b->number, c[i]);
 	}
-	for (uint32_t i = 1; i < r->n_files && len < n; i++)
-		if (c[i] < c[i - 1] && c[r->n_files - 1] < c[i - 1]) {
-			const struct fs_dumpfile *f = &s->files[r->first_file + i];
-			snprintf(buf + len, n - len, "  (%s at %03lld %s/%s)", c[i] ? "dropped" : "gone",
-				 (long long)f->number, fs_scan_str(s, f->stage), fs_scan_str(s, f->transform));
-			break;
-		}
+	char fall[400];
+	fs_evo_fall(d, e, row, fall, sizeof(fall));
+	if (fall[0] && len < n)
+		snprintf(buf + len, n - len, "  (%s)", fall);
+}
+
+/* An op as a reader names it: aten's by name (with its overload where that
+ * says something: to.dtype, mean.dim), others by key. */
+static const char *op_short(const struct fs_scan *s, uint32_t op, char *buf, size_t n)
+{
+	const struct fs_op *o = &s->ops[op];
+	const char *ov = fs_scan_str(s, o->overload);
+	if (strcmp(fs_scan_str(s, o->ns), "aten"))
+		return fs_scan_str(s, o->key);
+	int plain = !ov[0] || !strcmp(ov, "default") || !strcmp(ov, "Tensor") || !strcmp(ov, "Scalar");
+	snprintf(buf, n, "%s%s%s", fs_scan_str(s, o->name), plain ? "" : ".", plain ? "" : ov);
+	return buf;
+}
+
+void fs_mlir_text(const struct fs_discovery *d, const struct fs_mlir_kernel *k, char *buf, size_t n)
+{
+	const struct fs_scan *s = d->scan;
+	size_t len = 0;
+	if (!k->n_replaced) {
+		const char *why = k->file == UINT32_MAX ? "a file given on its own: no dump before it"
+				  : k->before == UINT32_MAX ? "the run holds no dump before it"
+							    : "the dump before it has no node of its name";
+		snprintf(buf, n, "an MLIR kernel reading %u tensor%s (%s: the ops it replaced are unknown)", k->n_inputs,
+			 k->n_inputs == 1 ? "" : "s", why);
+		return;
+	}
+	len += (size_t)snprintf(buf, n, "replaced ");
+	for (uint32_t i = 0; i < k->n_ops && len < n; i++) {
+		char b[128];
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", op_short(s, k->ops[i], b, sizeof(b)));
+	}
+	const struct fs_dumpfile *f = &s->files[k->file];
+	if (len < n)
+		snprintf(buf + len, n - len, " at %03lld %s/%s (%u node%s read from %s)", (long long)f->number,
+			 fs_scan_str(s, f->stage), fs_scan_str(s, f->transform), k->n_replaced, k->n_replaced == 1 ? "" : "s",
+			 s->files[k->before].base);
 }

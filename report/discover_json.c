@@ -63,6 +63,7 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 		cJSON *cp = cJSON_AddObjectToObject(o, "counted_by");
 		cJSON_AddStringToObject(cp, "pattern", count);
 		cJSON_AddNumberToObject(cp, "matches", k->pattern_matches);
+		cJSON_AddNumberToObject(cp, "crossing", k->pattern_crossing);
 	} else
 		cJSON_AddNullToObject(o, "counted_by");
 	for (uint32_t i = 0; i < k->n_instances; i++) {
@@ -91,6 +92,42 @@ static cJSON *candidate_json(const struct fs_discovery *d, const struct fs_analy
 	fs_cand_assessment(d, a, k, &as);
 	cJSON_AddItemToObject(o, "assessment", lines_json(&as));
 	return o;
+}
+
+/* An MLIR kernel: {op, count, inputs, at (the dump it came in, or null), replaced: [op...] ([]:
+ * unknown), replaced_nodes, text}. */
+static cJSON *mlir_json(const struct fs_discovery *d, const struct fs_mlir_kernel *k)
+{
+	const struct fs_scan *s = d->scan;
+	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray();
+	char text[600];
+	cJSON_AddStringToObject(o, "op", fs_scan_str(s, s->ops[k->op].target));
+	cJSON_AddNumberToObject(o, "count", k->count);
+	cJSON_AddNumberToObject(o, "inputs", k->n_inputs);
+	if (k->file == UINT32_MAX)
+		cJSON_AddNullToObject(o, "at");
+	else
+		cJSON_AddNumberToObject(o, "at", (double)s->files[k->file].number);
+	for (uint32_t i = 0; i < k->n_ops; i++)
+		cJSON_AddItemToArray(ops, cJSON_CreateString(fs_scan_str(s, s->ops[k->ops[i]].target)));
+	cJSON_AddItemToObject(o, "replaced", ops);
+	cJSON_AddNumberToObject(o, "replaced_nodes", k->n_replaced);
+	fs_mlir_text(d, k, text, sizeof(text));
+	cJSON_AddStringToObject(o, "text", text);
+	return o;
+}
+
+static cJSON *cleanups_json(const struct fs_scan *s, const struct fs_mine *m)
+{
+	cJSON *cl = cJSON_CreateArray();
+	for (uint32_t i = 0; i < m->n_cleanups; i++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "kind", fs_cleanup_name((enum fs_cleanup_kind)m->cleanups[i].kind));
+		cJSON_AddStringToObject(x, "node", fs_scan_str(s, m->g->nodes[m->cleanups[i].node].name));
+		cJSON_AddStringToObject(x, "other", fs_scan_str(s, m->g->nodes[m->cleanups[i].other].name));
+		cJSON_AddItemToArray(cl, x);
+	}
+	return cl;
 }
 
 static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analysis *a)
@@ -130,15 +167,30 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 			cJSON_AddItemToArray(af, x);
 		}
 	}
-	cJSON *cl = cJSON_AddArrayToObject(o, "cleanups");
-	for (uint32_t i = 0; i < m->n_cleanups; i++) {
-		cJSON *x = cJSON_CreateObject();
-		cJSON_AddStringToObject(x, "kind", fs_cleanup_name((enum fs_cleanup_kind)m->cleanups[i].kind));
-		cJSON_AddStringToObject(x, "node", fs_scan_str(s, m->g->nodes[m->cleanups[i].node].name));
-		cJSON_AddStringToObject(x, "other", fs_scan_str(s, m->g->nodes[m->cleanups[i].other].name));
-		cJSON_AddItemToArray(cl, x);
-	}
+	cJSON *mk = cJSON_AddArrayToObject(o, "mlir_kernels");
+	for (uint32_t i = 0; i < a->n_mlir; i++)
+		cJSON_AddItemToArray(mk, mlir_json(d, &a->mlir[i]));
+	cJSON_AddItemToObject(o, "cleanups", cleanups_json(s, m));
 	cJSON_AddNumberToObject(o, "causal_mask_frees", m->n_freed);
+	return o;
+}
+
+/* How a candidate's count fell for good: null, or {how, at (the dump's number), op, now, text}. */
+static cJSON *fall_json(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t k)
+{
+	static const char *const how[] = {"kept", "fused", "reference_op", "changed_form", "gone"};
+	const struct fs_evo_row *w = &e->rows[k];
+	if (w->how == FS_EVO_KEPT)
+		return cJSON_CreateNull();
+	const struct fs_run *r = &d->scan->runs[e->run];
+	cJSON *o = cJSON_CreateObject();
+	char text[400];
+	cJSON_AddStringToObject(o, "how", how[w->how]);
+	cJSON_AddNumberToObject(o, "at", (double)d->scan->files[r->first_file + w->at].number);
+	cJSON_AddItemToObject(o, "op", str_or_null(w->op ? fs_scan_str(d->scan, w->op) : NULL));
+	cJSON_AddItemToObject(o, "now", str_or_null(w->how == FS_EVO_FORM ? e->rows[w->now].id : NULL));
+	fs_evo_fall(d, e, k, text, sizeof(text));
+	cJSON_AddStringToObject(o, "text", text);
 	return o;
 }
 
@@ -162,12 +214,14 @@ static cJSON *run_json(const struct fs_discovery *d, uint32_t ri)
 		cJSON_AddItemToArray(tl, x);
 	}
 	cJSON_AddItemToObject(o, "timeline", tl);
-	for (uint32_t k = 0; k < e->n_sigs; k++) {
+	for (uint32_t k = 0; k < e->n_rows; k++) {
 		cJSON *x = cJSON_CreateObject(), *cn = cJSON_CreateArray();
 		char sig[24], sum[1024];
-		snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)e->sigs[k]);
-		cJSON_AddStringToObject(x, "name", e->names[k]);
+		snprintf(sig, sizeof(sig), "%016llx", (unsigned long long)e->rows[k].sig);
+		cJSON_AddStringToObject(x, "id", e->rows[k].id);
+		cJSON_AddStringToObject(x, "name", e->rows[k].name);
 		cJSON_AddStringToObject(x, "signature", sig);
+		cJSON_AddItemToObject(x, "fall", fall_json(d, e, k));
 		for (uint32_t i = 0; i < r->n_files; i++)
 			cJSON_AddItemToArray(cn, cJSON_CreateNumber(e->counts[(size_t)k * r->n_files + i]));
 		cJSON_AddItemToObject(x, "counts", cn);

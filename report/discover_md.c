@@ -1,8 +1,8 @@
 /*
  * discover_md.c: the discovery report as Markdown for a pull-request
  * comment: a ranked table per analysed graph (the text report's), then each
- * candidate's evidence and assessment in a collapsible block; last, the
- * commands to run next.
+ * candidate's evidence and assessment in a collapsible block; per run, each
+ * candidate's count across its dumps; last, the commands to run next.
  */
 #include "report_int.h"
 #include "fusescan/escape.h"
@@ -117,6 +117,15 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 			fprintf(out, "%s- ", any++ ? "" : "Already fused:\n\n");
 			via(out, d->cat.e[e].name, m->fused[e], fs_scan_str(s, m->fused_op[e]));
 		}
+	for (uint32_t i = 0; i < a->n_mlir; i++) {
+		char buf[600];
+		fs_mlir_text(d, &a->mlir[i], buf, sizeof(buf));
+		fprintf(out, "%s- ", i ? "" : "\nMLIR kernels (mlir_elementwise_fusion):\n\n");
+		code(out, fs_scan_str(s, s->ops[a->mlir[i].op].target), 0);
+		fprintf(out, " x%u: ", a->mlir[i].count);
+		fs_esc_fputs(out, fs_esc_md_text, buf);
+		fputc('\n', out);
+	}
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
 		if (m->reference[e]) {
 			fprintf(out, "%s- ", any++ ? "" : "\nMatched but not fused (AutoDeploy reference ops):\n\n");
@@ -125,11 +134,33 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	fputc('\n', out);
 }
 
+/* A run's candidates across its dumps: a table row per candidate id (fs_evo_summary). */
+static void evolution(const struct fs_discovery *d, const struct fs_evolution *e, FILE *out)
+{
+	if (!e->n_rows)
+		return;
+	fputs("### Candidate counts across ", out);
+	code(out, d->scan->runs[e->run].dir, 0);
+	fputs("\n\n| id | counts by dump |\n|---|---|\n", out);
+	char buf[1024];
+	for (uint32_t i = 0; i < e->n_rows; i++) {
+		fs_evo_summary(d, e, i, buf, sizeof(buf));
+		fputs("| ", out);
+		code(out, e->rows[i].id, 1);
+		fputs(" | ", out);
+		fs_esc_fputs(out, fs_esc_md_text, buf);
+		fputs(" |\n", out);
+	}
+	fputc('\n', out);
+}
+
 int fs_discover_markdown(const struct fs_discovery *d, FILE *out)
 {
 	fprintf(out, "## fusescan %s: fusion candidates\n\n", FS_VERSION);
 	for (uint32_t i = 0; i < d->n_a; i++)
 		analysis(d, &d->a[i], out);
+	for (uint32_t r = 0; r < d->scan->n_runs; r++)
+		evolution(d, &d->evo[r], out);
 	next_steps(d, "### Next\n\n```sh\n", "", "```\n", out);
 	return ferror(out) ? -1 : 0;
 }

@@ -125,6 +125,19 @@ static void already_fused(const struct fs_discovery *d, const struct fs_analysis
 	}
 }
 
+/* The MLIR pass's kernels the graph calls, each with what it replaced. */
+static void mlir_kernels(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
+{
+	char buf[600];
+	for (uint32_t i = 0; i < a->n_mlir; i++) {
+		fs_mlir_text(d, &a->mlir[i], buf, sizeof(buf));
+		fprintf(out, "%s  %s x%u: %s\n", i ? "" : "MLIR kernels in this graph (mlir_elementwise_fusion):\n",
+			fs_scan_str(d->scan, d->scan->ops[a->mlir[i].op].target), a->mlir[i].count, buf);
+	}
+	if (a->n_mlir)
+		fputc('\n', out);
+}
+
 static void cleanups(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
 	const struct fs_mine *m = a->mine;
@@ -180,18 +193,22 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	if (n < a->mine->n_cands)
 		fprintf(out, "(%u more candidates; --top 0 shows all)\n\n", a->mine->n_cands - n);
 	already_fused(d, a, out);
+	mlir_kernels(d, a, out);
 	cleanups(d, a, out);
 }
 
 static void evolution(const struct fs_discovery *d, const struct fs_evolution *e, FILE *out)
 {
-	if (!e->n_sigs)
+	if (!e->n_rows)
 		return;
-	fprintf(out, "Candidate counts across %s (by dump):\n", d->scan->runs[e->run].dir);
+	fprintf(out, "Candidate counts across %s (by dump, a row per candidate id):\n", d->scan->runs[e->run].dir);
 	char buf[1024];
-	for (uint32_t i = 0; i < e->n_sigs; i++) {
+	int w = 40;
+	for (uint32_t i = 0; i < e->n_rows; i++)
+		w = width(e->rows[i].id, w);
+	for (uint32_t i = 0; i < e->n_rows; i++) {
 		fs_evo_summary(d, e, i, buf, sizeof(buf));
-		fprintf(out, "  %-40s %s\n", e->names[i], buf);
+		fprintf(out, "  %-*s %s\n", w, e->rows[i].id, buf);
 	}
 	fputc('\n', out);
 }

@@ -17,7 +17,7 @@ cJSON *fs_json_diagnostics(const struct fs_diags *d);
 /* Prints root, frees it; 0, or -1 if writing failed. */
 int fs_json_write(cJSON *root, FILE *out);
 
-enum { LINE = 320, MAX_LINES = 24 };
+enum { LINE = 768, MAX_LINES = 24 }; /* a catalog line fits; longer ones are cut, saying so */
 
 struct lines {
 	char v[MAX_LINES][LINE];
@@ -44,9 +44,16 @@ void fs_cand_assessment(const struct fs_discovery *d, const struct fs_analysis *
 		        const struct fs_candidate *k, struct lines *out);
 /* The recommendation with its reason, one line. */
 void fs_cand_recommendation(const struct fs_discovery *d, const struct fs_candidate *k, char *buf, size_t n);
-/* "001-014: 65, 015-035: 0 (gone at 015 pattern_matcher/match_rmsnorm_pattern)" */
+/* "001-014: 5, 015-035: 0  (replaced by reference op auto_deploy.torch_rmsnorm at 015
+ * pattern_matcher/match_rmsnorm_pattern: ...)": the counts, then fs_evo_fall */
 void fs_evo_summary(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row,
 		    char *buf, size_t n);
+/* How row's count fell for good (enum fs_evo_how in words: "fused at NNN stage/transform into
+ * OP", "replaced by reference op OP at ...", "changed form at ...: now ID", "gone at ..."), or "". */
+void fs_evo_fall(const struct fs_discovery *d, const struct fs_evolution *e, uint32_t row, char *buf, size_t n);
+/* What an MLIR kernel took the place of: "replaced silu, mul at 002 stage/transform (2 nodes
+ * read from FILE)", or "an MLIR kernel reading 2 tensors (why the ops are unknown)". */
+void fs_mlir_text(const struct fs_discovery *d, const struct fs_mlir_kernel *k, char *buf, size_t n);
 /* Human-readable byte count: "1.5 GB", "302.0 MB", "4.1 kB", "12 B". */
 const char *fs_human_bytes(int64_t b, char *buf, size_t n);
 /* The bindings the cost model used ("s72=1 s70=8192"), and the symbols it left unbound. */

@@ -67,6 +67,7 @@ void fs_graph_free(struct fs_graph *g)
 	free(g->types);
 	free(g->users);
 	free(g->outputs);
+	free(g->origin);
 	free(g);
 }
 

@@ -17,6 +17,7 @@ enum { NONE = UINT32_MAX };
 struct inliner {
 	const struct fs_scan *s;
 	struct fs_graph *out;
+	uint32_t module;   /* the module copy_node copies from */
 };
 
 static uint32_t copy_node(struct inliner *I, const struct fs_graph *g, uint32_t i, const uint32_t *map)
@@ -24,6 +25,8 @@ static uint32_t copy_node(struct inliner *I, const struct fs_graph *g, uint32_t 
 	struct fs_graph *F = I->out;
 	const struct fs_node *x = &g->nodes[i];
 	FS_GROW(F->nodes, F->cap_nodes, F->n_nodes + 1);
+	FS_GROW(F->origin, F->cap_origin, F->n_nodes + 1);
+	F->origin[F->n_nodes] = I->module;
 	struct fs_node *y = &F->nodes[F->n_nodes];
 	*y = *x;
 	y->flags = x->flags & FS_NODE_SIDE_EFFECT;
@@ -81,9 +84,12 @@ static int getitem_of(const struct fs_scan *s, const struct fs_graph *g, uint32_
 
 /* The submodule's nodes in place of call i; map[i] its one output, or NONE
  * (its getitems then take outs[]). */
-static void inline_call(struct inliner *I, const struct fs_graph *g, uint32_t i, const struct fs_graph *sub,
+static void inline_call(struct inliner *I, const struct fs_graph *g, uint32_t i, uint32_t module,
 			uint32_t *map, uint32_t *outs)
 {
+	const struct fs_graph *sub = I->s->modules[module].graph;
+	uint32_t caller = I->module;
+	I->module = module;
 	const struct fs_node *x = &g->nodes[i];
 	uint32_t *sm = fs_xmalloc((sub->n_nodes + 1) * sizeof(uint32_t)), a = x->args;
 	for (uint32_t j = 0; j < sub->n_nodes; j++) {
@@ -96,6 +102,7 @@ static void inline_call(struct inliner *I, const struct fs_graph *g, uint32_t i,
 	for (uint32_t k = 0; k < sub->n_outputs; k++)
 		outs[k] = sm[sub->outputs[k]];
 	map[i] = sub->n_outputs == 1 && x->n_out == 1 ? outs[0] : NONE;
+	I->module = caller;
 	free(sm);
 }
 
@@ -110,7 +117,7 @@ struct fs_graph *fs_scan_inline(const struct fs_scan *s, uint32_t file, uint32_t
 	if (root == NONE || f->n_errors)
 		return NULL;
 	const struct fs_graph *g = s->modules[root].graph;
-	struct inliner I = {s, fs_xcalloc(1, sizeof(struct fs_graph))};
+	struct inliner I = {s, fs_xcalloc(1, sizeof(struct fs_graph)), root};
 	uint32_t *map = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), *outs_at = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	uint32_t *n_outs_of = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), *outs = NULL, n_outs = 0, cap_outs = 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -122,7 +129,7 @@ struct fs_graph *fs_scan_inline(const struct fs_scan *s, uint32_t file, uint32_t
 			FS_GROW(outs, cap_outs, n_outs + sg->n_outputs);
 			outs_at[i] = n_outs;
 			n_outs_of[i] = sg->n_outputs;
-			inline_call(&I, g, i, sg, map, outs + n_outs);
+			inline_call(&I, g, i, sub, map, outs + n_outs);
 			n_outs += sg->n_outputs;
 			(*n_inlined)++;
 		} else if (x->kind == FS_NODE_CALL && x->n_args && g->args[x->args].kind == FS_ARG_NODE &&

@@ -42,6 +42,24 @@ struct fs_discover_opts {
 				      name no one module, so a rewrite cannot take them */
 };
 
+/* The most MLIR kernels an analysis traces, and the distinct ops it names for each. */
+enum { FS_MLIR_KERNELS = 64, FS_MLIR_OPS = 16 };
+
+/* A kernel of AutoDeploy's MLIR pass (auto_deploy.mlir_fused_<hash>) in an
+ * analysed graph, and what it took the place of: in the dump before the one
+ * it first appears in, the chain ending at the node of its name, back to the
+ * values the kernel still reads (match/mlirsrc.c). */
+struct fs_mlir_kernel {
+	uint32_t op;               /* index into scan->ops: its full target */
+	uint32_t count;            /* nodes calling it */
+	uint32_t n_inputs;         /* tensors the first one reads */
+	uint32_t file;             /* the dump it first appears in (scan file), or UINT32_MAX */
+	uint32_t before;           /* the dump before that one, or UINT32_MAX: none in the run */
+	uint32_t n_replaced;       /* nodes of the chain it took the place of; 0: unknown */
+	uint32_t ops[FS_MLIR_OPS]; /* their distinct ops (scan->ops), file order */
+	uint32_t n_ops;
+};
+
 /* One analysed graph. */
 struct fs_analysis {
 	uint32_t module;           /* index into scan->modules */
@@ -53,15 +71,41 @@ struct fs_analysis {
 	uint32_t n_bind;
 	uint32_t unbound[8];       /* symbols of its shapes left unbound: sizes that need them are not costed */
 	uint32_t n_unbound;        /* all of them (the first 8 in unbound) */
+	struct fs_mlir_kernel *mlir; /* the MLIR kernels it calls (the first FS_MLIR_KERNELS) */
+	uint32_t n_mlir;
 };
 
-/* Candidate counts across a run: rows are signatures, columns the run's files. */
+/* The MLIR kernels analysis a's graph calls, each traced back to what it took the place of. */
+void fs_mlir_trace(const struct fs_scan *s, struct fs_analysis *a);
+
+/* How a candidate's count fell for good at a dump (its first fall that the
+ * run's last dump does not recover from), read from the graphs on either
+ * side and what the catalog says of the ops that came in. */
+enum fs_evo_how {
+	FS_EVO_KEPT,      /* never fell for good */
+	FS_EVO_FUSED,     /* a fused kernel (a catalog entry's kernels or wrappers) took its place */
+	FS_EVO_REFERENCE, /* AutoDeploy's reference op (torch_*) took its place: the same work, unfused */
+	FS_EVO_FORM,      /* the same chain in another form (a candidate of its name rose): still unfused */
+	FS_EVO_GONE       /* no fused op, reference op or other form took its place */
+};
+
+/* One candidate of a run's evolution: one row per candidate id. */
+struct fs_evo_row {
+	char id[80], name[64];
+	uint64_t sig;
+	int32_t entry;             /* catalog entry, or -1 */
+	uint8_t how;               /* enum fs_evo_how */
+	uint32_t at;               /* the file (index in the run) where it fell, how != KEPT */
+	uint32_t op;               /* FUSED / REFERENCE: the op key that came in */
+	uint32_t now;              /* FORM: the row it became */
+};
+
+/* Candidate counts across a run: rows are candidate ids, columns the run's files. */
 struct fs_evolution {
 	uint32_t run;
-	uint64_t *sigs;
-	char (*names)[64];
-	uint32_t n_sigs;
-	uint32_t *counts;          /* n_sigs x run->n_files */
+	struct fs_evo_row *rows;
+	uint32_t n_rows;
+	uint32_t *counts;          /* n_rows x run->n_files */
 };
 
 enum { FS_DISCOVER_TMP_MAX = 4096 };

@@ -242,6 +242,9 @@ struct fs_graph {
 	uint32_t n_calls, n_placeholders, n_externs;
 	uint32_t output_line;      /* 0 if the graph has no output line */
 	uint64_t hash;             /* content hash of the module body */
+	uint32_t *origin;          /* per node: the module (scan->modules) it was copied from, in
+				      a graph fs_scan_inline made; NULL in a module's own graph */
+	uint32_t cap_origin;
 };
 
 /* Graph lifetime (the scan owns graphs it builds). */

@@ -61,6 +61,9 @@ struct fs_candidate {
 				  pattern library), or -1 */
 	uint32_t pattern_matches; /* that pattern's matches in these sites: the count `fusescan
 				     match -p` gives for them */
+	uint32_t pattern_crossing; /* matches in these sites that cross a module boundary of an
+				      inlined graph: `fusescan match`, counting each GraphModule alone,
+				      does not count them (nor pattern_matches) */
 	int64_t bytes_per_instance; /* mean over instances */
 	int64_t bytes_total;
 	uint32_t launches_per_instance;

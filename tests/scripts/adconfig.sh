@@ -79,4 +79,29 @@ for line in open(sys.argv[2]):
 bad = [(n, cat[n], tree[n]) for n in tree if n in cat and cat[n] != tree[n]]
 assert not bad, bad
 PY
+# the catalog lists (or names) every op and transform the fixture tree (the real layout) registers
+check "catalog covers the fixture tree" 0 python3 - "$tests/../kernels/catalog.txt" "$tree" <<'PY'
+import os, re, sys
+ops, transforms, cur = set(), set(), None
+for line in open(sys.argv[1]):
+    if line.startswith('['):
+        cur = True
+    key, _, val = line.partition('=')
+    key = key.strip()
+    if cur is not None and key in ('kernels', 'wrappers', 'reference', 'subsumed_by'):
+        ops.update(val.split())
+    if cur is not None and key == 'transforms':
+        transforms.update(w.partition(':')[0] for w in val.split())
+reg_ops, reg_transforms = {}, set()
+for d, _, fs in os.walk(sys.argv[2]):
+    for f in fs:
+        if f.endswith('.py'):
+            text = open(os.path.join(d, f)).read()
+            for ns, op in re.findall(r'torch\.library\.custom_op\(\s*["\']([\w.]+)::(\w+)', text):
+                reg_ops[f'{ns}.{op}'] = f
+            reg_transforms.update(re.findall(r'TransformRegistry\.register\(\s*["\'](\w+)', text))
+text = open(sys.argv[1]).read()  # an op the catalog names only in words (not to recommend) counts
+missing = sorted(o for o in reg_ops if o not in ops and not re.search(r'\b' + o.split('.')[-1] + r'\b', text)) + sorted(reg_transforms - transforms)
+assert not missing, f'registered in the tree, not in the catalog: {missing}'
+PY
 finish

@@ -67,6 +67,10 @@ assert s[0]['nodes'] == u[0]['nodes']
 assert ('add_rmsnorm', 4) in c(s[0])  # one of them crosses the boundary" "$tmp/s.json" "$tmp/u.json"
 check "match still counts per module" 0 "$exe" match --pattern add_rmsnorm "$split"
 contains "match: submod_0" "$tmp/out" "module=submod_0, pattern=add_rmsnorm] [SUMMARY] matches=1"
+check "discover counts what match counts, per module" 0 python3 -c "
+import json, sys
+k = [k for k in json.load(open(sys.argv[1]))['analyses'][0]['candidates'] if k['name'] == 'add_rmsnorm']
+assert len(k) == 1 and k[0]['counted_by'] == {'pattern': 'add_rmsnorm', 'matches': 3, 'crossing': 1}, k" "$tmp/s.json"
 
 # kernel lookup in a tree: registered ops only, defaults from its default.yaml
 check "with the tree" 0 "$exe" discover --format json --kernels-from "$tree" -o "$tmp/t.json" "$run"

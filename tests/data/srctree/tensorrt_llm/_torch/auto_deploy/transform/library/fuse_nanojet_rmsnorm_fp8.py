@@ -1,0 +1,7 @@
+# fusescan test fixture.
+from ..interface import BaseTransform, TransformRegistry
+
+
+@TransformRegistry.register("fuse_nanojet_rmsnorm_fp8")
+class FuseNanojet(BaseTransform):
+    pass
