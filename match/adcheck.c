@@ -262,25 +262,39 @@ struct change {
 	int64_t inserted;  /* how many of the transform's own ops were added or replaced */
 };
 
-/* The ops that appeared; where none did, those replaced or rewired in place. */
+/* The ops that appeared (+N target); with nothing appeared, those replaced
+ * or (with none replaced either) rewired in place. */
 static size_t say_ops(const struct fs_scan *s, const uint32_t *ha, const uint32_t *hb, const struct delta *d,
-		      char *buf, size_t len)
+		      int64_t added, char *buf, size_t len)
 {
 	size_t k = 0;
 	for (uint32_t op = 1; op < s->n_ops && k < len; op++)
 		if (hb[op] > ha[op])
 			k += (size_t)snprintf(buf + k, len - k, "%s+%u %s", k ? "; " : "", hb[op] - ha[op],
 					      fs_scan_str(s, s->ops[op].target));
-	for (uint32_t op = 1, rose = k > 0; !rose && op < s->n_ops; op++) {
-		const char *t = fs_scan_str(s, s->ops[op].target);
-		for (uint32_t pass = 0; pass < 2 && k < len; pass++) {
-			uint32_t m = pass ? d->rewired[op] : d->added[op];
-			if (m)
-				k += (size_t)snprintf(buf + k, len - k, "%s%u %s %s", k ? "; " : "", m, t,
-						      pass ? "rewired" : "replaced");
-		}
+	for (uint32_t op = 1, rose = k > 0; !rose && op < s->n_ops && k < len; op++) {
+		uint32_t m = added ? d->added[op] : d->rewired[op];
+		if (m)
+			k += (size_t)snprintf(buf + k, len - k, "%s%u %s %s", k ? "; " : "", m,
+					      fs_scan_str(s, s->ops[op].target), added ? "replaced" : "rewired");
 	}
 	return k < len ? k : len;
+}
+
+/* Each pattern whose count moved (a -> b), said in buf. */
+static size_t say_patterns(const struct fs_match_run *r, uint32_t prev, uint32_t cur, int64_t n, struct change *c,
+			   char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
+		uint32_t a = fs_match_file_count(r, prev, gi, NULL, NULL), b = fs_match_file_count(r, cur, gi, NULL, NULL);
+		if (a == b)
+			continue;
+		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
+		c->exact |= !c->rose && (int64_t)a - (int64_t)b == n;
+	}
+	return k;
 }
 
 static struct change what_changed(const struct fs_match_run *r, uint32_t prev, uint32_t cur, const uint32_t *keys,
@@ -288,7 +302,6 @@ static struct change what_changed(const struct fs_match_run *r, uint32_t prev, u
 {
 	const struct fs_scan *s = r->s;
 	struct change c = {0, 0, 0};
-	buf[0] = '\0';
 	uint32_t *ha = fs_dumpfile_op_counts(s, &s->files[prev]), *hb = fs_dumpfile_op_counts(s, &s->files[cur]);
 	struct delta d = delta_of(s, &s->files[prev], &s->files[cur]);
 	int64_t added = 0;
@@ -298,21 +311,18 @@ static struct change what_changed(const struct fs_match_run *r, uint32_t prev, u
 		c.inserted += has_key(keys, nk, s->ops[op].key) ? d.added[op] : 0;
 		added += d.added[op];
 	}
-	size_t k = say_ops(s, ha, hb, &d, buf, len);
-	if (!added && d.removed && k < len)
+	char pat[400];
+	size_t np = say_patterns(r, prev, cur, n, &c, pat, sizeof(pat));
+	size_t k = c.rose || added || !np ? say_ops(s, ha, hb, &d, added, buf, len) : 0;
+	if (!added && d.removed && !np && k < len) /* a cleanup: each match removes a node at least */
 		k += (size_t)snprintf(buf + k, len - k, "%s-%u nodes", k ? "; " : "", d.removed);
-	c.exact |= !added && n > 0 && (int64_t)d.removed >= n; /* a cleanup: each match removes a node at least */
+	c.exact |= !added && n > 0 && (int64_t)d.removed >= n;
+	k = k < len ? k : len - 1;
+	snprintf(buf + k, len - k, "%s%s", k && np ? "; " : "", pat);
 	free(ha);
 	free(hb);
 	free(d.added);
 	free(d.rewired);
-	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
-		uint32_t a = fs_match_file_count(r, prev, gi, NULL, NULL), b = fs_match_file_count(r, cur, gi, NULL, NULL);
-		if (a == b)
-			continue;
-		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
-		c.exact |= !c.rose && (int64_t)a - (int64_t)b == n;
-	}
 	return c;
 }
 
