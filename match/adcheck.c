@@ -176,40 +176,153 @@ static int has_key(const uint32_t *keys, uint32_t n, uint32_t key)
 	return 0;
 }
 
+/* Per op, how many nodes of dump b are new (no node of that name and op in
+ * a: a transform that swaps a node for one of the same op leaves the op's
+ * count as it was) and how many of a's were kept by name and op with their
+ * arguments changed (rewired in place); with the nodes a had that b lost. */
+struct delta {
+	uint32_t *added, *rewired;
+	uint32_t removed;
+};
+
+struct named {
+	uint32_t name, node;
+};
+
+static int named_cmp(const void *x, const void *y)
+{
+	const struct named *a = x, *b = y;
+	return a->name < b->name ? -1 : a->name > b->name ? 1 : a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* The node of g named `name` with op `op`, through order (g's nodes sorted by name), or UINT32_MAX. */
+static uint32_t node_named(const struct fs_graph *g, const struct named *order, uint32_t name, uint32_t op)
+{
+	uint32_t lo = 0, hi = g->n_nodes;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (order[mid].name < name)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->n_nodes && order[lo].name == name; lo++)
+		if (g->nodes[order[lo].node].op == op && g->nodes[order[lo].node].kind == FS_NODE_CALL)
+			return order[lo].node;
+	return UINT32_MAX;
+}
+
+/* Whether nodes x of ga and y of gb print the same arguments. */
+static int same_args(const struct fs_graph *ga, const struct fs_node *x, const struct fs_graph *gb, const struct fs_node *y)
+{
+	if (x->n_top != y->n_top)
+		return 0;
+	for (uint32_t i = 0, p = x->args, q = y->args; i < x->n_top; i++, p += ga->args[p].span, q += gb->args[q].span)
+		if (ga->args[p].text != gb->args[q].text)
+			return 0;
+	return 1;
+}
+
+static void delta_module(const struct fs_graph *ga, const struct fs_graph *gb, struct delta *d)
+{
+	struct named *order = fs_xcalloc(ga->n_nodes + 1, sizeof(*order));
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < ga->n_nodes; i++)
+		order[i] = (struct named){ga->nodes[i].name, i};
+	qsort(order, ga->n_nodes, sizeof(*order), named_cmp);
+	for (uint32_t i = 0; i < gb->n_nodes; i++) {
+		const struct fs_node *y = &gb->nodes[i];
+		if (y->kind != FS_NODE_CALL)
+			continue;
+		uint32_t x = node_named(ga, order, y->name, y->op);
+		kept += x != UINT32_MAX;
+		if (x == UINT32_MAX)
+			d->added[y->op]++;
+		else if (!same_args(ga, &ga->nodes[x], gb, y))
+			d->rewired[y->op]++;
+	}
+	d->removed += ga->n_calls > kept ? ga->n_calls - kept : 0;
+	free(order);
+}
+
+static struct delta delta_of(const struct fs_scan *s, const struct fs_dumpfile *a, const struct fs_dumpfile *b)
+{
+	struct delta d = {fs_xcalloc(s->n_ops + 1, sizeof(uint32_t)), fs_xcalloc(s->n_ops + 1, sizeof(uint32_t)), 0};
+	for (uint32_t i = 0; a->n_modules == b->n_modules && i < a->n_modules; i++)
+		delta_module(s->modules[a->first_module + i].graph, s->modules[b->first_module + i].graph, &d);
+	return d;
+}
+
 /* What changed from dump prev to dump cur, said in buf: the ops that
- * appeared (+N target), then each pattern whose count moved. */
+ * appeared (+N target), those replaced or rewired in place, then each
+ * pattern whose count moved. */
 struct change {
 	int rose;          /* some op appeared */
-	int exact;         /* some op appeared n times, or (none appeared) a pattern fell by n */
-	int64_t inserted;  /* how many of the transform's own ops appeared */
+	int exact;         /* some op was added, replaced or rewired n times, or (none appeared) a pattern fell by n */
+	int64_t inserted;  /* how many of the transform's own ops were added or replaced */
 };
+
+/* The ops that appeared (+N target); with nothing appeared, those replaced
+ * or (with none replaced either) rewired in place. */
+static size_t say_ops(const struct fs_scan *s, const uint32_t *ha, const uint32_t *hb, const struct delta *d,
+		      int64_t added, char *buf, size_t len)
+{
+	size_t k = 0;
+	for (uint32_t op = 1; op < s->n_ops && k < len; op++)
+		if (hb[op] > ha[op])
+			k += (size_t)snprintf(buf + k, len - k, "%s+%u %s", k ? "; " : "", hb[op] - ha[op],
+					      fs_scan_str(s, s->ops[op].target));
+	for (uint32_t op = 1, rose = k > 0; !rose && op < s->n_ops && k < len; op++) {
+		uint32_t m = added ? d->added[op] : d->rewired[op];
+		if (m)
+			k += (size_t)snprintf(buf + k, len - k, "%s%u %s %s", k ? "; " : "", m,
+					      fs_scan_str(s, s->ops[op].target), added ? "replaced" : "rewired");
+	}
+	return k < len ? k : len;
+}
+
+/* Each pattern whose count moved (a -> b), said in buf. */
+static size_t say_patterns(const struct fs_match_run *r, uint32_t prev, uint32_t cur, int64_t n, struct change *c,
+			   char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
+		uint32_t a = fs_match_file_count(r, prev, gi, NULL, NULL), b = fs_match_file_count(r, cur, gi, NULL, NULL);
+		if (a == b)
+			continue;
+		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
+		c->exact |= !c->rose && (int64_t)a - (int64_t)b == n;
+	}
+	return k;
+}
 
 static struct change what_changed(const struct fs_match_run *r, uint32_t prev, uint32_t cur, const uint32_t *keys,
 				  uint32_t nk, int64_t n, char *buf, size_t len)
 {
 	const struct fs_scan *s = r->s;
 	struct change c = {0, 0, 0};
-	size_t k = 0;
-	buf[0] = '\0';
 	uint32_t *ha = fs_dumpfile_op_counts(s, &s->files[prev]), *hb = fs_dumpfile_op_counts(s, &s->files[cur]);
+	struct delta d = delta_of(s, &s->files[prev], &s->files[cur]);
+	int64_t added = 0;
 	for (uint32_t op = 1; op < s->n_ops; op++) {
-		if (hb[op] <= ha[op])
-			continue;
-		c.rose = 1;
-		if (k < len)
-			k += (size_t)snprintf(buf + k, len - k, "%s+%u %s", k ? "; " : "", hb[op] - ha[op], fs_scan_str(s, s->ops[op].target));
-		c.exact |= (int64_t)(hb[op] - ha[op]) == n;
-		c.inserted += has_key(keys, nk, s->ops[op].key) ? hb[op] - ha[op] : 0;
+		c.rose |= hb[op] > ha[op];
+		c.exact |= (int64_t)d.added[op] == n || (int64_t)d.rewired[op] == n;
+		c.inserted += has_key(keys, nk, s->ops[op].key) ? d.added[op] : 0;
+		added += d.added[op];
 	}
+	char pat[400];
+	size_t np = say_patterns(r, prev, cur, n, &c, pat, sizeof(pat));
+	size_t k = c.rose || added || !np ? say_ops(s, ha, hb, &d, added, buf, len) : 0;
+	if (!added && d.removed && !np && k < len) /* a cleanup: each match removes a node at least */
+		k += (size_t)snprintf(buf + k, len - k, "%s-%u nodes", k ? "; " : "", d.removed);
+	c.exact |= !added && n > 0 && (int64_t)d.removed >= n;
+	k = k < len ? k : len - 1;
+	snprintf(buf + k, len - k, "%s%s", k && np ? "; " : "", pat);
 	free(ha);
 	free(hb);
-	for (uint32_t gi = 0; gi < r->n_groups && k < len; gi++) {
-		uint32_t a = fs_match_file_count(r, prev, gi, NULL, NULL), b = fs_match_file_count(r, cur, gi, NULL, NULL);
-		if (a == b)
-			continue;
-		k += (size_t)snprintf(buf + k, len - k, "%s%s %u -> %u", k ? "; " : "", r->groups[gi].name, a, b);
-		c.exact |= !c.rose && (int64_t)a - (int64_t)b == n;
-	}
+	free(d.added);
+	free(d.rewired);
 	return c;
 }
 

@@ -92,6 +92,9 @@ static void graph_summary(const struct fs_scan_report *r, uint32_t mi, FILE *out
 	top_line(st, out);
 	if (st->n_unknown)
 		fprintf(out, "  note     %u calls of ops the op table does not know\n", st->n_unknown);
+	if (st->n_off_schema)
+		fprintf(out, "  note     %u calls unlike their op's schema in the op table (scan/opsig.def), first %s\n",
+			st->n_off_schema, st->off_schema);
 }
 
 int fs_scan_report_text(const struct fs_scan_report *r, FILE *out)

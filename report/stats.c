@@ -16,6 +16,18 @@ static int op_count_cmp(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
+/* Counts call n if its arguments do not fit its op's schema; says the first. */
+static void off_schema(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n,
+		       struct fs_graph_stats *st)
+{
+	char why[200];
+	if (fs_op_args_fit(s, g, n, why, sizeof(why)))
+		return;
+	if (!st->n_off_schema++)
+		snprintf(st->off_schema, sizeof(st->off_schema), "%%%s (%s): %s", fs_scan_str(s, n->name),
+			 fs_scan_str(s, s->ops[n->op].target), why);
+}
+
 void fs_graph_stats_compute(const struct fs_scan *s, const struct fs_graph *g,
 			    struct fs_graph_stats *st)
 {
@@ -28,6 +40,7 @@ void fs_graph_stats_compute(const struct fs_scan *s, const struct fs_graph *g,
 		const struct fs_op *op = fs_scan_op(s, n->op);
 		st->class_counts[op->cls]++;
 		st->n_unknown += !op->known;
+		off_schema(s, g, n, st);
 		if (!count[n->op]++)
 			st->n_ops++;
 	}

@@ -5,6 +5,7 @@
  */
 #include "scan_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -34,6 +35,14 @@ static const struct fs_op_row {
 #define FS_OP(key, cls, flags) {key, FS_OPC_##cls, flags},
 #include "ops.def"
 #undef FS_OP
+};
+
+static const struct fs_opsig {
+	const char *key, *schema;
+} opsigs[] = {
+#define FS_OPSIG(key, schema) {key, schema},
+#include "opsig.def"
+#undef FS_OPSIG
 };
 
 const char *fs_dtype_name(enum fs_dtype d)
@@ -293,4 +302,79 @@ int fs_op_key_flags(const struct fs_scan *s, const char *key, size_t n)
 			return r->flags;
 	}
 	return -1;
+}
+
+/* ---- argument schemas (opsig.def) ---- */
+
+struct param {
+	char type[8], name[32];
+	int optional, has_default;
+};
+
+/* The next parameter of the schema text at *p ("type name[=default]"), or 0 past its end. */
+static int next_param(const char **p, struct param *q)
+{
+	const char *s = *p, *end = strchr(s, ',');
+	if (!*s)
+		return 0;
+	end = end ? end : s + strlen(s);
+	const char *sp = memchr(s, ' ', (size_t)(end - s)), *eq = memchr(s, '=', (size_t)(end - s));
+	size_t tn = sp ? (size_t)(sp - s) : 0, nn = sp ? (size_t)((eq ? eq : end) - sp - 1) : 0;
+	q->optional = tn && s[tn - 1] == '?';
+	tn -= (size_t)q->optional;
+	snprintf(q->type, sizeof(q->type), "%.*s", (int)tn, s);
+	snprintf(q->name, sizeof(q->name), "%.*s", (int)nn, sp ? sp + 1 : s);
+	q->has_default = eq != NULL;
+	*p = *end ? end + 2 : end;
+	return 1;
+}
+
+/* Whether an argument of kind k can stand for a parameter of type q. */
+static int kind_fits(const struct param *q, uint8_t k)
+{
+	if (k == FS_ARG_NONE)
+		return q->optional;
+	if (!strcmp(q->type, "Tensor"))
+		return k == FS_ARG_NODE;
+	if (!strcmp(q->type, "float"))
+		return k == FS_ARG_FLOAT || k == FS_ARG_INT || k == FS_ARG_NODE;
+	if (!strcmp(q->type, "int"))
+		return k == FS_ARG_INT || k == FS_ARG_NODE;
+	if (!strcmp(q->type, "bool"))
+		return k == FS_ARG_BOOL;
+	return !strcmp(q->type, "str") && k == FS_ARG_STR;
+}
+
+static const char *schema_of(const struct fs_scan *s, const struct fs_node *n)
+{
+	const char *key = fs_scan_str(s, s->ops[n->op].key);
+	for (size_t i = 0; i < sizeof(opsigs) / sizeof(opsigs[0]); i++)
+		if (!strcmp(opsigs[i].key, key))
+			return opsigs[i].schema;
+	return NULL;
+}
+
+int fs_op_args_fit(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n, char *why,
+		   size_t len)
+{
+	const char *p = n->kind == FS_NODE_CALL ? schema_of(s, n) : NULL;
+	struct param q;
+	uint32_t k = 0, at = n->args, required = 0;
+	for (; p && next_param(&p, &q); k++) {
+		required = q.has_default ? required : k + 1;
+		if (k >= n->n_top)
+			continue;
+		const struct fs_arg *a = &g->args[at];
+		at += a->span;
+		if (!kind_fits(&q, a->kind)) {
+			snprintf(why, len, "argument %u (%s) is %s, the schema's is %s%s", k, q.name,
+				 fs_scan_str(s, a->text), q.type, q.optional ? "?" : "");
+			return 0;
+		}
+	}
+	if (k && (n->n_top > k || n->n_top < required)) {
+		snprintf(why, len, "%u arguments, the schema has %u (%u without defaults)", n->n_top, k, required);
+		return 0;
+	}
+	return 1;
 }

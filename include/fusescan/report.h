@@ -28,6 +28,8 @@ struct fs_graph_stats {
 	struct fs_op_count *ops;  /* by count (desc), then target text */
 	uint32_t n_ops;
 	uint32_t n_unknown;       /* calls whose op the table does not know */
+	uint32_t n_off_schema;    /* calls whose arguments do not fit their op's schema */
+	char off_schema[240];     /* the first of them: "%name: why" */
 };
 
 struct fs_scan_report {

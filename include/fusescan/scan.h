@@ -128,6 +128,12 @@ uint32_t *fs_dumpfile_op_counts(const struct fs_scan *s, const struct fs_dumpfil
  * "auto_deploy.torch_rmsnorm"), or -1 if the table has no row for it. */
 int fs_op_key_flags(const struct fs_scan *s, const char *key, size_t n);
 
+/* Whether call n's printed arguments fit its op's schema (scan/opsig.def:
+ * the AutoDeploy ops read by position): 1 when they do or the op has no
+ * schema there, 0 when not, the first misfit said in why. */
+int fs_op_args_fit(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n, char *why,
+		   size_t len);
+
 static inline const char *fs_scan_str(const struct fs_scan *s, uint32_t sym)
 {
 	return fs_strtab_str(&s->strs, sym);

@@ -47,9 +47,15 @@ check "a missing config" 2 "$exe" discover --ad-config "$tmp/none.yaml" "$last"
 # the log decides over the config, and says so
 check "the log decides" 0 "$exe" discover --kernels-from "$tree" --ad-config "$tmp/on.yaml" "$run"
 contains "log wins" "$tmp/out" "transform fuse_add_rms_norm (on by --ad-config: $tmp/on.yaml:3; off by default at $ad/config/default.yaml:44): exists but is disabled ($run/ad.log:30; the log decides)"
-# advice that cannot help: a transform that ran and matched nothing
+# advice that cannot help: a transform that ran and matched nothing (a backend that wants bnsd:
+# match_attention_layout leaves the graph as it was), the run cut after it
+bnsd=$tmp/bnsd
+mkdir "$bnsd" && cp "$run"/0[01]*.txt "$bnsd"/ && rm -f "$bnsd"/01[2-9]_*.txt
+sed 's/^# Transform: .*/# Transform: match_attention_layout/' "$run"/011_*.txt >"$bnsd/012_pattern_matcher_match_attention_layout.txt"
+{ head -n 11 "$run/ad.log"; sed -n '12s/matches=2/matches=0/p' "$run/ad.log"; } >"$bnsd/ad.log"
+check "a run whose layout transform matched nothing" 0 "$exe" discover --kernels-from "$tree" "$bnsd"
 contains "no use_existing_kernel for a transform that matched nothing" "$tmp/out" \
-	"Recommendation: defer (AutoDeploy's match_attention_layout ran and matched nothing here ($run/ad.log:12))"
+	"Recommendation: defer (AutoDeploy's match_attention_layout ran and matched nothing here ($bnsd/ad.log:12))"
 # why AD did not fire: the precondition, from the catalog's wants
 printf 'transforms:\n  fuse_add_rms_norm:\n    enabled: false\n' >"$tmp/off2.yaml"
 check "why not: off" 0 "$exe" discover --kernels-from "$tree" --ad-config "$tmp/off2.yaml" "$exp"

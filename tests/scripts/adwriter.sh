@@ -5,7 +5,7 @@
 # tree laid out as TensorRT-LLM's (tests/data/srctree):
 #   - AD's fuse_add_rms_norm leaves its Python wrapper, printed
 #     `<function flashinfer_fused_add_rms_norm at 0x...>`: add + RMSNorm counts as fused;
-#   - torch_swiglu_mlp and torch_attention_repeat_kv are reference ops: matched, unfused;
+#   - torch_swiglu_mlp is a reference op: matched, unfused (repeat_kv is folded into the attention);
 #   - a GELU's form is not in the dump: the candidate says so, --gelu states it;
 #   - a root calling submodules (call_module) is analysed as one graph: a chain the
 #     module boundary cuts is whole, every count that of the unsplit dump;
@@ -29,13 +29,14 @@ check "add + RMSNorm fused through the wrapper" 0 json "$tmp/w.json" "
 f = {x['name']: (x['op'], x['count']) for x in a['already_fused']}
 assert f['add_rmsnorm'] == ('python.flashinfer_fused_add_rms_norm', 4), f
 assert 'add_rmsnorm' not in {k['name'] for k in a['candidates']}"
-# reference ops: matched, not fused (the final dump of the run keeps both)
+# reference ops: matched, not fused (the final dump of the run keeps the SwiGLU one; match_grouped_attention
+# folded repeat_kv into the attention)
 check "final dump" 0 "$exe" discover --format json -o "$tmp/f.json" "$run"
 check "reference ops are not fused kernels" 0 json "$tmp/f.json" "
 f = {x['name'] for x in a['already_fused']}
 r = {x['name']: (x['op'], x['count']) for x in a['reference_ops']}
 assert not f & {'swiglu', 'repeat_kv'}, f
-assert r == {'swiglu': ('auto_deploy.torch_swiglu_mlp', 2), 'repeat_kv': ('auto_deploy.torch_attention_repeat_kv', 4)}, r"
+assert r == {'swiglu': ('auto_deploy.torch_swiglu_mlp', 2)}, r"
 
 # GELU: tanh or erf is not in the dump
 gemma=$tests/data/export_gemma2_2l/001_export_export_to_gm.txt

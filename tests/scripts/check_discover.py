@@ -67,14 +67,17 @@ def main():
     got = counts(a)
     check(got.get('add_rmsnorm') == [2 * L], f"035 add_rmsnorm {got.get('add_rmsnorm')}")
     check(got.get('parallel_gemm') == [L], f"035 parallel_gemm {got.get('parallel_gemm')}")
-    check(got.get('attention_layout') == [L], f"035 attention_layout {got.get('attention_layout')}")
+    # the bundled run is in AD's forms of today: repeat_kv folded into the attention, bsnd layouts
+    # with their transposes cancelled; the shared 8B run keeps the older forms (repeat_kv, bnsd)
+    legacy = which != 'fixtures'
+    check(got.get('attention_layout') == ([L] if legacy else None), f"035 attention_layout {got.get('attention_layout')}")
     for gone in ('rmsnorm', 'rope_rotate_half', 'swiglu', 'repeat_kv'):
         check(gone not in got, f'035 still lists {gone} as unfused')
     fused = {f['name']: f['count'] for f in a['already_fused']}
     check(fused == {'rmsnorm': 2 * L + 1, 'rope_rotate_half': L}, f'035 fused {fused}')
     # AutoDeploy's reference ops: matched, but the chains run unfused
     ref = {f['name']: f['count'] for f in a['reference_ops']}
-    check(ref == {'swiglu': L, 'repeat_kv': 2 * L}, f'035 reference ops {ref}')
+    check(ref == ({'swiglu': L, 'repeat_kv': 2 * L} if legacy else {'swiglu': L}), f'035 reference ops {ref}')
     ev = ' '.join(next(k for k in a['candidates'] if k['name'] == 'add_rmsnorm')['existing_kernel']['evidence'])
     check('fuse_add_rms_norm (off by default): exists but is disabled' in ev, '035 add_rmsnorm evidence names the disabled transform')
     ev = ' '.join(next(k for k in a['candidates'] if k['name'] == 'parallel_gemm')['existing_kernel']['evidence'])

@@ -371,7 +371,7 @@ case_ "--out held by another fusescan" 2 "fusescan fuse: --out $tmp/o6 is being 
 	"${apply[@]}" --out "$tmp/o6" "$run"
 exec 9<&-
 [ -z "$(ls "$tmp/o6")" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused run wrote into the held --out"; }
-cos=elementwise.cos-mul-cast-10b0b18a
+cos=gemm_epilogue.cat-cos-mul-sin-cast-0ffaa69d
 "${apply[@]}" --out "$tmp/refa" "$run" >/dev/null 2>&1
 "$exe" --apply $cos --cpu-only --no-render --out "$tmp/refb" "$run" >/dev/null 2>&1
 setsum() { (cd "$1" && md5sum -- * | md5sum); }
