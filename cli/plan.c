@@ -208,6 +208,60 @@ static uint32_t first_node(const struct fs_site *x)
 	return lo;
 }
 
+/* merge_siblings' scratch, one slot a graph node; every mark is cleared after each pair */
+struct sibling_marks {
+	uint8_t *in_a, *in_b, *read_a, *seen;
+	uint32_t *stack;
+};
+
+/* Whether y reads an activation (a call's typed output, outside y) that x reads too */
+static int share_activation(const struct fs_graph *g, struct sibling_marks *m, const struct fs_site *x,
+			    const struct fs_site *y)
+{
+	for (uint32_t k = 0; k < x->n_nodes; k++) {
+		const struct fs_node *q = &g->nodes[x->nodes[k]];
+		for (uint32_t t = q->args; t < q->args + q->n_args; t++)
+			if (g->args[t].kind == FS_ARG_NODE && !m->in_a[g->args[t].node])
+				m->read_a[g->args[t].node] = 1;
+	}
+	for (uint32_t k = 0; k < y->n_nodes; k++) {
+		const struct fs_node *q = &g->nodes[y->nodes[k]];
+		for (uint32_t t = q->args; t < q->args + q->n_args; t++) {
+			uint32_t v = g->args[t].node;
+			if (g->args[t].kind != FS_ARG_NODE || m->in_b[v])
+				continue;
+			if (m->read_a[v] && g->nodes[v].kind == FS_NODE_CALL && g->nodes[v].n_out &&
+			    fs_dtype_size((enum fs_dtype)g->types[g->nodes[v].out].dtype) > 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether sites x and y (the same size) are siblings: disjoint, sharing an activation,
+ * neither reading the other. */
+static int siblings(const struct fs_graph *g, struct sibling_marks *m, const struct fs_site *x, const struct fs_site *y)
+{
+	int overlap = 0;
+	for (uint32_t k = 0; k < x->n_nodes; k++)
+		m->in_a[x->nodes[k]] = 1;
+	for (uint32_t k = 0; k < y->n_nodes; k++)
+		m->in_b[y->nodes[k]] = 1, overlap |= m->in_a[y->nodes[k]];
+	int merge = share_activation(g, m, x, y) && !overlap &&
+		    !depends(g, m->in_a, first_node(x), y, m->seen, m->stack) &&
+		    !depends(g, m->in_b, first_node(y), x, m->seen, m->stack);
+	for (uint32_t k = 0; k < x->n_nodes; k++) {
+		const struct fs_node *q = &g->nodes[x->nodes[k]];
+		m->in_a[x->nodes[k]] = 0;
+		for (uint32_t t = q->args; t < q->args + q->n_args; t++)
+			if (g->args[t].kind == FS_ARG_NODE)
+				m->read_a[g->args[t].node] = 0;
+	}
+	for (uint32_t k = 0; k < y->n_nodes; k++)
+		m->in_b[y->nodes[k]] = 0;
+	return merge;
+}
+
 /* Sibling sites become one site: a site and the next one (instances are in
  * file order), the same size, disjoint, one activation tensor read by both,
  * neither reading the other, as RoPE's q and k reading cos and sin. One
@@ -215,60 +269,28 @@ static uint32_t first_node(const struct fs_site *x)
  * compared with its successor only, so the pass stays linear. */
 static void merge_siblings(const struct fs_graph *g, struct fs_approval *a)
 {
-	uint8_t *in_a = fs_xcalloc(g->n_nodes + 1, 1), *in_b = fs_xcalloc(g->n_nodes + 1, 1),
-		*read_a = fs_xcalloc(g->n_nodes + 1, 1), *seen = fs_xcalloc(g->n_nodes + 1, 1);
-	uint32_t *stack = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
+	struct sibling_marks m = {fs_xcalloc(g->n_nodes + 1, 1), fs_xcalloc(g->n_nodes + 1, 1),
+				  fs_xcalloc(g->n_nodes + 1, 1), fs_xcalloc(g->n_nodes + 1, 1),
+				  fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t))};
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < a->n_sites; i++) {
 		struct fs_site *x = &a->sites[i], *y = i + 1 < a->n_sites ? &a->sites[i + 1] : NULL;
-		if (y && y->n_nodes == x->n_nodes) {
-			int shared = 0, overlap = 0;
-			for (uint32_t k = 0; k < x->n_nodes; k++)
-				in_a[x->nodes[k]] = 1;
-			for (uint32_t k = 0; k < y->n_nodes; k++)
-				in_b[y->nodes[k]] = 1, overlap |= in_a[y->nodes[k]];
-			for (int pass = 0; pass < 2; pass++) /* what x reads, then whether y reads an activation of it */
-				for (uint32_t k = 0; k < (pass ? y : x)->n_nodes && !shared; k++) {
-					const struct fs_node *q = &g->nodes[(pass ? y : x)->nodes[k]];
-					for (uint32_t t = q->args; t < q->args + q->n_args; t++) {
-						uint32_t v = g->args[t].node;
-						if (g->args[t].kind != FS_ARG_NODE || (pass ? in_b : in_a)[v])
-							continue;
-						if (!pass)
-							read_a[v] = 1;
-						else if (read_a[v] && g->nodes[v].kind == FS_NODE_CALL && g->nodes[v].n_out &&
-							 fs_dtype_size((enum fs_dtype)g->types[g->nodes[v].out].dtype) > 0)
-							shared = 1;
-					}
-				}
-			int merge = shared && !overlap && !depends(g, in_a, first_node(x), y, seen, stack) &&
-				    !depends(g, in_b, first_node(y), x, seen, stack);
-			for (uint32_t k = 0; k < x->n_nodes; k++) {
-				const struct fs_node *q = &g->nodes[x->nodes[k]];
-				in_a[x->nodes[k]] = 0;
-				for (uint32_t t = q->args; t < q->args + q->n_args; t++)
-					if (g->args[t].kind == FS_ARG_NODE)
-						read_a[g->args[t].node] = 0;
-			}
-			for (uint32_t k = 0; k < y->n_nodes; k++)
-				in_b[y->nodes[k]] = 0;
-			if (merge) {
-				uint32_t *u = own(a, fs_xmalloc((x->n_nodes + y->n_nodes) * sizeof(uint32_t)));
-				memcpy(u, x->nodes, x->n_nodes * sizeof(uint32_t));
-				memcpy(u + x->n_nodes, y->nodes, y->n_nodes * sizeof(uint32_t));
-				a->sites[w++] = (struct fs_site){u, x->n_nodes + y->n_nodes};
-				i++; /* y is in it */
-				continue;
-			}
+		if (y && y->n_nodes == x->n_nodes && siblings(g, &m, x, y)) {
+			uint32_t *u = own(a, fs_xmalloc((x->n_nodes + y->n_nodes) * sizeof(uint32_t)));
+			memcpy(u, x->nodes, x->n_nodes * sizeof(uint32_t));
+			memcpy(u + x->n_nodes, y->nodes, y->n_nodes * sizeof(uint32_t));
+			a->sites[w++] = (struct fs_site){u, x->n_nodes + y->n_nodes};
+			i++; /* y is in it */
+			continue;
 		}
 		a->sites[w++] = *x;
 	}
 	a->n_sites = w;
-	free(in_a);
-	free(in_b);
-	free(read_a);
-	free(seen);
-	free(stack);
+	free(m.in_a);
+	free(m.in_b);
+	free(m.read_a);
+	free(m.seen);
+	free(m.stack);
 }
 
 /* Only the sites that contain node `site`. */

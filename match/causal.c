@@ -646,54 +646,77 @@ static int diff(struct cm *m, const struct fs_node *n, struct val *v)
 	return 1;
 }
 
-/* cat along d of affine pieces that continue one affine function: every
- * piece before the last has a literal size along d. */
-static int cat(struct cm *m, const struct fs_node *n, struct val *v)
+/* cat's pieces along d: each one's affine value, its offset and size along d (-1: symbolic) */
+struct cat_pieces {
+	uint32_t n;
+	struct aff v[8]; /* the pieces' values (forms only: evaluation recurses from here) */
+	int64_t offset[8], size[8];
+};
+
+/* The pieces of cat's list: affine integer tensors of the result's rank; only the
+ * last may have a symbolic size along d. */
+static int cat_pieces_read(struct cm *m, const struct fs_arg *list, uint32_t d, uint32_t rank, struct cat_pieces *p)
 {
 	const struct fs_graph *g = m->c->g;
-	const struct fs_arg *list = fs_mine_arg(g, n, 0);
-	uint32_t d;
-	if (!list || list->kind != FS_ARG_LIST || list->span < 2 || !dim_arg(m, n, 1, 0, v->rank, &d))
-		return 0;
-	uint32_t first = (uint32_t)(list - g->args) + 1, end = first + list->span - 1, pieces = 0;
-	struct aff piece[8]; /* the pieces' values (forms only: evaluation recurses from here) */
-	int64_t offset[8], size[8];
+	uint32_t first = (uint32_t)(list - g->args) + 1, end = first + list->span - 1;
+	p->n = 0;
 	for (uint32_t a = first; a < end; a += g->args[a].span) {
-		uint32_t r;
+		uint32_t r, k = p->n;
 		uint8_t one[RANK];
-		if (g->args[a].kind != FS_ARG_NODE || pieces == 8 || !shape(m, g->args[a].node, &r, one) || r != v->rank)
+		if (g->args[a].kind != FS_ARG_NODE || k == 8 || !shape(m, g->args[a].node, &r, one) || r != rank)
 			return 0;
 		const struct val *pv = eval(m, g->args[a].node);
 		if (pv->kind != V_INT)
 			return 0;
-		piece[pieces] = pv->e;
+		p->v[k] = pv->e;
 		const struct fs_dim *dd = &dims_of(m, g->args[a].node, &r)[d];
-		size[pieces] = dd->expr == FS_DIM_CONST ? dd->value : -1;
-		offset[pieces] = pieces ? offset[pieces - 1] + size[pieces - 1] : 0;
-		if (size[pieces] < 0 && a + g->args[a].span < end)
+		p->size[k] = dd->expr == FS_DIM_CONST ? dd->value : -1;
+		p->offset[k] = k ? p->offset[k - 1] + p->size[k - 1] : 0;
+		if (p->size[k] < 0 && a + g->args[a].span < end)
 			return 0; /* a piece of symbolic size before the last */
-		if (size[pieces] > FS_MAX_DIM)
+		if (p->size[k] > FS_MAX_DIM)
 			return 0;
-		pieces++;
+		p->n++;
 	}
+	return 1;
+}
+
+/* The one slope along d of every piece longer than 1 (all of size 1: the step
+ * between the first two); *base is the first piece with that slope. */
+static int cat_slope(const struct cat_pieces *p, uint32_t d, struct aff *base)
+{
 	int64_t slope = 0;
 	int have = 0;
-	for (uint32_t i = 0; i < pieces; i++)
-		if (size[i] != 1) {
-			if (have && piece[i].a[d] != slope)
+	for (uint32_t i = 0; i < p->n; i++)
+		if (p->size[i] != 1) {
+			if (have && p->v[i].a[d] != slope)
 				return 0;
-			slope = piece[i].a[d], have = 1;
+			slope = p->v[i].a[d], have = 1;
 		}
-	if (!have && pieces >= 2 && __builtin_sub_overflow(piece[1].c, piece[0].c, &slope)) /* all of size 1 */
+	if (!have && p->n >= 2 && __builtin_sub_overflow(p->v[1].c, p->v[0].c, &slope)) /* all of size 1 */
 		return 0;
-	struct aff base = piece[0];
-	base.a[d] = slope;
-	for (uint32_t i = 0; i < pieces; i++) {
+	*base = p->v[0];
+	base->a[d] = slope;
+	return 1;
+}
+
+/* cat along d of affine pieces that continue one affine function: every
+ * piece before the last has a literal size along d. */
+static int cat(struct cm *m, const struct fs_node *n, struct val *v)
+{
+	const struct fs_arg *list = fs_mine_arg(m->c->g, n, 0);
+	uint32_t d;
+	struct cat_pieces p;
+	struct aff base;
+	if (!list || list->kind != FS_ARG_LIST || list->span < 2 || !dim_arg(m, n, 1, 0, v->rank, &d) ||
+	    !cat_pieces_read(m, list, d, v->rank, &p) || !cat_slope(&p, d, &base))
+		return 0;
+	for (uint32_t i = 0; i < p.n; i++) { /* piece i is base shifted by its offset along d */
 		struct aff want = base;
 		int64_t t;
-		if (mul_ov(slope, offset[i], &t) || add_ov(base.c, t, &want.c))
+		if (mul_ov(base.a[d], p.offset[i], &t) || add_ov(base.c, t, &want.c))
 			return 0;
-		struct aff got = piece[i];
+		struct aff got = p.v[i];
 		want.a[d] = 0, got.a[d] = 0;
 		if (!aff_eq(&want, &got, v->rank))
 			return 0;
@@ -794,7 +817,9 @@ static int where(struct cm *m, const struct fs_node *n, uint32_t node, struct va
 	return 1;
 }
 
-static void compute(struct cm *m, uint32_t node, struct val *v)
+/* The value of node n by its op's rule (a dispatch on the op key); 0 where no rule
+ * proves one. */
+static int op_value(struct cm *m, const struct fs_node *n, uint32_t node, struct val *v)
 {
 	static const char *const same_keys[] = {"cast", "clone", "alias", "detach", "lift_fresh_copy", "contiguous",
 						"expand", "view", "reshape", "_unsafe_view", "squeeze", NULL};
@@ -803,6 +828,38 @@ static void compute(struct cm *m, uint32_t node, struct val *v)
 	static const char *const cmp_keys[] = {"eq", "ne", "lt", "le", "gt", "ge", NULL};
 	static const char *const make_keys[] = {"new_ones", "new_zeros", "ones", "zeros", "ones_like", "zeros_like",
 						"full", "new_full", "full_like", NULL};
+	if (is(m, n, "arange"))
+		return is_int_dtype(dtype(m, node)) && arange(m, n, v);
+	if (is(m, n, "add") || is(m, n, "sub") || is(m, n, "mul"))
+		return is_int_dtype(dtype(m, node)) && arith(m, n, v);
+	if (any_of(m, n, cmp_keys))
+		return compare(m, n, v);
+	if (any_of(m, n, logic_keys))
+		return logic(m, n, v);
+	if (any_of(m, n, make_keys))
+		return creation(m, n, node, v);
+	if (is(m, n, "unsqueeze"))
+		return unsqueeze(m, n, v);
+	if (is(m, n, "slice"))
+		return slice(m, n, v);
+	if (any_of(m, n, same_keys))
+		return same(m, n, node, v);
+	if (is(m, n, "diff"))
+		return diff(m, n, v);
+	if (is(m, n, "cat"))
+		return is_int_dtype(dtype(m, node)) && cat(m, n, v);
+	if (is(m, n, "cumsum"))
+		return is_int_dtype(dtype(m, node)) && cumsum(m, n, v);
+	if (is(m, n, "index"))
+		return gather(m, n, v);
+	if (is(m, n, "where"))
+		return where(m, n, node, v);
+	return 0;
+}
+
+/* node's value, V_UNKNOWN unless its op's rule proves one that its dtype holds */
+static void compute(struct cm *m, uint32_t node, struct val *v)
+{
 	const struct fs_node *n = &m->c->g->nodes[node];
 	uint32_t rank;
 	uint8_t one[RANK];
@@ -810,35 +867,7 @@ static void compute(struct cm *m, uint32_t node, struct val *v)
 	if (n->kind != FS_NODE_CALL || n->n_out != 1 || !shape(m, node, &rank, one) || m->written[m->root[node]])
 		return;
 	v->rank = (uint8_t)rank;
-	int ok;
-	if (is(m, n, "arange"))
-		ok = is_int_dtype(dtype(m, node)) && arange(m, n, v);
-	else if (is(m, n, "add") || is(m, n, "sub") || is(m, n, "mul"))
-		ok = is_int_dtype(dtype(m, node)) && arith(m, n, v);
-	else if (any_of(m, n, cmp_keys))
-		ok = compare(m, n, v);
-	else if (any_of(m, n, logic_keys))
-		ok = logic(m, n, v);
-	else if (any_of(m, n, make_keys))
-		ok = creation(m, n, node, v);
-	else if (is(m, n, "unsqueeze"))
-		ok = unsqueeze(m, n, v);
-	else if (is(m, n, "slice"))
-		ok = slice(m, n, v);
-	else if (any_of(m, n, same_keys))
-		ok = same(m, n, node, v);
-	else if (is(m, n, "diff"))
-		ok = diff(m, n, v);
-	else if (is(m, n, "cat"))
-		ok = is_int_dtype(dtype(m, node)) && cat(m, n, v);
-	else if (is(m, n, "cumsum"))
-		ok = is_int_dtype(dtype(m, node)) && cumsum(m, n, v);
-	else if (is(m, n, "index"))
-		ok = gather(m, n, v);
-	else if (is(m, n, "where"))
-		ok = where(m, n, node, v);
-	else
-		ok = 0;
+	int ok = op_value(m, n, node, v);
 	int64_t lo, hi;
 	uint32_t r;
 	const struct fs_dim *dims = dims_of(m, node, &r);
@@ -953,37 +982,40 @@ static int causal(const struct val *v)
 	return aff_eq(&want, &v->atom[0], v->rank);
 }
 
-void fs_mine_causal_masks(struct ctx *c)
+/* Every attention whose mask is exactly causal: rewritten[i] = its mask + 1, a cleanup
+ * each; returns how many. */
+static uint32_t find_causal(struct cm *m, uint32_t *rewritten)
 {
-	const struct fs_graph *g = c->g;
-	struct cm m = {.c = c, .memo = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)),
-		       .root = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), .written = fs_xcalloc(g->n_nodes + 1, 1)};
-	uint32_t *rewritten = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)); /* per attention: its mask + 1 */
-	uint8_t *freed = fs_xcalloc(g->n_nodes + 1, 1);
+	struct ctx *c = m->c;
 	uint32_t n_rewritten = 0;
-	find_writes(&m);
-	for (uint32_t i = 0; i < g->n_nodes; i++) {
-		uint32_t mask = mask_of(&m, i);
+	for (uint32_t i = 0; i < c->g->n_nodes; i++) {
+		uint32_t mask = mask_of(m, i);
 		if (mask == UINT32_MAX)
 			continue;
-		m.budget = CONE;
-		if (!causal(eval(&m, mask)) || !mask_fits(&m, i, mask))
+		m->budget = CONE;
+		if (!causal(eval(m, mask)) || !mask_fits(m, i, mask))
 			continue;
 		rewritten[i] = mask + 1, n_rewritten++;
 		struct fs_mine *mine = c->m;
 		FS_GROW(mine->cleanups, mine->cap_cleanups, mine->n_cleanups + 1);
 		mine->cleanups[mine->n_cleanups++] = (struct fs_cleanup){FS_CLEAN_CAUSAL_MASK, i, mask};
 	}
-	/* What goes with the masks: walking back from them in reverse file order
-	 * (readers before what they read), a node goes when every reader goes,
-	 * is an assert (a side effect that writes nothing: copy_ keeps it), or
-	 * is a rewritten attention reading it as its mask only; what a node that
-	 * goes reads is looked at in turn (any argument, evaluated or not). */
-	uint8_t *upstream = fs_xcalloc(g->n_nodes + 1, 1);
-	for (uint32_t i = 0; i < g->n_nodes && n_rewritten; i++)
+	return n_rewritten;
+}
+
+/* What goes with the masks: walking back from them in reverse file order
+ * (readers before what they read), a node goes when every reader goes,
+ * is an assert (a side effect that writes nothing: copy_ keeps it), or
+ * is a rewritten attention reading it as its mask only; what a node that
+ * goes reads is looked at in turn (any argument, evaluated or not). */
+static void free_mask_producers(struct ctx *c, const uint32_t *rewritten)
+{
+	const struct fs_graph *g = c->g;
+	uint8_t *upstream = fs_xcalloc(g->n_nodes + 1, 1), *freed = fs_xcalloc(g->n_nodes + 1, 1);
+	for (uint32_t i = 0; i < g->n_nodes; i++)
 		if (rewritten[i])
 			upstream[rewritten[i] - 1] = 1;
-	for (uint32_t x = g->n_nodes; n_rewritten && x-- > 0;) {
+	for (uint32_t x = g->n_nodes; x-- > 0;) {
 		const struct fs_node *nx = &g->nodes[x];
 		if (!upstream[x] || nx->kind != FS_NODE_CALL || (nx->flags & (FS_NODE_OUTPUT | FS_NODE_SIDE_EFFECT)))
 			continue;
@@ -1000,8 +1032,19 @@ void fs_mine_causal_masks(struct ctx *c)
 				upstream[g->args[k].node] = 1;
 	}
 	free(upstream);
-	free(rewritten);
 	free(freed);
+}
+
+void fs_mine_causal_masks(struct ctx *c)
+{
+	const struct fs_graph *g = c->g;
+	struct cm m = {.c = c, .memo = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)),
+		       .root = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)), .written = fs_xcalloc(g->n_nodes + 1, 1)};
+	uint32_t *rewritten = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)); /* per attention: its mask + 1 */
+	find_writes(&m);
+	if (find_causal(&m, rewritten))
+		free_mask_producers(c, rewritten);
+	free(rewritten);
 	free(m.vals);
 	free(m.memo);
 	free(m.root);

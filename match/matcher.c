@@ -549,6 +549,50 @@ static uint32_t users_within(struct st *S, uint32_t gn, uint32_t reach, uint32_t
 	return n;
 }
 
+/* The bound pattern nodes pn reads (hops[q] > 0: q is that many steps under pn), in
+ * pin[], fewest steps first, then fewest users of their graph nodes; returns how many. */
+static uint32_t sort_pins(const struct st *S, const int32_t *hops, uint32_t *pin)
+{
+	const struct fs_graph *g = S->g;
+	uint32_t n_pins = 0;
+	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
+		if (hops[q] <= 0 || S->bind[q] == NONE)
+			continue;
+		uint32_t at = n_pins++; /* insertion: (hops, users) ascending, pattern-sized */
+		for (; at > 0; at--) {
+			uint32_t r = pin[at - 1];
+			if (hops[r] < hops[q] || (hops[r] == hops[q] && g->nodes[S->bind[r]].n_users <= g->nodes[S->bind[q]].n_users))
+				break;
+			pin[at] = r;
+		}
+		pin[at] = q;
+	}
+	return n_pins;
+}
+
+/* One pass of the pins under a budget of `limit` nodes: 1 when c holds a set (found
+ * now, or the one kept from the last site), 0 when every search ran over the budget. */
+static int search_pins(struct st *S, struct outcand *c, const uint32_t *pin, uint32_t n_pins,
+		       const int32_t *hops, uint32_t limit)
+{
+	for (uint32_t i = 0; i < n_pins; i++) {
+		uint32_t q = pin[i], gn = S->bind[q];
+		if (c->known[q].gn == gn && c->known[q].size > limit)
+			continue; /* searched from there before: larger */
+		if (c->set && c->pin == q && c->pin_gn == gn)
+			return 1; /* the set kept */
+		uint32_t n = users_within(S, gn, (uint32_t)hops[q], limit);
+		c->known[q].gn = gn, c->known[q].size = n;
+		if (n <= limit) {
+			memcpy(c->v, S->queue + 1, n * sizeof(uint32_t));
+			qsort(c->v, n, sizeof(uint32_t), fs_cmp_u32);
+			c->n = n, c->from = 0, c->pin = q, c->pin_gn = gn, c->set = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Graph nodes that could be output k (pattern node pn), ascending (file
  * order), from the first not claimed by a match kept. Each bound pattern node
  * that pn reads (through its arguments) pins the search: pn's graph node is
@@ -570,7 +614,7 @@ static const struct outcand *output_candidates(struct st *S, uint32_t k, uint32_
 	const struct fs_graph *g = S->g;
 	struct outcand *c = &S->oc[k];
 	int32_t *hops = fs_xmalloc(S->p->n_nodes * sizeof(int32_t));
-	uint32_t *pin = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t)), n_pins = 0;
+	uint32_t *pin = fs_xmalloc(S->p->n_nodes * sizeof(uint32_t));
 	if (!c->v) {
 		c->v = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 		c->known = fs_xmalloc(S->p->n_nodes * sizeof(*c->known));
@@ -578,44 +622,16 @@ static const struct outcand *output_candidates(struct st *S, uint32_t k, uint32_
 			c->known[q].gn = NONE;
 	}
 	pattern_hops(S->p, pn, hops);
-	for (uint32_t q = 0; q < S->p->n_nodes; q++) {
-		if (hops[q] <= 0 || S->bind[q] == NONE)
-			continue;
-		uint32_t at = n_pins++; /* insertion: (hops, users) ascending, pattern-sized */
-		for (; at > 0; at--) {
-			uint32_t r = pin[at - 1];
-			if (hops[r] < hops[q] || (hops[r] == hops[q] && g->nodes[S->bind[r]].n_users <= g->nodes[S->bind[q]].n_users))
-				break;
-			pin[at] = r;
-		}
-		pin[at] = q;
-	}
+	uint32_t n_pins = sort_pins(S, hops, pin);
 	*anchored = n_pins > 0;
 	if (!n_pins && !(c->set && c->pin == NONE)) {
 		for (uint32_t gn = 0; gn < g->n_nodes; gn++)
 			c->v[gn] = gn;
 		c->n = g->n_nodes, c->from = 0, c->pin = c->pin_gn = NONE, c->set = 1;
 	}
-	for (uint32_t limit = 64; n_pins; limit = limit < g->n_nodes / 2 ? limit * 2 : g->n_nodes) {
-		uint32_t i = 0, n = 0;
-		for (; i < n_pins; i++) {
-			uint32_t q = pin[i], gn = S->bind[q];
-			if (c->known[q].gn == gn && c->known[q].size > limit)
-				continue; /* searched from there before: larger */
-			if (c->set && c->pin == q && c->pin_gn == gn)
-				break; /* the set kept */
-			n = users_within(S, gn, (uint32_t)hops[q], limit);
-			c->known[q].gn = gn, c->known[q].size = n;
-			if (n <= limit) {
-				memcpy(c->v, S->queue + 1, n * sizeof(uint32_t));
-				qsort(c->v, n, sizeof(uint32_t), fs_cmp_u32);
-				c->n = n, c->from = 0, c->pin = q, c->pin_gn = gn, c->set = 1;
-				break;
-			}
-		}
-		if (i < n_pins)
-			break; /* fewer than n_nodes always fit: the largest budget ends it */
-	}
+	/* fewer than n_nodes always fit: the largest budget ends it */
+	for (uint32_t limit = 64; n_pins && !search_pins(S, c, pin, n_pins, hops, limit);)
+		limit = limit < g->n_nodes / 2 ? limit * 2 : g->n_nodes;
 	free(hops);
 	free(pin);
 	while (c->from < c->n && S->claimed[c->v[c->from]])
@@ -737,64 +753,92 @@ static void keep_miss(struct st *S, struct fs_matches *out, uint32_t root)
 	memcpy(m->bind, S->best_bind, S->p->n_nodes * sizeof(uint32_t));
 }
 
+/* The search state for pattern p on graph g: every buffer sized here, once */
+static void st_init(struct st *S, const struct fs_pattern *p, const struct fs_scan *s, const struct fs_graph *g)
+{
+	uint32_t n = p->n_nodes;
+	*S = (struct st){
+		.p = p, .s = s, .g = g,
+		.bind = fs_xmalloc(n * sizeof(uint32_t)),
+		.absent = fs_xcalloc(n, 1),
+		.var = fs_xcalloc(p->n_vars + 1, sizeof(double)),
+		.var_set = fs_xcalloc(p->n_vars + 1, 1),
+		.trail = fs_xmalloc((4 * n + 4) * sizeof(uint32_t)),
+		.vtrail = fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)),
+		.opcache = fs_xmalloc((size_t)n * s->n_ops + 1),
+		.claimed = fs_xcalloc(g->n_nodes + 1, 1),
+		.md = pcre2_match_data_create(1, NULL),
+		.best_bind = fs_xmalloc(n * sizeof(uint32_t)),
+		.seen = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t)),
+		.queue = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t)),
+		.oc = fs_xcalloc(p->n_outputs, sizeof(*S->oc)),
+	};
+	memset(S->bind, 0xff, n * sizeof(uint32_t));
+	memset(S->opcache, -1, (size_t)n * s->n_ops + 1);
+}
+
+static void st_release(struct st *S)
+{
+	pcre2_match_data_free(S->md);
+	free(S->bind);
+	free(S->absent);
+	free(S->var);
+	free(S->var_set);
+	free(S->trail);
+	free(S->vtrail);
+	free(S->opcache);
+	free(S->claimed);
+	free(S->best_bind);
+	free(S->goals);
+	free(S->seen);
+	free(S->queue);
+	for (uint32_t k = 0; k < S->p->n_outputs; k++) {
+		free(S->oc[k].v);
+		free(S->oc[k].known);
+	}
+	free(S->oc);
+}
+
+/* One attempt a graph node that may be the first output, in file order: a match is
+ * kept (and claims its nodes), else the attempt's deepest failure may be a near miss. */
+static void match_roots(struct st *S, struct fs_matches *out)
+{
+	const struct fs_graph *g = S->g;
+	uint32_t root = S->p->outputs[0];
+	for (uint32_t gn = 0; gn < g->n_nodes; gn++) {
+		const struct fs_node *x = &g->nodes[gn];
+		if (x->kind != FS_NODE_CALL || S->claimed[gn] || !op_ok(S, root, x->op))
+			continue;
+		memset(&S->best, 0, sizeof(S->best));
+		S->best_final = 0;
+		S->n_goals = 0;
+		S->next_out = 1;
+		S->base = 0;
+		push_goal(S, root, gn);
+		if (solve(S))
+			keep_match(S, out, gn);
+		else
+			keep_miss(S, out, gn);
+		rollback(S, 0, 0);
+	}
+}
+
 void fs_match_pattern(const struct fs_pattern *p, const struct fs_scan *s, const struct fs_graph *g,
 		      struct fs_matches *out)
 {
 	memset(out, 0, sizeof(*out));
 	fs_arena_init(&out->arena);
 	out->p = p;
-	uint32_t n = p->n_nodes;
-	struct st S = {p, s, g, fs_xmalloc(n * sizeof(uint32_t)), fs_xcalloc(n, 1),
-		       fs_xcalloc(p->n_vars + 1, sizeof(double)), fs_xcalloc(p->n_vars + 1, 1),
-		       fs_xmalloc((4 * n + 4) * sizeof(uint32_t)), 0, fs_xmalloc((4 * p->n_vars + 4) * sizeof(uint32_t)), 0,
-		       fs_xmalloc((size_t)n * s->n_ops + 1), fs_xcalloc(g->n_nodes + 1, 1),
-		       pcre2_match_data_create(1, NULL), {0}, fs_xmalloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
-	S.seen = fs_xcalloc(g->n_nodes + 1, sizeof(uint32_t));
-	S.queue = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
-	S.oc = fs_xcalloc(p->n_outputs, sizeof(*S.oc));
-	memset(S.bind, 0xff, n * sizeof(uint32_t));
-	memset(S.opcache, -1, (size_t)n * s->n_ops + 1);
-	uint32_t root = p->outputs[0];
-	for (uint32_t gn = 0; gn < g->n_nodes; gn++) {
-		const struct fs_node *x = &g->nodes[gn];
-		if (x->kind != FS_NODE_CALL || S.claimed[gn] || !op_ok(&S, root, x->op))
-			continue;
-		memset(&S.best, 0, sizeof(S.best));
-		S.best_final = 0;
-		S.n_goals = 0;
-		S.next_out = 1;
-		S.base = 0;
-		push_goal(&S, root, gn);
-		if (solve(&S))
-			keep_match(&S, out, gn);
-		else
-			keep_miss(&S, out, gn);
-		rollback(&S, 0, 0);
-	}
+	struct st S;
+	st_init(&S, p, s, g);
+	match_roots(&S, out);
 	/* a near miss whose root a later match took is no miss */
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < out->n_miss; i++)
 		if (!S.claimed[out->miss[i].root])
 			out->miss[w++] = out->miss[i];
 	out->n_miss = w;
-	pcre2_match_data_free(S.md);
-	free(S.bind);
-	free(S.absent);
-	free(S.var);
-	free(S.var_set);
-	free(S.trail);
-	free(S.vtrail);
-	free(S.opcache);
-	free(S.claimed);
-	free(S.best_bind);
-	free(S.goals);
-	free(S.seen);
-	free(S.queue);
-	for (uint32_t k = 0; k < p->n_outputs; k++) {
-		free(S.oc[k].v);
-		free(S.oc[k].known);
-	}
-	free(S.oc);
+	st_release(&S);
 }
 
 void fs_matches_release(struct fs_matches *m)

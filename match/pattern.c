@@ -139,6 +139,99 @@ static void push_arg(struct fs_pnode *pn, uint32_t *cap, struct fs_parg a)
 
 static int parse_args(struct pparse *P, struct fs_pnode *pn, uint32_t *cap, const char **p, char close);
 
+/* '[' args ']' | '(' args ')': a FS_PA_LIST arg followed by its members; its span counts
+ * itself and every arg inside, so a matcher can skip the whole list. */
+static int list_arg(struct pparse *P, struct fs_pnode *pn, uint32_t *cap, const char **p, struct fs_parg a)
+{
+	char close = **p == '[' ? ']' : ')';
+	uint32_t at = pn->n_args;
+	a.kind = FS_PA_LIST;
+	push_arg(pn, cap, a);
+	(*p)++;
+	if (parse_args(P, pn, cap, p, close) < 0)
+		return -1;
+	pn->args[at].span = pn->n_args - at;
+	return 0;
+}
+
+/* 'str' | "str": no escapes; the string ends at the next quote of the same kind */
+static int str_arg(struct pparse *P, struct fs_parg *a, const char **p)
+{
+	const char *s = *p, *q = memchr(s + 1, *s, (size_t)(P->end - s - 1));
+	if (!q)
+		return perr(P, s, "unterminated string"), -1;
+	a->kind = FS_PA_STR;
+	a->text = fs_xstrndup(s + 1, (size_t)(q - s - 1));
+	*p = q + 1;
+	return 0;
+}
+
+/* $var: captured into (or compared with) the pattern's variable of that name */
+static int var_arg(struct pparse *P, struct fs_parg *a, const char **p)
+{
+	const char *s = *p, *w;
+	(*p)++;
+	size_t n = word(p, P->end, &w);
+	if (!n)
+		return perr(P, s, "expected a variable name after '$'"), -1;
+	a->kind = FS_PA_VAR;
+	a->ref = var_index(P->p, w, n);
+	return 0;
+}
+
+enum { NUMBER_MAX = 64 }; /* longest number literal, with its NUL */
+
+/* number: an integer if strtoll takes all of it, else a float */
+static int number_arg(struct pparse *P, struct fs_parg *a, const char *s, size_t n)
+{
+	char buf[NUMBER_MAX], *end;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	long long v = strtoll(buf, &end, 10);
+	if (*end == '\0') {
+		a->kind = FS_PA_INT;
+		a->i = v;
+		return 0;
+	}
+	a->f = strtod(buf, &end);
+	if (*end)
+		return perr(P, s, "bad number '%s'", buf), -1;
+	a->kind = FS_PA_FLOAT;
+	return 0;
+}
+
+/* A bare token up to ',', ')', ']' or ' ': _ | True | False | None | torch.dtype | number | NAME */
+static int bare_arg(struct pparse *P, struct fs_parg *a, const char **p)
+{
+	const char *s = *p, *t = s, *e = P->end;
+	while (t < e && *t != ',' && *t != ')' && *t != ']' && *t != ' ')
+		t++;
+	size_t n = (size_t)(t - s);
+	*p = t;
+	if (kw(s, n, "_"))
+		a->kind = FS_PA_ANY;
+	else if (kw(s, n, "True") || kw(s, n, "False")) {
+		a->kind = FS_PA_BOOL;
+		a->i = *s == 'T';
+	} else if (kw(s, n, "None"))
+		a->kind = FS_PA_NONE;
+	else if (n > 6 && !memcmp(s, "torch.", 6)) {
+		a->kind = FS_PA_DTYPE;
+		a->i = dtype_word(s, n);
+		if (a->i < 0)
+			return perr(P, s, "unknown dtype '%.*s'", (int)n, s), -1;
+	} else if (n && n < NUMBER_MAX && ((*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
+		return number_arg(P, a, s, n);
+	else {
+		int32_t ref = n ? find_node(P->p, s, n) : -1;
+		if (ref < 0)
+			return perr(P, s, "unknown node '%.*s' (define inputs and nodes before using them)", (int)n, s), -1;
+		a->kind = FS_PA_REF;
+		a->ref = (uint32_t)ref;
+	}
+	return 0;
+}
+
 /* arg := NAME | _ | ... | $var | number | True | False | None | torch.dtype | 'str' | [args] | (args) */
 static int parse_arg(struct pparse *P, struct fs_pnode *pn, uint32_t *cap, const char **p)
 {
@@ -150,81 +243,21 @@ static int parse_arg(struct pparse *P, struct fs_pnode *pn, uint32_t *cap, const
 	s = *p;
 	if (s >= e)
 		return perr(P, s, "expected an argument"), -1;
-	if (*s == '[' || *s == '(') {
-		uint32_t at = pn->n_args;
-		a.kind = FS_PA_LIST;
-		push_arg(pn, cap, a);
-		(*p)++;
-		if (parse_args(P, pn, cap, p, *s == '[' ? ']' : ')') < 0)
-			return -1;
-		pn->args[at].span = pn->n_args - at;
-		return 0;
-	}
-	if (*s == '\'' || *s == '"') {
-		const char *q = memchr(s + 1, *s, (size_t)(e - s - 1));
-		if (!q)
-			return perr(P, s, "unterminated string"), -1;
-		a.kind = FS_PA_STR;
-		a.text = fs_xstrndup(s + 1, (size_t)(q - s - 1));
-		*p = q + 1;
-		push_arg(pn, cap, a);
-		return 0;
-	}
-	if (e - s >= 3 && !memcmp(s, "...", 3)) {
+	if (*s == '[' || *s == '(')
+		return list_arg(P, pn, cap, p, a);
+	int rc;
+	if (*s == '\'' || *s == '"')
+		rc = str_arg(P, &a, p);
+	else if (e - s >= 3 && !memcmp(s, "...", 3)) {
 		a.kind = FS_PA_REST;
 		*p = s + 3;
-		push_arg(pn, cap, a);
-		return 0;
-	}
-	if (*s == '$') {
-		const char *w;
-		(*p)++;
-		size_t n = word(p, e, &w);
-		if (!n)
-			return perr(P, s, "expected a variable name after '$'"), -1;
-		a.kind = FS_PA_VAR;
-		a.ref = var_index(P->p, w, n);
-		push_arg(pn, cap, a);
-		return 0;
-	}
-	const char *t = s;
-	while (t < e && *t != ',' && *t != ')' && *t != ']' && *t != ' ')
-		t++;
-	size_t n = (size_t)(t - s);
-	char buf[64], *end;
-	*p = t;
-	if (kw(s, n, "_"))
-		a.kind = FS_PA_ANY;
-	else if (kw(s, n, "True") || kw(s, n, "False")) {
-		a.kind = FS_PA_BOOL;
-		a.i = *s == 'T';
-	} else if (kw(s, n, "None"))
-		a.kind = FS_PA_NONE;
-	else if (n > 6 && !memcmp(s, "torch.", 6)) {
-		a.kind = FS_PA_DTYPE;
-		a.i = dtype_word(s, n);
-		if (a.i < 0)
-			return perr(P, s, "unknown dtype '%.*s'", (int)n, s), -1;
-	} else if (n && n < sizeof(buf) && ((*s >= '0' && *s <= '9') || *s == '-' || *s == '.')) {
-		memcpy(buf, s, n);
-		buf[n] = '\0';
-		long long v = strtoll(buf, &end, 10);
-		if (*end == '\0') {
-			a.kind = FS_PA_INT;
-			a.i = v;
-		} else {
-			a.f = strtod(buf, &end);
-			if (*end)
-				return perr(P, s, "bad number '%s'", buf), -1;
-			a.kind = FS_PA_FLOAT;
-		}
-	} else {
-		int32_t ref = n ? find_node(P->p, s, n) : -1;
-		if (ref < 0)
-			return perr(P, s, "unknown node '%.*s' (define inputs and nodes before using them)", (int)n, s), -1;
-		a.kind = FS_PA_REF;
-		a.ref = (uint32_t)ref;
-	}
+		rc = 0;
+	} else if (*s == '$')
+		rc = var_arg(P, &a, p);
+	else
+		rc = bare_arg(P, &a, p);
+	if (rc < 0)
+		return -1;
 	push_arg(pn, cap, a);
 	return 0;
 }
@@ -727,6 +760,40 @@ static void validate(struct pparse *P)
 	free(captured);
 }
 
+/* Sets P->line..P->end to the next line from *pos, its comment ('#' at the start or after a
+ * space) and trailing blanks cut; *pos moves past the newline. */
+static void next_line(struct pparse *P, const char **pos, const char *end)
+{
+	const char *nl = memchr(*pos, '\n', (size_t)(end - *pos));
+	const char *e = nl ? nl : end;
+	P->line = *pos;
+	P->no++;
+	*pos = nl ? nl + 1 : end;
+	if (e > P->line && e[-1] == '\r')
+		e--;
+	const char *hash = P->line;
+	while ((hash = memchr(hash, '#', (size_t)(e - hash))) && hash > P->line && hash[-1] != ' ' && hash[-1] != '\t')
+		hash++;
+	P->end = hash ? hash : e;
+	while (P->end > P->line && (P->end[-1] == ' ' || P->end[-1] == '\t'))
+		P->end--;
+}
+
+/* The file's variants join the library only if the whole file parsed: all or none. */
+static void keep_variants(struct fs_patlib *l, struct pparse *P)
+{
+	for (uint32_t i = 0; i < P->n_done; i++) {
+		if (P->errors) {
+			free_pattern(&P->done[i]);
+			continue;
+		}
+		P->done[i].path = fs_xstrndup(P->path, strlen(P->path));
+		FS_GROW(l->v, l->cap, l->n + 1);
+		l->v[l->n++] = P->done[i];
+	}
+	free(P->done);
+}
+
 uint32_t fs_patlib_parse(struct fs_patlib *l, const char *path, const char *text, size_t len,
 			 struct fs_diags *d)
 {
@@ -735,19 +802,7 @@ uint32_t fs_patlib_parse(struct fs_patlib *l, const char *path, const char *text
 	struct pparse P = {path, d, NULL, NULL, 0, 0, &pt, NULL, 0, 0};
 	const char *end = text + len;
 	for (const char *pos = text; pos < end;) {
-		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
-		const char *e = nl ? nl : end;
-		P.line = pos;
-		P.no++;
-		pos = nl ? nl + 1 : end;
-		if (e > P.line && e[-1] == '\r')
-			e--;
-		const char *hash = P.line; /* a comment: '#' at the start or after a space */
-		while ((hash = memchr(hash, '#', (size_t)(e - hash))) && hash > P.line && hash[-1] != ' ' && hash[-1] != '\t')
-			hash++;
-		P.end = hash ? hash : e;
-		while (P.end > P.line && (P.end[-1] == ' ' || P.end[-1] == '\t'))
-			P.end--;
+		next_line(&P, &pos, end);
 		const char *p = P.line;
 		ws(&p, P.end);
 		if (p == P.end)
@@ -766,16 +821,7 @@ uint32_t fs_patlib_parse(struct fs_patlib *l, const char *path, const char *text
 	uint32_t errors = P.errors;
 	P.done = fs_xrealloc(P.done, (P.n_done + 1) * sizeof(*P.done));
 	P.done[P.n_done++] = pt;
-	for (uint32_t i = 0; i < P.n_done; i++) {
-		if (errors) {
-			free_pattern(&P.done[i]);
-			continue;
-		}
-		P.done[i].path = fs_xstrndup(path, strlen(path));
-		FS_GROW(l->v, l->cap, l->n + 1);
-		l->v[l->n++] = P.done[i];
-	}
-	free(P.done);
+	keep_variants(l, &P);
 	return errors;
 }
 

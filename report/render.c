@@ -153,8 +153,8 @@ static Agnode_t *draw_node(Agraph_t *G, Agraph_t *sub, const struct fs_scan *s, 
 	return n;
 }
 
-static Agraph_t *build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
-		       const uint8_t *shown, uint32_t n_shown, uint32_t layers)
+/* The graph and its defaults: top to bottom, boxes, Helvetica */
+static Agraph_t *open_graph(const struct fs_render_opts *o, uint32_t n_shown)
 {
 	Agraph_t *G = agopen((char *)"fusescan", Agstrictdirected, NULL); /* one edge a pair */
 	agattr(G, AGRAPH, (char *)"rankdir", (char *)"TB");
@@ -169,49 +169,79 @@ static Agraph_t *build(const struct fs_scan *s, const struct fs_graph *g, const 
 	agattr(G, AGNODE, (char *)"fontsize", (char *)"10");
 	if (o->title)
 		set(G, "label", o->title), set(G, "labelloc", "t");
+	return G;
+}
+
+/* The cluster of site k (0-based), made at its first node */
+static Agraph_t *site_cluster(Agraph_t *G, uint32_t k)
+{
+	char cname[32], clab[48];
+	snprintf(cname, sizeof(cname), "cluster_site_%u", k);
+	snprintf(clab, sizeof(clab), "site %u", k + 1);
+	Agraph_t *sub = agsubg(G, cname, 1);
+	set(sub, "label", clab), set(sub, "style", "rounded"), set(sub, "color", "#f57c00");
+	return sub;
+}
+
+/* The shown nodes in file order, focus nodes in their site's cluster; returns the
+ * Graphviz node of each graph node (NULL: not drawn), for the edges. */
+static Agnode_t **draw_nodes(Agraph_t *G, const struct fs_scan *s, const struct fs_graph *g,
+			     const struct fs_render_opts *o, const uint8_t *shown)
+{
 	uint32_t *site = fs_xmalloc((g->n_nodes + 1) * sizeof(uint32_t));
 	memset(site, 0xff, (g->n_nodes + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < o->n_focus; i++)
 		if (o->focus[i] < g->n_nodes)
 			site[o->focus[i]] = o->group ? o->group[i] : 0;
 	Agnode_t **nodes = fs_xcalloc(g->n_nodes + 1, sizeof(Agnode_t *));
-	Agnode_t *fold = NULL;
 	for (uint32_t v = 0; v < g->n_nodes; v++) {
 		if (shown[v] != SHOWN)
 			continue;
-		Agraph_t *sub = NULL;
-		if (site[v] != UINT32_MAX) {
-			char cname[32], clab[48];
-			snprintf(cname, sizeof(cname), "cluster_site_%u", site[v]);
-			snprintf(clab, sizeof(clab), "site %u", site[v] + 1);
-			sub = agsubg(G, cname, 1);
-			set(sub, "label", clab), set(sub, "style", "rounded"), set(sub, "color", "#f57c00");
-		}
+		Agraph_t *sub = site[v] != UINT32_MAX ? site_cluster(G, site[v]) : NULL;
 		nodes[v] = draw_node(G, sub, s, g, v, site[v] != UINT32_MAX);
 	}
-	if (layers) {
-		char lab[96];
-		fold = agnode(G, (char *)"folded_layers", 1);
-		snprintf(lab, sizeof(lab), "layers 1..%u\\nas layer 0\\nx%u", layers - 1, layers - 1);
-		set(fold, "label", lab), set(fold, "shape", "box3d"), set(fold, "style", "filled");
-		set(fold, "fillcolor", "#e0e0e0");
-	}
-	for (uint32_t v = 0; v < g->n_nodes; v++) { /* edges, producer -> user */
+	free(site);
+	return nodes;
+}
+
+/* The one block that stands for layers 1..layers-1 */
+static Agnode_t *draw_fold(Agraph_t *G, uint32_t layers)
+{
+	char lab[96];
+	Agnode_t *fold = agnode(G, (char *)"folded_layers", 1);
+	snprintf(lab, sizeof(lab), "layers 1..%u\\nas layer 0\\nx%u", layers - 1, layers - 1);
+	set(fold, "label", lab), set(fold, "shape", "box3d"), set(fold, "style", "filled");
+	set(fold, "fillcolor", "#e0e0e0");
+	return fold;
+}
+
+/* Edges, producer -> user; a hidden op of a folded layer is drawn as the fold */
+static void draw_edges(Agraph_t *G, const struct fs_graph *g, Agnode_t *const *nodes, Agnode_t *fold)
+{
+	for (uint32_t v = 0; v < g->n_nodes; v++) {
 		const struct fs_node *x = &g->nodes[v];
-		Agnode_t *to = nodes[v] ? nodes[v] : (layers && x->kind == FS_NODE_CALL ? fold : NULL);
+		Agnode_t *to = nodes[v] ? nodes[v] : (fold && x->kind == FS_NODE_CALL ? fold : NULL);
 		if (!to)
 			continue;
 		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
 			if (g->args[a].kind != FS_ARG_NODE)
 				continue;
 			uint32_t p = g->args[a].node;
-			Agnode_t *from = nodes[p] ? nodes[p] : (layers && g->nodes[p].kind == FS_NODE_CALL ? fold : NULL);
+			Agnode_t *from = nodes[p] ? nodes[p] : (fold && g->nodes[p].kind == FS_NODE_CALL ? fold : NULL);
 			if (from && from != to)
 				agedge(G, from, to, NULL, 1);
 		}
 	}
+}
+
+static Agraph_t *build(const struct fs_scan *s, const struct fs_graph *g, const struct fs_render_opts *o,
+		       const uint8_t *shown, uint32_t n_shown, uint32_t layers)
+{
+	Agraph_t *G = open_graph(o, n_shown);
+	Agnode_t **nodes = draw_nodes(G, s, g, o, shown);
+	Agnode_t *fold = layers ? draw_fold(G, layers) : NULL;
+	draw_edges(G, g, nodes, fold);
 	free(nodes);
-	free(site);
 	return G;
 }
 

@@ -161,6 +161,12 @@ static struct fs_bind *binding(struct parser *P, uint32_t sym)
 	return &pr->bind[sym];
 }
 
+/* Whether b binds a node of the module being read (gen counts modules) */
+static int bound_here(const struct fs_bind *b, const struct parser *P)
+{
+	return b->gen == ((const struct fs_scan_priv *)P->s->priv)->gen;
+}
+
 static uint32_t new_node(struct parser *P, uint32_t name, uint8_t kind)
 {
 	struct fs_graph *g = P->g;
@@ -191,7 +197,7 @@ static uint32_t resolve(struct parser *P, const char *name, size_t n, const stru
 {
 	uint32_t sym = fs_strtab_intern(&P->s->strs, name, n);
 	struct fs_bind *b = binding(P, sym);
-	if (b->gen == ((struct fs_scan_priv *)P->s->priv)->gen)
+	if (bound_here(b, P))
 		return b->node;
 	uint32_t id = new_node(P, sym, FS_NODE_EXTERN);
 	struct fs_node *x = &P->g->nodes[id];
@@ -313,11 +319,70 @@ static int lit_is(const char *p, const char *e, const char *lit)
 	return (size_t)(e - p) == strlen(lit) && memcmp(p, lit, (size_t)(e - p)) == 0;
 }
 
-/* Python str() literals; inside lists a bare identifier names a node. */
-static int parse_literal(struct parser *P, const char *p, const char *e, int in_list)
+/* A number: an integer (a float when it overflows int64), else a float strtod takes whole
+ * (1e-5, .5, inf, nan). 1 if [p, e) is one and was pushed. */
+static int number_literal(struct parser *P, const char *p, const char *e)
 {
 	char buf[64];
 	size_t n = (size_t)(e - p);
+	if (n >= sizeof(buf))
+		return 0;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	if (is_int(p, e)) {
+		errno = 0;
+		long long v = strtoll(buf, NULL, 10);
+		uint32_t a = push_arg(P, errno ? FS_ARG_FLOAT : FS_ARG_INT, p, e);
+		if (errno)
+			P->g->args[a].f = strtod(buf, NULL);
+		else
+			P->g->args[a].i = v;
+		return 1;
+	}
+	if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || lit_is(p, e, "inf") || lit_is(p, e, "nan")))
+		return 0;
+	char *end;
+	double v = strtod(buf, &end);
+	if (end != buf + n)
+		return 0;
+	uint32_t a = push_arg(P, FS_ARG_FLOAT, p, e);
+	P->g->args[a].f = v;
+	return 1;
+}
+
+/* torch.float16 and the like: 1 if [p, e) names a known dtype and was pushed */
+static int dtype_literal(struct parser *P, const char *p, const char *e)
+{
+	if (!starts(p, e, "torch."))
+		return 0;
+	enum fs_dtype d = fs_types_dtype(P->s, p, (size_t)(e - p));
+	if (d == FS_DT_OTHER)
+		return 0;
+	uint32_t a = push_arg(P, FS_ARG_DTYPE, p, e);
+	P->g->args[a].type.dtype = (uint8_t)d;
+	return 1;
+}
+
+/* A bare identifier inside a list names a node (its '%' is not printed there): 1 if pushed */
+static int name_literal(struct parser *P, const char *p, const char *e)
+{
+	size_t n = (size_t)(e - p);
+	if (memchr(p, '.', n))
+		return 0;
+	const char *q = p;
+	while (q < e && is_name_char(*q))
+		q++;
+	if (q != e || (*p >= '0' && *p <= '9'))
+		return 0;
+	uint32_t a = push_arg(P, FS_ARG_NODE, p, e);
+	P->g->args[a].node = resolve(P, p, n, NULL);
+	P->g->args[a].type.dtype = FS_DT_UNKNOWN;
+	return 1;
+}
+
+/* Python str() literals; inside lists a bare identifier names a node. */
+static int parse_literal(struct parser *P, const char *p, const char *e, int in_list)
+{
 	if (lit_is(p, e, "True") || lit_is(p, e, "False")) {
 		uint32_t a = push_arg(P, FS_ARG_BOOL, p, e);
 		P->g->args[a].i = *p == 'T';
@@ -330,49 +395,8 @@ static int parse_literal(struct parser *P, const char *p, const char *e, int in_
 			return perr(P, p, "bad string literal"), -1;
 		return push_arg(P, FS_ARG_STR, p + 1, e - 1), 0;
 	}
-	if (is_int(p, e) && n < sizeof(buf)) {
-		memcpy(buf, p, n);
-		buf[n] = '\0';
-		errno = 0;
-		long long v = strtoll(buf, NULL, 10);
-		uint32_t a = push_arg(P, errno ? FS_ARG_FLOAT : FS_ARG_INT, p, e);
-		if (errno)
-			P->g->args[a].f = strtod(buf, NULL);
-		else
-			P->g->args[a].i = v;
+	if (number_literal(P, p, e) || dtype_literal(P, p, e) || (in_list && name_literal(P, p, e)))
 		return 0;
-	}
-	if (n < sizeof(buf) && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
-				lit_is(p, e, "inf") || lit_is(p, e, "nan"))) {
-		memcpy(buf, p, n);
-		buf[n] = '\0';
-		char *end;
-		double v = strtod(buf, &end);
-		if (end == buf + n) {
-			uint32_t a = push_arg(P, FS_ARG_FLOAT, p, e);
-			P->g->args[a].f = v;
-			return 0;
-		}
-	}
-	if (starts(p, e, "torch.")) {
-		enum fs_dtype d = fs_types_dtype(P->s, p, n);
-		if (d != FS_DT_OTHER) {
-			uint32_t a = push_arg(P, FS_ARG_DTYPE, p, e);
-			P->g->args[a].type.dtype = (uint8_t)d;
-			return 0;
-		}
-	}
-	if (in_list && !memchr(p, '.', n)) {
-		const char *q = p;
-		while (q < e && is_name_char(*q))
-			q++;
-		if (q == e && !(*p >= '0' && *p <= '9')) {
-			uint32_t a = push_arg(P, FS_ARG_NODE, p, e);
-			P->g->args[a].node = resolve(P, p, n, NULL);
-			P->g->args[a].type.dtype = FS_DT_UNKNOWN;
-			return 0;
-		}
-	}
 	return push_arg(P, FS_ARG_STR, p, e), 0; /* bsnd, meta, cuda:0, ... */
 }
 
@@ -448,56 +472,53 @@ static void drop_line(struct parser *P, uint32_t mark_nodes, uint32_t mark_args,
 	g->n_types = mark_types;
 }
 
-/* placeholder := '%' NAME ' : ' type ; node := '%' NAME ' = ' TARGET '(' args ')' [' : ' type] */
-static void parse_node_line(struct parser *P)
+/* The name %NAME (sym, at p, ending at q) is already defined in this module: say so, 1 */
+static int defined_before(struct parser *P, uint32_t sym, const char *p, const char *q)
 {
-	const char *p = P->ln.p, *e = P->ln.p + P->ln.n;
-	const char *q = p + 1;
-	while (q < e && *q != ' ' && *q != ':' && *q != '=' && *q != '(')
-		q++;
-	if (q == p + 1)
-		return perr(P, p, "expected a node name after '%s'", "%");
-	uint32_t sym = fs_strtab_intern(&P->s->strs, p + 1, (size_t)(q - p - 1));
 	struct fs_bind *b = binding(P, sym);
-	if (b->gen == ((struct fs_scan_priv *)P->s->priv)->gen) {
-		const struct fs_node *old = &P->g->nodes[b->node];
-		int n = (int)(q - p - 1);
-		if (old->kind == FS_NODE_EXTERN)
-			return perr(P, p, "'%%%.*s' is defined here but used before its definition (first use at line %u)",
-				    n, p + 1, old->line);
-		return perr(P, p, "duplicate definition of '%%%.*s' (first defined at line %u)", n, p + 1, old->line);
-	}
-	int call = starts(q, e, " = ");
-	if (!call && !starts(q, e, " : "))
-		return perr(P, q, "expected ' = <target>(...)' or ' : <shape> : <dtype>' after the node name");
-	uint32_t mark_args = P->g->n_args, mark_types = P->g->n_types, mark_nodes = P->g->n_nodes;
-	if (!call) {
-		uint32_t id = new_node(P, sym, FS_NODE_PLACEHOLDER);
-		uint16_t k = parse_type(P, q + 3, e);
-		if (!k)
-			goto fail;
-		P->g->nodes[id].n_out = k;
-		P->g->n_placeholders++;
-		return;
-	}
-	const char *t = q + 3, *paren = memchr(t, '(', (size_t)(e - t));
+	if (!bound_here(b, P))
+		return 0;
+	const struct fs_node *old = &P->g->nodes[b->node];
+	int n = (int)(q - p - 1);
+	if (old->kind == FS_NODE_EXTERN)
+		perr(P, p, "'%%%.*s' is defined here but used before its definition (first use at line %u)",
+		     n, p + 1, old->line);
+	else
+		perr(P, p, "duplicate definition of '%%%.*s' (first defined at line %u)", n, p + 1, old->line);
+	return 1;
+}
+
+/* placeholder := '%' NAME ' : ' type ; t is the type. -1: the line is bad */
+static int parse_placeholder(struct parser *P, uint32_t sym, const char *t, const char *e)
+{
+	uint32_t id = new_node(P, sym, FS_NODE_PLACEHOLDER);
+	uint16_t k = parse_type(P, t, e);
+	if (!k)
+		return -1;
+	P->g->nodes[id].n_out = k;
+	P->g->n_placeholders++;
+	return 0;
+}
+
+/* node := '%' NAME ' = ' TARGET '(' args ')' [' : ' type] ; t is the target. -1: the line is bad */
+static int parse_call(struct parser *P, uint32_t sym, const char *t, const char *e)
+{
+	const char *paren = memchr(t, '(', (size_t)(e - t));
 	if (!paren || paren == t)
-		return perr(P, t, "%s", paren ? "missing op target before '('" : "expected '(' after the op target");
+		return perr(P, t, "%s", paren ? "missing op target before '('" : "expected '(' after the op target"), -1;
 	const char *close = match_close(P, paren, e);
 	if (!close)
-		return;
+		return -1;
 	const char *after = close + 1;
 	if (after < e && !starts(after, e, " : "))
-		return perr(P, after, "expected ' : <shape> : <dtype>' after the arguments");
+		return perr(P, after, "expected ' : <shape> : <dtype>' after the arguments"), -1;
 	uint32_t first_arg = P->g->n_args;
 	int n_top = parse_elems(P, paren + 1, close, 0);
 	if (n_top < 0)
-		goto fail;
-	if (binding(P, sym)->gen == ((struct fs_scan_priv *)P->s->priv)->gen) { /* an argument named the node itself */
-		perr(P, ref_at(paren, close, fs_scan_str(P->s, sym)), "'%%%s' reads itself: a node cannot be its own argument",
-		     fs_scan_str(P->s, sym));
-		goto fail;
-	}
+		return -1;
+	if (bound_here(binding(P, sym), P)) /* an argument named the node itself */
+		return perr(P, ref_at(paren, close, fs_scan_str(P->s, sym)),
+			    "'%%%s' reads itself: a node cannot be its own argument", fs_scan_str(P->s, sym)), -1;
 	uint32_t id = new_node(P, sym, FS_NODE_CALL);
 	struct fs_node *n = &P->g->nodes[id];
 	n->op = fs_ops_intern(P->s, t, (size_t)(paren - t));
@@ -512,12 +533,30 @@ static void parse_node_line(struct parser *P)
 	else
 		push_type(P->g, 0, FS_DT_UNKNOWN);
 	if (!k)
-		goto fail;
+		return -1;
 	P->g->nodes[id].n_out = k;
 	P->g->n_calls++;
-	return;
-fail:
-	drop_line(P, mark_nodes, mark_args, mark_types);
+	return 0;
+}
+
+/* placeholder | node: a bad line leaves nothing behind (drop_line) */
+static void parse_node_line(struct parser *P)
+{
+	const char *p = P->ln.p, *e = P->ln.p + P->ln.n;
+	const char *q = p + 1;
+	while (q < e && *q != ' ' && *q != ':' && *q != '=' && *q != '(')
+		q++;
+	if (q == p + 1)
+		return perr(P, p, "expected a node name after '%s'", "%");
+	uint32_t sym = fs_strtab_intern(&P->s->strs, p + 1, (size_t)(q - p - 1));
+	if (defined_before(P, sym, p, q))
+		return;
+	int call = starts(q, e, " = ");
+	if (!call && !starts(q, e, " : "))
+		return perr(P, q, "expected ' = <target>(...)' or ' : <shape> : <dtype>' after the node name");
+	uint32_t mark_args = P->g->n_args, mark_types = P->g->n_types, mark_nodes = P->g->n_nodes;
+	if ((call ? parse_call(P, sym, q + 3, e) : parse_placeholder(P, sym, q + 3, e)) < 0)
+		drop_line(P, mark_nodes, mark_args, mark_types);
 }
 
 /* output := 'output' elems */

@@ -61,62 +61,89 @@ static int32_t ep_nested(struct ep *e)
 	return x;
 }
 
+/* Consumes c (after blanks), or marks the dim bad: 0 or -1 */
+static int ep_expect(struct ep *e, char c)
+{
+	ep_ws(e);
+	if (e->bad || e->p >= e->end || *e->p != c)
+		return e->bad = 1, -1;
+	e->p++;
+	return 0;
+}
+
+/* '(' expr ')' */
+static int32_t ep_paren(struct ep *e)
+{
+	e->p++;
+	int32_t x = ep_nested(e);
+	ep_ws(e);
+	if (e->p >= e->end || *e->p != ')')
+		return e->bad = 1, -1;
+	e->p++;
+	return x;
+}
+
+/* INT: decimal digits; one that overflows int64 marks the dim bad */
+static int32_t ep_int(struct ep *e)
+{
+	int64_t v = 0;
+	while (e->p < e->end && *e->p >= '0' && *e->p <= '9') {
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, *e->p - '0', &v))
+			return e->bad = 1, -1;
+		e->p++;
+	}
+	int32_t x = ep_node(e, FS_EX_INT, -1, -1);
+	if (x >= 0)
+		e->s->types.exprs[x].value = v;
+	return x;
+}
+
+static int ep_name_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* SYMBOL | ('Mod' | 'Max' | 'Min') '(' expr ',' expr ')'; a function name without '('
+ * is a symbol like any other */
+static int32_t ep_name(struct ep *e)
+{
+	const char *q = e->p;
+	while (e->p < e->end && ep_name_char(*e->p))
+		e->p++;
+	size_t n = (size_t)(e->p - q);
+	uint8_t fn = n == 3 && !memcmp(q, "Mod", 3) ? FS_EX_MOD : n == 3 && !memcmp(q, "Max", 3) ? FS_EX_MAX
+		   : n == 3 && !memcmp(q, "Min", 3)				       ? FS_EX_MIN
+										       : FS_EX_SYM;
+	if (fn != FS_EX_SYM && e->p < e->end && *e->p == '(') {
+		e->p++;
+		int32_t a = ep_nested(e);
+		if (ep_expect(e, ',') < 0)
+			return -1;
+		int32_t b = ep_nested(e);
+		if (ep_expect(e, ')') < 0)
+			return -1;
+		return ep_node(e, fn, a, b);
+	}
+	int32_t x = ep_node(e, FS_EX_SYM, -1, -1);
+	if (x >= 0)
+		e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
+	return x;
+}
+
 /* atom := INT | SYMBOL | ('Mod' | 'Max' | 'Min') '(' expr ',' expr ')' | '(' expr ')' */
 static int32_t ep_atom(struct ep *e)
 {
 	ep_ws(e);
 	if (e->p >= e->end)
 		return e->bad = 1, -1;
-	const char *q = e->p;
-	if (*q == '(') {
-		e->p++;
-		int32_t x = ep_nested(e);
-		ep_ws(e);
-		if (e->p >= e->end || *e->p != ')')
-			return e->bad = 1, -1;
-		e->p++;
-		return x;
-	}
-	if (*q >= '0' && *q <= '9') {
-		int64_t v = 0;
-		while (e->p < e->end && *e->p >= '0' && *e->p <= '9') {
-			if (__builtin_mul_overflow(v, 10, &v) ||
-			    __builtin_add_overflow(v, *e->p - '0', &v))
-				return e->bad = 1, -1;
-			e->p++;
-		}
-		int32_t x = ep_node(e, FS_EX_INT, -1, -1);
-		if (x >= 0)
-			e->s->types.exprs[x].value = v;
-		return x;
-	}
-	if (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')) {
-		while (e->p < e->end && (*e->p == '_' || (*e->p >= 'a' && *e->p <= 'z') ||
-					 (*e->p >= 'A' && *e->p <= 'Z') || (*e->p >= '0' && *e->p <= '9')))
-			e->p++;
-		size_t n = (size_t)(e->p - q);
-		uint8_t fn = n == 3 && !memcmp(q, "Mod", 3) ? FS_EX_MOD : n == 3 && !memcmp(q, "Max", 3) ? FS_EX_MAX
-			   : n == 3 && !memcmp(q, "Min", 3)				       ? FS_EX_MIN
-											       : FS_EX_SYM;
-		if (fn != FS_EX_SYM && e->p < e->end && *e->p == '(') {
-			e->p++;
-			int32_t a = ep_nested(e);
-			ep_ws(e);
-			if (e->bad || e->p >= e->end || *e->p != ',')
-				return e->bad = 1, -1;
-			e->p++;
-			int32_t b = ep_nested(e);
-			ep_ws(e);
-			if (e->bad || e->p >= e->end || *e->p != ')')
-				return e->bad = 1, -1;
-			e->p++;
-			return ep_node(e, fn, a, b);
-		}
-		int32_t x = ep_node(e, FS_EX_SYM, -1, -1);
-		if (x >= 0)
-			e->s->types.exprs[x].sym = fs_strtab_intern(&e->s->strs, q, (size_t)(e->p - q));
-		return x;
-	}
+	char c = *e->p;
+	if (c == '(')
+		return ep_paren(e);
+	if (c >= '0' && c <= '9')
+		return ep_int(e);
+	if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return ep_name(e);
 	return e->bad = 1, -1;
 }
 
@@ -180,31 +207,10 @@ static int64_t floordiv(int64_t a, int64_t b)
 	return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-static int expr_eval(const struct fs_types *t, int32_t i, const struct fs_binding *b,
-		     uint32_t nb, int64_t *out)
+/* l op r for the two-operand ops; -1 where the result is undefined or overflows int64 */
+static int binary_eval(uint8_t op, int64_t l, int64_t r, int64_t *out)
 {
-	const struct fs_expr *x = &t->exprs[i];
-	int64_t l = 0, r = 0;
-	switch (x->op) {
-	case FS_EX_INT:
-		*out = x->value;
-		return 0;
-	case FS_EX_SYM:
-		for (uint32_t k = 0; k < nb; k++)
-			if (b[k].sym == x->sym)
-				return *out = b[k].value, 0;
-		return -1;
-	case FS_EX_NEG:
-		if (expr_eval(t, x->lhs, b, nb, &l) || l == INT64_MIN)
-			return -1;
-		*out = -l;
-		return 0;
-	default:
-		break;
-	}
-	if (expr_eval(t, x->lhs, b, nb, &l) || expr_eval(t, x->rhs, b, nb, &r))
-		return -1;
-	switch (x->op) {
+	switch (op) {
 	case FS_EX_ADD:
 		return __builtin_add_overflow(l, r, out) ? -1 : 0;
 	case FS_EX_SUB:
@@ -230,6 +236,33 @@ static int expr_eval(const struct fs_types *t, int32_t i, const struct fs_bindin
 	default:
 		return -1;
 	}
+}
+
+static int expr_eval(const struct fs_types *t, int32_t i, const struct fs_binding *b,
+		     uint32_t nb, int64_t *out)
+{
+	const struct fs_expr *x = &t->exprs[i];
+	int64_t l = 0, r = 0;
+	switch (x->op) {
+	case FS_EX_INT:
+		*out = x->value;
+		return 0;
+	case FS_EX_SYM:
+		for (uint32_t k = 0; k < nb; k++)
+			if (b[k].sym == x->sym)
+				return *out = b[k].value, 0;
+		return -1;
+	case FS_EX_NEG:
+		if (expr_eval(t, x->lhs, b, nb, &l) || l == INT64_MIN)
+			return -1;
+		*out = -l;
+		return 0;
+	default:
+		break;
+	}
+	if (expr_eval(t, x->lhs, b, nb, &l) || expr_eval(t, x->rhs, b, nb, &r))
+		return -1;
+	return binary_eval(x->op, l, r, out);
 }
 
 int fs_dim_eval(const struct fs_types *t, const struct fs_dim *d,
