@@ -106,7 +106,7 @@ static int is_view(const struct op *op)
 /* gelu in its tanh form (the program's gelu_tanh): fs_gelu_tanh, not op_gelu */
 static int tanh_gelu(const struct prog *p, const struct op *op)
 {
-	return p->gelu_tanh && !strcmp(op->sem->key, "gelu");
+	return p->gelu_tanh && op->sem->id == SEM_gelu;
 }
 
 /* Whether the kernel computes exp or tanh, so has fast-math tactics: an op
@@ -349,7 +349,7 @@ static void operand(struct gen *G, const struct op *op, uint32_t k, const struct
 {
 	if (op->args[k].ten < 0) {
 		double lit = op->args[k].lit;
-		if (G->plants && G->p->plant_eps > 0 && !strcmp(op->sem->key, "add") && lit > 0 && lit < 1e-2)
+		if (G->plants && G->p->plant_eps > 0 && op->sem->id == SEM_add && lit > 0 && lit < 1e-2)
 			lit = G->p->plant_eps; /* planted bug: a wrong eps */
 		literal(lit, b);
 		return;
@@ -513,8 +513,8 @@ static int reduction_free(const struct gen *G, int32_t v);
 static void inline_reduce(struct gen *G, const struct op *op, const struct ix *x, struct fs_text *b)
 {
 	const struct ten *in = fs_prog_value(G->p, op->src[0]);
-	const char *key = op->sem->key;
-	int mx = !strcmp(key, "amax"), mn = !strcmp(key, "amin"), mean = !strcmp(key, "mean");
+	enum sem_id id = op->sem->id;
+	int mx = id == SEM_amax, mn = id == SEM_amin, mean = id == SEM_mean;
 	uint8_t red[MAX_RANK] = {0};
 	for (uint32_t k = 0; k < op->n_ints; k++)
 		red[fs_dim_at(op->ints[k], in->rank)] = 1;
@@ -759,7 +759,7 @@ static void expr_tril(struct gen *G, const struct op *op, const struct ix *x, st
 	int r = out->rank;
 	snprintf(i, sizeof(i), "%s", flat(x, r - 2, tmp));
 	fs_text_put(b, "((fs_ix)(%s) - (fs_ix)(%s) %s %lld ? (fs_real)(", flat(x, r - 1, tmp), i,
-		    strcmp(op->sem->key, "triu") ? "<=" : ">=", (long long)op->ints[0]);
+		    op->sem->id != SEM_triu ? "<=" : ">=", (long long)op->ints[0]);
 	expr(G, op->src[0], x, b);
 	fs_text_put(b, ") : (fs_real)0)");
 }
@@ -969,10 +969,9 @@ int fs_codegen_buffered(const struct prog *p, int32_t v)
 	if (v < (int32_t)p->n_in)
 		return 1;
 	const struct op *op = &p->ops[v - p->n_in];
-	const char *k = op->sem->key;
 	if (p->is_output[v - p->n_in])
 		return 1; /* a region output is compared, so it exists */
-	return !is_view(op) || !strcmp(k, "clone") || !strcmp(k, "contiguous");
+	return !is_view(op) || op->sem->id == SEM_clone || op->sem->id == SEM_contiguous;
 }
 
 /* kernels/fused.cuh, after the arithmetic type */
@@ -1270,9 +1269,9 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 	size_t before_passes = b->n; /* where the output pass's own loads go when the row is cached */
 	for (uint32_t r = 0; r < G->n_red; r++) {
 		const struct op *op = &p->ops[G->red_op[r]];
-		const char *key = op->sem->key;
+		enum sem_id id = op->sem->id;
 		uint8_t what = G->red_what[r];
-		int mx = what == 1 || !strcmp(key, "amax"), mn = what == 0 && !strcmp(key, "amin");
+		int mx = what == 1 || id == SEM_amax, mn = what == 0 && id == SEM_amin;
 		/* planted dropped cast: the group's first thread sums the row alone, at
 		 * the narrow dtype, as a kernel that forgot to widen would */
 		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
@@ -1341,7 +1340,7 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		free(early.s);
 		free(early_lanes.s);
 		free(early_after.s);
-		int mean = what == 3 || what == 4 || !strcmp(key, "mean");
+		int mean = what == 3 || what == 4 || id == SEM_mean;
 		fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part[%u]);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum", r);
 		if (mean)
 			fs_text_put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);

@@ -223,17 +223,16 @@ static void absorb(const struct prog *p, struct fs_gemm_plan *pl)
 		if (p->is_output[i] && (int32_t)i != u && (int32_t)i != g->op)
 			return;
 	const struct op *op = &p->ops[u];
-	const char *k = op->sem->key;
 	struct fs_gemm_call c = *g;
 	c.out = (int32_t)(p->n_in + (uint32_t)u);
 	int reads[2] = {0, 0}; /* which of u's operands is the product */
 	for (uint32_t a = 0; a < op->n_args && a < 2; a++)
 		reads[a] = op->args[a].ten >= 0 && op->src[op->args[a].ten] == g->out;
-	if (op->n_args == 1 && reads[0] && !strcmp(k, "relu"))
+	if (op->n_args == 1 && reads[0] && op->sem->id == SEM_relu)
 		c.mm.relu = 1;
-	else if (op->n_args == 1 && reads[0] && !strcmp(k, "gelu") && p->gelu_tanh)
+	else if (op->n_args == 1 && reads[0] && op->sem->id == SEM_gelu && p->gelu_tanh)
 		c.mm.gelu = 1;
-	else if (op->n_args == 2 && reads[0] != reads[1] && !strcmp(k, "add") && !c.mm.add_c) {
+	else if (op->n_args == 2 && reads[0] != reads[1] && op->sem->id == SEM_add && !c.mm.add_c) {
 		const struct arg *o = &op->args[reads[0] ? 1 : 0];
 		int32_t r = o->ten >= 0 ? op->src[o->ten] : -1, base;
 		int tr;

@@ -189,7 +189,7 @@ static void strides(const struct prog *p, int64_t (*st)[MAX_RANK])
 				int j = d - (out->rank - in->rank);
 				os[d] = j < 0 || (in->shape[j] == 1 && out->shape[d] != 1) ? 0 : is[j];
 			}
-		} else if (k == ID && strcmp(op->sem->key, "contiguous") && strcmp(op->sem->key, "clone") && in->rank == out->rank) {
+		} else if (k == ID && op->sem->id != SEM_contiguous && op->sem->id != SEM_clone && in->rank == out->rank) {
 			memcpy(os, is, out->rank * sizeof(int64_t)); /* an alias */
 		} else if (k == UN || k == BIN || k == TER || k == CMP || k == CAST) {
 			int64_t sh[MAX_ARGS][MAX_RANK], ss[MAX_ARGS][MAX_RANK];
@@ -225,7 +225,7 @@ static void decide(struct prog *p)
 		const struct op *op = &p->ops[i];
 		struct ten *t = &p->ops[i].out;
 		uint8_t k = op->sem->kind;
-		int copies = k == ID && (!strcmp(op->sem->key, "clone") || !strcmp(op->sem->key, "contiguous"));
+		int copies = k == ID && (op->sem->id == SEM_clone || op->sem->id == SEM_contiguous);
 		if ((k == VIEW || k == EXPAND || k == PERMUTE || k == SLICE || (k == ID && !copies)) && !p->is_output[i])
 			continue; /* a view no kernel writes: read through to its source */
 		t->strided = (uint8_t)order_of(t->shape, st[p->n_in + i], t->rank, t->order);

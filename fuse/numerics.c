@@ -89,7 +89,7 @@ static void exec_elementwise(const struct op *op, const struct ten *v, struct te
 {
 	int64_t idx[MAX_RANK];
 	double x[3] = {0, 0, 0};
-	int gelu = tanh_gelu && !strcmp(op->sem->key, "gelu"); /* the dump omits approximate= */
+	int gelu = tanh_gelu && op->sem->id == SEM_gelu; /* the dump omits approximate= */
 	for (int64_t i = 0; i < out->n; i++) {
 		unravel(i, out->shape, out->rank, idx);
 		for (uint32_t k = 0; k < op->n_args && k < 3; k++)
@@ -181,8 +181,7 @@ static void exec_reduce(const struct op *op, const struct ten *in, struct ten *o
 	}
 	for (uint8_t k = 0; k < in->rank; k++)
 		cnt *= red[k] ? in->shape[k] : 1;
-	const char *key = op->sem->key;
-	int amax = !strcmp(key, "amax"), amin = !strcmp(key, "amin");
+	int amax = op->sem->id == SEM_amax, amin = op->sem->id == SEM_amin;
 	for (int64_t i = 0; i < out->n; i++)
 		out->d[i] = amax ? -INFINITY : amin ? INFINITY : 0.0;
 	for (int64_t i = 0; i < in->n; i++) {
@@ -194,7 +193,7 @@ static void exec_reduce(const struct op *op, const struct ten *in, struct ten *o
 		double a = in->d[i], *r = &out->d[o];
 		*r = amax ? (a > *r ? a : *r) : amin ? (a < *r ? a : *r) : round_to(*r + a, acc);
 	}
-	if (!strcmp(key, "mean"))
+	if (op->sem->id == SEM_mean)
 		for (int64_t i = 0; i < out->n; i++)
 			out->d[i] /= (double)cnt;
 }
@@ -274,7 +273,7 @@ static int exec_move(const struct op *op, const struct ten *v, struct ten *out)
 		}
 		if (kind == TRIL) { /* tril keeps j - i <= diagonal, triu j - i >= diagonal */
 			int64_t above = idx[out->rank - 1] - idx[out->rank - 2] - op->ints[0];
-			out->d[i] = (strcmp(op->sem->key, "triu") ? above <= 0 : above >= 0) ? in->d[i] : 0;
+			out->d[i] = (op->sem->id != SEM_triu ? above <= 0 : above >= 0) ? in->d[i] : 0;
 			continue;
 		}
 		if (kind == PAD) {
@@ -371,7 +370,7 @@ static int run_mode(const struct prog *p, enum mode m, const struct fs_numerics_
 			out->d[e] = NAN; /* poison: every element must be written */
 		struct op planted = *op;
 		int plant = m == FUSED || m == EMULATED;
-		if (plant && o->plant_eps > 0 && !strcmp(op->sem->key, "add"))
+		if (plant && o->plant_eps > 0 && op->sem->id == SEM_add)
 			for (uint32_t k = 0; k < planted.n_args; k++)
 				if (planted.args[k].ten < 0 && planted.args[k].lit > 0 && planted.args[k].lit < 1e-2)
 					planted.args[k].lit = o->plant_eps;
@@ -545,8 +544,8 @@ static void release(struct prog *p, struct ten *vals[4])
 int fs_numerics_is_view(const struct fs_scan *s, const struct fs_graph *g, uint32_t node)
 {
 	const struct fs_node *x = &g->nodes[node];
-	const struct sem *m = x->kind == FS_NODE_CALL ? fs_prog_sem(s, x) : NULL;
-	return m && (m->kind == PERMUTE || m->kind == SLICE || !strcmp(m->key, "unsqueeze") || !strcmp(m->key, "squeeze"));
+	const struct sem *m = x->kind == FS_NODE_CALL ? fs_sem_of(s, x) : NULL;
+	return m && (m->kind == PERMUTE || m->kind == SLICE || m->id == SEM_unsqueeze || m->id == SEM_squeeze);
 }
 
 int fs_numerics_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,

@@ -2,7 +2,7 @@
  * prog.c: a region's nodes as a program of ops on bound shapes (prog.h):
  * the op-semantics table (sem.def), each op's arguments read and its shapes
  * checked against its operands (a dump may say anything: execution only
- * reads in bounds), a shape that stops binding explained. No data, no
+ * reads in bounds), a shape that stops binding explained (the op table: sem.c). No data, no
  * layouts (layout.c lays a bound program out), no execution (numerics.c).
  */
 #include "prog.h"
@@ -10,27 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* sem.def's expressions as C over doubles: the CPU executions */
-#define FS_SQRT1_2 0.70710678118654752440
-#define fs_exp exp
-#define fs_tanh tanh
-#define fs_quot(a, b) ((a) / (b))
-#define fs_rsqrt(a) (1 / sqrt(a))
-#define FS_SEM(id, key, kind, nt, flags, expr)              \
-	static double sem_##id(double a, double b, double c) \
-	{                                                  \
-		(void)a, (void)b, (void)c;                 \
-		return (double)(expr);                     \
-	}
-#include "sem.def"
-#undef FS_SEM
-#define FS_SEM(id, key, kind, nt, flags, expr) {key, kind, nt, flags, sem_##id, #expr},
-static const struct sem sems[] = {
-#include "sem.def"
-};
-#undef FS_SEM
-
 
 /* ---- the program: region nodes with bound shapes ---------------------------------------- */
 
@@ -52,29 +31,6 @@ static int bound_type(const struct prog *p, const struct fs_type *t, struct ten 
 	}
 	out->n = fs_numel(out->shape, out->rank, (int64_t)1 << 40); /* beyond any GPU's memory */
 	return out->n < 0 ? -1 : 0;
-}
-
-static const struct sem *sem_by_key(const char *key)
-{
-	for (size_t i = 0; i < sizeof(sems) / sizeof(sems[0]); i++)
-		if (!strcmp(sems[i].key, key))
-			return &sems[i];
-	return NULL;
-}
-
-/* max / min over a dim: a tuple (values, indices) */
-static int tuple_reduction(const struct fs_scan *s, const struct fs_node *x)
-{
-	const char *key = fs_scan_str(s, s->ops[x->op].key);
-	return x->kind == FS_NODE_CALL && x->n_out == 2 && (!strcmp(key, "max") || !strcmp(key, "min"));
-}
-
-/* a node's semantics: its op's row of the table; max / min over a dim (a
- * tuple) the values' reduction, amax / amin, whose getitem 0 reads them */
-const struct sem *fs_prog_sem(const struct fs_scan *s, const struct fs_node *x)
-{
-	const char *key = fs_scan_str(s, s->ops[x->op].key);
-	return tuple_reduction(s, x) ? sem_by_key(!strcmp(key, "max") ? "amax" : "amin") : sem_by_key(key);
 }
 
 /* node's slot in the map: its own, or the empty one where it would go */
@@ -172,17 +128,20 @@ static double number(const struct fs_arg *y)
 /* An elementwise op's literal operand k that the dump leaves out or gives
  * as None: the schema's default (torch.export omits a trailing positional
  * argument at its default); NAN where there is none. */
-static double default_literal(const char *key, uint32_t k)
+static double default_literal(enum sem_id id, uint32_t k)
 {
-	if (!strcmp(key, "clamp")) /* clamp(x, min = None, max = None) */
+	switch (id) {
+	case SEM_clamp: /* clamp(x, min = None, max = None) */
 		return k == 1 ? -INFINITY : INFINITY;
-	if (!strcmp(key, "softplus")) /* softplus(x, beta = 1, threshold = 20) */
+	case SEM_softplus: /* softplus(x, beta = 1, threshold = 20) */
 		return k == 1 ? 1 : 20;
-	if (!strcmp(key, "hardtanh")) /* hardtanh(x, min_val = -1, max_val = 1) */
+	case SEM_hardtanh: /* hardtanh(x, min_val = -1, max_val = 1) */
 		return k == 1 ? -1 : 1;
-	if (!strcmp(key, "leaky_relu")) /* leaky_relu(x, negative_slope = 0.01) */
+	case SEM_leaky_relu: /* leaky_relu(x, negative_slope = 0.01) */
 		return 0.01;
-	return NAN;
+	default:
+		return NAN;
+	}
 }
 
 /* The non-operand arguments of each kind (dims, bounds, pads, repeats) into
@@ -206,7 +165,7 @@ static const char *args_permute(struct prog *p, uint32_t node, struct op *op, co
 	if ((np > 1 && ints_of(g, pa[1].a, op)) || (np > 2 && ints_of(g, pa[2].a, op)))
 		return fail_at(p, node, "dims are not integers", buf, n);
 	/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
-	if (!strcmp(op->sem->key, "permute") && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
+	if (op->sem->id == SEM_permute && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
 		op->ints[1] = op->ints[0];
 	return NULL;
 }
@@ -248,7 +207,7 @@ static const char *args_cat(struct prog *p, uint32_t node, struct op *op, const 
 static const char *args_pad(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
 {
 	const struct fs_graph *g = p->g;
-	int nd = !strcmp(op->sem->key, "constant_pad_nd");
+	int nd = op->sem->id == SEM_constant_pad_nd;
 	const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
 	if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
 		return fail_at(p, node, "a pad without its list of pads", buf, n);
@@ -332,7 +291,7 @@ static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, co
 /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
 static const char *args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
 {
-	int addmm = !strcmp(op->sem->key, "addmm"), linear = (op->sem->flags & NK_WEIGHT) != 0;
+	int addmm = op->sem->id == SEM_addmm, linear = (op->sem->flags & NK_WEIGHT) != 0;
 	uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
 	if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
 		return fail_at(p, node, "a matrix product without two values", buf, n);
@@ -364,11 +323,11 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	const struct fs_node *x = &g->nodes[node];
 	memset(op, 0, sizeof(*op));
 	op->node = node;
-	if (x->kind != FS_NODE_CALL || (x->n_out != 1 && !tuple_reduction(p->s, x)))
+	if (x->kind != FS_NODE_CALL || (x->n_out != 1 && !fs_sem_tuple_reduction(p->s, x)))
 		return fail_at(p, node, "not a single-output op", buf, n);
-	op->sem = fs_prog_sem(p->s, x);
-	if (op->sem && !strcmp(op->sem->key, "getitem") &&
-	    (x->n_args != 2 || g->args[x->args].kind != FS_ARG_NODE || !tuple_reduction(p->s, &g->nodes[g->args[x->args].node]) ||
+	op->sem = fs_sem_of(p->s, x);
+	if (op->sem && op->sem->id == SEM_getitem &&
+	    (x->n_args != 2 || g->args[x->args].kind != FS_ARG_NODE || !fs_sem_tuple_reduction(p->s, &g->nodes[g->args[x->args].node]) ||
 	     g->args[x->args + 1].kind != FS_ARG_INT || g->args[x->args + 1].i != 0))
 		return fail_at(p, node, "an element of a tuple other than the values of a max or min over a dim", buf, n);
 	if (!op->sem)
@@ -391,7 +350,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	for (uint32_t k = 0; k < n_operands; k++) {
 		double lit = k < np ? pa[k].lit : NAN;
 		if (k >= np || pa[k].none)
-			lit = default_literal(op->sem->key, k);
+			lit = default_literal(op->sem->id, k);
 		if (k < np && pa[k].value >= 0) {
 			op->args[op->n_args++] = (struct arg){(int8_t)op->n_src, 0};
 			op->src[op->n_src++] = pa[k].value;
@@ -400,7 +359,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		else
 			return fail_at(p, node, "an operand is neither a value nor a number", buf, n);
 	}
-	if (!strcmp(op->sem->key, "bitwise_not") && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
+	if (op->sem->id == SEM_bitwise_not && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
 		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
 	if (strstr(fs_scan_str(p->s, p->s->ops[x->op].target), "_mode")) /* div.Tensor_mode: the dump drops rounding_mode= */
 		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
@@ -778,7 +737,7 @@ static int bind_inputs(struct prog *p, const uint32_t *nodes, uint32_t n, struct
 	const struct fs_graph *g = p->g;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct fs_node *x = &g->nodes[nodes[i]];
-		int cat = !strcmp(fs_scan_str(s, s->ops[x->op].key), "cat");
+		int cat = fs_sem_is(s, x, SEM_cat);
 		for (uint32_t a = x->args; a < x->args + x->n_args; a++) {
 			int top = 0;
 			for (uint32_t t = x->args; t <= a; t += g->args[t].span)

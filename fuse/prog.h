@@ -11,20 +11,10 @@
 #include "fusescan/graph.h"
 #include "fusescan/diag.h"
 #include "fusescan/scan.h"
+#include "sem.h"
 
 enum { MAX_RANK = 8, MAX_ARGS = 8 };
-enum sem_kind { UN, BIN, TER, CMP, CAST, ID, RED, SOFTMAX, LAYERNORM, RMSNORM, VIEW, EXPAND, PERMUTE, SLICE, CAT, STACK, PAD, TRIL, REPEAT, TILE, GEMM };
 enum mode { REF, UNFUSED, FUSED, EMULATED };
-
-/* sem.def's flags column */
-enum sem_flag { EXP_TANH = 1 << 0, LOG_OUT = 1 << 1, NK_WEIGHT = 1 << 2 };
-
-struct sem {
-	const char *key;
-	uint8_t kind, n_tensors, flags;
-	double (*f)(double a, double b, double c); /* the CPU executions */
-	const char *expr;                            /* the same, for generated CUDA */
-};
 
 struct ten {
 	uint8_t rank, dtype;
@@ -149,7 +139,6 @@ int fs_prog_bind(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t toke
 void fs_prog_free(struct prog *p);
 /* prog.c: the semantics of a node's op (sem.def), or NULL; the dump a graph
  * was read from, for diagnostics. */
-const struct sem *fs_prog_sem(const struct fs_scan *s, const struct fs_node *x);
 const char *fs_prog_path(const struct fs_scan *s, const struct fs_graph *g);
 /* layout.c: fs_prog_bind, then the op outputs' memory layouts (struct
  * ten's strided, order) as eager PyTorch lays them out, decided as at

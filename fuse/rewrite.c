@@ -8,6 +8,8 @@
  */
 #include "fusescan/rewrite.h"
 
+#include "sem.h"
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -198,11 +200,6 @@ static void site_io(struct ctx *c, const uint32_t *nodes, uint32_t n, uint32_t *
 	}
 }
 
-static int op_is(const struct fs_scan *s, const struct fs_node *x, const char *key)
-{
-	return !strcmp(fs_scan_str(s, s->ops[x->op].key), key);
-}
-
 /* The eps of a site: the float a mean / sum is added to before rsqrt (the
  * chain written out), or the float a norm op of the site already takes
  * (add + flashinfer_rms_norm(x, w, eps): an op of a namespace, not aten's
@@ -219,8 +216,8 @@ static const char *site_eps(const struct ctx *c, const uint32_t *nodes, uint32_t
 		for (uint32_t i = 0; i < x->n_args && norm_op; i += g->args[x->args + i].span)
 			if (a[i].kind == FS_ARG_FLOAT)
 				taken = fs_scan_str(c->s, a[i].text);
-		if (op_is(c->s, x, "add") && x->n_args == 2 && a[0].kind == FS_ARG_NODE && a[1].kind == FS_ARG_FLOAT &&
-		    (op_is(c->s, &g->nodes[a[0].node], "mean") || op_is(c->s, &g->nodes[a[0].node], "sum")))
+		if (fs_sem_is(c->s, x, SEM_add) && x->n_args == 2 && a[0].kind == FS_ARG_NODE && a[1].kind == FS_ARG_FLOAT &&
+		    (fs_sem_is(c->s, &g->nodes[a[0].node], SEM_mean) || fs_sem_is(c->s, &g->nodes[a[0].node], SEM_sum)))
 			return fs_scan_str(c->s, a[1].text);
 	}
 	return taken;
@@ -232,7 +229,7 @@ static uint32_t site_sum(const struct ctx *c, const uint32_t *nodes, uint32_t n)
 	const struct fs_graph *g = c->g;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct fs_node *x = &g->nodes[nodes[k]];
-		if (op_is(c->s, x, "add") && x->n_args == 2 && g->args[x->args].kind == FS_ARG_NODE &&
+		if (fs_sem_is(c->s, x, SEM_add) && x->n_args == 2 && g->args[x->args].kind == FS_ARG_NODE &&
 		    g->args[x->args + 1].kind == FS_ARG_NODE)
 			return nodes[k];
 	}

@@ -106,7 +106,7 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 		const struct fs_node *x = &g->nodes[v->nodes[i]];
 		const struct fs_op *op = &s->ops[x->op];
 		const char *ov = fs_scan_str(s, op->overload);
-		if (strcmp(fs_scan_str(s, op->name), "getitem") &&
+		if (!fs_sem_is(s, x, SEM_getitem) &&
 		    (!fs_py_ident(fs_scan_str(s, op->ns)) || !fs_py_ident(fs_scan_str(s, op->name)) || (ov[0] && !fs_py_ident(ov))))
 			return fail(why, wn, "%.200s: target %.200s of %%%.200s is no torch.ops name", sc->name,
 				    fs_scan_str(s, op->target), fs_scan_str(s, x->name));
