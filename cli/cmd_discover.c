@@ -6,13 +6,13 @@
 #include "cli.h"
 #include "fusescan/discover.h"
 #include "fusescan/mine.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Each candidate that needs a generated kernel, put to the generator as
- * --apply would at its default 16 tokens, with the GELU form --apply would
+ * --apply would at its default token count, with the GELU form --apply would
  * take (its first instance; the kernels generated, none compiled): one it
  * does not take is deferred, the reason kept for the report, so no
  * recommendation ends in a refusal. */
@@ -24,7 +24,7 @@ static void ask_generator(struct fs_discovery *d, int gelu_tanh)
 			struct fs_candidate *k = &m->cands[i];
 			const struct fs_region *r = &m->regions[k->instances[0]];
 			if (k->rec == FS_REC_NEEDS_TRITON &&
-			    fs_numerics_generates(d->scan, m->g, r->nodes, r->n_nodes, gelu_tanh, 16, k->refused, sizeof(k->refused)))
+			    fs_site_generates(d->scan, m->g, r->nodes, r->n_nodes, gelu_tanh, FS_APPLY_TOKENS, k->refused, sizeof(k->refused)))
 				k->rec = FS_REC_DEFER;
 		}
 	}

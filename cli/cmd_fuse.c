@@ -19,7 +19,7 @@
 #include "plan.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site.h"
 #include "fusescan/render.h"
 #include "fusescan/rewrite.h"
 #include "fusescan/scaffold.h"
@@ -133,9 +133,15 @@ static int gelu_said(const struct fs_discovery *d, const struct fs_plan *pl, int
 	return 1;
 }
 
-/* The progress lines (fusescan/numerics.h) on stderr, each after what the
+/* The progress lines (fusescan/site.h) on stderr, each after what the
  * work is on ("add_rmsnorm site %mul_15"): with --progress, or where stderr
  * is a terminal (a test's captured stderr stays as it was). */
+/* What --apply runs each site with: how its program is read, and the run. */
+struct site_args {
+	struct fs_site_form form;
+	struct fs_site_opts run;
+};
+
 struct progress {
 	struct fs_progress p;
 	char about[200];
@@ -148,18 +154,18 @@ static void progress_say(void *ctx, const char *line)
 }
 
 /* What the next lines are about, and a line of the command's own (or NULL). */
-static void progress_about(const struct fs_numerics_opts *no, const char *about, const char *line)
+static void progress_about(const struct site_args *no, const char *about, const char *line)
 {
-	if (!no->progress)
+	if (!no->run.progress)
 		return;
-	struct progress *pr = no->progress->ctx;
+	struct progress *pr = no->run.progress->ctx;
 	snprintf(pr->about, sizeof(pr->about), "%s", about);
 	if (line)
 		progress_say(pr, line);
 }
 
 /* The rewrite's line (fuse; tune rewrites nothing). Always true (it only speaks). */
-static int rewrite_said(const struct fs_numerics_opts *no, const struct fs_plan *pl, int draw)
+static int rewrite_said(const struct site_args *no, const struct fs_plan *pl, int draw)
 {
 	uint32_t sites = 0;
 	char line[80];
@@ -205,51 +211,51 @@ static void unstage(char *text, size_t n, const char *stage, const char *dir)
 }
 
 static int numerics(struct fs_discovery *d, const struct fs_approval *ap, const struct fs_site *site, const struct fs_emit_sites *es,
-		    struct fs_numerics_opts *no, struct runs *out, struct fs_scaffold_variant *sv)
+		    struct site_args *no, struct runs *out, struct fs_scaffold_variant *sv)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_graph *g = s->modules[d->a[0].module].graph;
 	uint32_t *nodes = fs_site_file_order(site);
-	struct fs_numerics *r = fs_xcalloc(1, sizeof(*r));
+	struct fs_site_result *r = fs_xcalloc(1, sizeof(*r));
 	const char *last = fs_scan_str(s, g->nodes[nodes[site->n_nodes - 1]].name);
 	char about[200];
 	snprintf(about, sizeof(about), "%s site %%%s", ap->name, last);
 	progress_about(no, about, NULL);
-	no->emit_sites = es;
-	int failed = fs_numerics_run(s, g, nodes, site->n_nodes, no, r, &s->diags);
+	no->run.emit_sites = es;
+	int failed = fs_site_run(s, g, nodes, site->n_nodes, &no->form, &no->run, r, &s->diags);
 	free(nodes);
 	if (failed) {
 		free(r);
 		return -1;
 	}
-	unstage(r->emitted, sizeof(r->emitted), out->emit_stage, out->emit_dir);
+	unstage(r->emit.text, sizeof(r->emit.text), out->emit_stage, out->emit_dir);
 	char head[300];
 	snprintf(head, sizeof(head), "%s (site %%%s%s):\n", ap->name, last, es && es->n > 1 ? ", and the sites of its kernel" : "");
 	fputs(head, stdout);
-	fs_numerics_print(r, stdout);
+	fs_site_report_text(r, stdout);
 	fputs(head, out->mem);
-	fs_numerics_print(r, out->mem);
-	cJSON *j = fs_numerics_json(r);
+	fs_site_report_text(r, out->mem);
+	cJSON *j = fs_site_report_json(r);
 	cJSON_AddStringToObject(j, "candidate", ap->name);
 	cJSON_AddStringToObject(j, "site", last);
 	cJSON_AddItemToArray(out->json, j);
-	if (!out->fused && r->fused_source)
-		out->fused = fs_xstrndup(r->fused_source, strlen(r->fused_source));
+	if (!out->fused && r->gpu.fused_source)
+		out->fused = fs_xstrndup(r->gpu.fused_source, strlen(r->gpu.fused_source));
 	if (sv) { /* what --scaffold says of this kernel */
-		const struct fs_errors *f = r->gpu_ran ? &r->gpu_fused : &r->fused, *u = r->gpu_ran ? &r->gpu_unfused : &r->unfused;
-		memcpy(sv->op, r->emitted_name, sizeof(sv->op));
+		const struct fs_errors *f = r->gpu.ran ? &r->gpu.fused : &r->cpu.fused, *u = r->gpu.ran ? &r->gpu.unfused : &r->cpu.unfused;
+		snprintf(sv->op, sizeof(sv->op), "%s", r->emit.name);
 		snprintf(sv->verdict, sizeof(sv->verdict), "%s on the %s (fused max abs %.3g, unfused %.3g: at most %g x unfused + %g)",
-			 fs_verdict_name(r->verdict), r->gpu_ran ? "GPU" : "CPU", f->max_abs, u->max_abs, r->k, r->tol);
+			 fs_verdict_name(r->verdict), r->gpu.ran ? "GPU" : "CPU", f->max_abs, u->max_abs, r->rule.k, r->rule.tol);
 		sv->site = site;
 		sv->n_sites = es ? es->n : 1;
 	}
 	int rc = 0;
-	if (r->emit_failed) {
-		fprintf(stderr, "fusescan: --emit: %s\n", r->emitted);
+	if (r->emit.failed) {
+		fprintf(stderr, "fusescan: --emit: %s\n", r->emit.text);
 		rc = -1;
 	}
 	int verdict = r->verdict;
-	fs_numerics_release(r);
+	fs_site_release(r);
 	free(r);
 	return rc ? -1 : verdict == FS_VERDICT_FAIL;
 }
@@ -282,7 +288,7 @@ static int write_runs(const char *dir, struct runs *out)
  * with --emit, one run per distinct kernel among its applied sites (RoPE's
  * q and k differ in heads), each naming the sites its op replaces. */
 static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, struct fs_site *sites, uint32_t n,
-			struct fs_numerics_opts *no, struct runs *out, struct fs_scaffold *sc)
+			struct site_args *no, struct runs *out, struct fs_scaffold *sc)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_module *m = &s->modules[d->a[0].module];
@@ -291,7 +297,7 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, st
 		printf("%s: no site was applied; the numerics of its first site:\n", ap->name);
 		return numerics(d, ap, &ap->sites[0], NULL, no, out, NULL);
 	}
-	if (!no->emit_dir)
+	if (!no->run.emit_dir)
 		return numerics(d, ap, &sites[0], NULL, no, out, NULL);
 	char (*key)[20] = fs_xcalloc(n, sizeof(*key));
 	uint8_t *done = fs_xcalloc(n, 1);
@@ -299,7 +305,7 @@ static int run_approval(struct fs_discovery *d, const struct fs_approval *ap, st
 	sc->v = fs_xcalloc(n, sizeof(*sc->v));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *nodes = fs_site_file_order(&sites[i]);
-		fs_numerics_kernel_key(s, m->graph, nodes, sites[i].n_nodes, no->gelu_tanh, no->tokens, key[i]);
+		fs_site_kernel_key(s, m->graph, nodes, sites[i].n_nodes, no->form.gelu_tanh, no->run.tokens, key[i]);
 		free(nodes);
 	}
 	int v = 0;
@@ -338,7 +344,7 @@ static int foreign_yaml(const char *dir)
 /* --scaffold DIR: the AutoDeploy transform of each approval (scaffold.h),
  * written into its stage; shown: DIR */
 static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_scaffold *sc, const char *emit_dir, const char *dir,
-		    const char *shown, const struct fs_numerics_opts *no)
+		    const char *shown, const struct site_args *no)
 {
 	struct fs_scan *s = d->scan;
 	const struct fs_module *m = &s->modules[d->a[0].module];
@@ -349,12 +355,12 @@ static int scaffold(struct fs_discovery *d, const struct fs_plan *pl, struct fs_
 		const struct fs_approval *a = &pl->v[i];
 		sc[i].name = a->name, sc[i].id = a->id, sc[i].recommendation = a->recommendation, sc[i].kernel = a->kernel;
 		sc[i].existing = a->rec == FS_REC_USE_EXISTING;
-		sc[i].gelu_tanh = no->gelu_tanh;
+		sc[i].gelu_tanh = no->form.gelu_tanh;
 		sc[i].dump = s->files[m->file].path;
 		sc[i].ops_dir = ops;
 		sc[i].all = a->sites;
 		sc[i].sites = a->n_sites;
-		sc[i].tokens = no->tokens;
+		sc[i].tokens = no->run.tokens;
 	}
 	if (fs_scaffold_write(s, m->graph, sc, pl->n, dir, why, sizeof(why))) {
 		unstage(why, sizeof(why), dir, shown);
@@ -529,7 +535,7 @@ static int parse_args(const struct fs_command *cmd, int argc, char **argv, int t
 	const char *hops_s = NULL, *tokens_s = NULL, *seed_s = NULL, *reps_s = NULL, *buckets_s = NULL, *cpu_memory_s = NULL;
 	static const char *const plants[] = {"none", "eps", "cast", NULL};
 	static const char *const gelus[] = {"unstated", "tanh", "erf", NULL};
-	*a = (struct args){.out_dir = "fusescan-apply", .gelu = FS_GELU_UNSTATED, .hops = 2, .tokens = 16, .reps = 50,
+	*a = (struct args){.out_dir = "fusescan-apply", .gelu = FS_GELU_UNSTATED, .hops = 2, .tokens = FS_APPLY_TOKENS, .reps = 50,
 			   .cpu_memory = FS_CPU_BYTES, .o = {.tokens = 8192}};
 	/* each option with the commands that take it: tune writes nothing but the cache, and runs on the GPU */
 	const struct scoped all[] = {
@@ -592,11 +598,11 @@ static int parse_args(const struct fs_command *cmd, int argc, char **argv, int t
 /* Each approval checked (tune: tuned) at the sites the rewrite applied,
  * the runs' reports written, then the scaffold: the worst verdict (1 a
  * failed check), or -1 where a run or a write failed. */
-static int run_plan(struct fs_discovery *d, struct fs_plan *pl, const struct fs_rewritten *rr, struct fs_numerics_opts *no,
+static int run_plan(struct fs_discovery *d, struct fs_plan *pl, const struct fs_rewritten *rr, struct site_args *no,
 		    struct outs *w, const struct args *a, int tune)
 {
 	int v = 0;
-	struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no->emit_dir, .emit_dir = a->emit_dir};
+	struct runs out = {.json = cJSON_CreateArray(), .emit_stage = no->run.emit_dir, .emit_dir = a->emit_dir};
 	out.mem = open_memstream(&out.text, &out.len);
 	struct fs_site *applied = fs_xmalloc((rr->applied + 1) * sizeof(*applied)); /* by approval */
 	struct fs_scaffold *sc = fs_xcalloc(pl->n + 1, sizeof(*sc));
@@ -653,22 +659,20 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_tune_cache cache;
 	fs_tune_open(&cache, a.cache_path);
 	cache.retune = tune;
-	struct fs_numerics_opts no = {.tokens = a.tokens,
-				      .gelu_tanh = a.gelu != FS_GELU_ERF,
-				      .seed = (uint64_t)a.seed,
-				      .triage = a.triage,
-				      .plant_eps = a.plant == 1 ? 0.1 : 0,
-				      .plant_drop_cast = a.plant == 2,
-				      .gpu = !a.cpu_only,
-				      .compile_all = a.compile_all,
-				      .max_bytes = a.cpu_memory,
-				      .reps = (uint32_t)a.reps,
-				      .cache = &cache,
-				      .emit_dir = a.emit_dir,
-				      .buckets = a.buckets,
-				      .n_buckets = a.n_buckets};
+	struct site_args no = {.form = {.gelu_tanh = a.gelu != FS_GELU_ERF, .plant_eps = a.plant == 1 ? 0.1 : 0, .plant_drop_cast = a.plant == 2},
+			       .run = {.tokens = a.tokens,
+				       .seed = (uint64_t)a.seed,
+				       .triage = a.triage,
+				       .gpu = !a.cpu_only,
+				       .compile_all = a.compile_all,
+				       .max_bytes = a.cpu_memory,
+				       .reps = (uint32_t)a.reps,
+				       .cache = &cache,
+				       .emit_dir = a.emit_dir,
+				       .buckets = a.buckets,
+				       .n_buckets = a.n_buckets}};
 	struct progress pr = {.p = {progress_say, &pr}};
-	no.progress = a.progress || isatty(STDERR_FILENO) ? &pr.p : NULL;
+	no.run.progress = a.progress || isatty(STDERR_FILENO) ? &pr.p : NULL;
 	if (r || (a.approvals && fs_plan_read_approvals(a.approvals, &a.ids, &approvals_text) < 0) || !npos || !a.ids.n) {
 		if (!r && (!npos || !a.ids.n))
 			fprintf(stderr, "fusescan %s: give --apply ID (or --approvals FILE) and one dump or run\n", cmd->name);
@@ -686,7 +690,7 @@ static int fuse_or_tune(const struct fs_command *cmd, int argc, char **argv, int
 	struct fs_scan *s = fs_cli_read(cmd, argv, npos, &g, NULL);
 	int refused = outs_open(&w, cmd, &g, &cache, a.cache_path != NULL, dirs);
 	fs_guard_release(&g);
-	no.emit_dir = outs_stage(&w, OUT_EMIT);
+	no.run.emit_dir = outs_stage(&w, OUT_EMIT);
 	struct fs_patlib lib;
 	fs_patlib_init(&lib);
 	if (a.pdir)

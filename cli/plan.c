@@ -11,7 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -409,9 +409,9 @@ int fs_plan_make(const struct fs_discovery *d, const struct fs_patlib *lib, cons
 		/* views become index math in the fused kernel, which then reads what
 		 * they view: RoPE's site reads the projection's contiguous output
 		 * instead of its transpose and two strided slices of it */
-		grow_sites(s, g, a, fs_numerics_is_view);
+		grow_sites(s, g, a, fs_site_is_view);
 		if (with_gemm && a->gemm_epilogue && grow_sites(s, g, a, is_gemm))
-			grow_sites(s, g, a, fs_numerics_is_view); /* the products' own operand views (a transposed weight) */
+			grow_sites(s, g, a, fs_site_is_view); /* the products' own operand views (a transposed weight) */
 		merge_siblings(g, a);
 		if (site)
 			keep_site(s, g, a, site);

@@ -20,7 +20,7 @@
 #define FUSESCAN_BUCKETS_H
 
 #include "emit.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site_types.h"
 #include "prog.h"
 
 #include <stdio.h>
@@ -29,27 +29,23 @@
  * tokens); 1: launch by launch */
 uint32_t fs_buckets_graph_calls(const struct prog *q);
 
+/* A token count's bucket: the first power of two at least as large. */
+int64_t fs_bucket_round(int64_t tokens);
+
 /* The buckets' programs, and those --emit takes (a tuned bucket whose plans
  * pass, or an untuned one with its heuristic tactic), kept until the verdict
  * decides whether anything is emitted. */
 struct fs_bucket_set {
-	struct prog *q;                 /* the region bound at each bucket */
+	struct prog *q;                 /* the region bound at each bucket (but the run's own size, which is p) */
 	uint32_t nb;
 	struct fs_emit_bucket eb[FS_MAX_BUCKETS];
 	uint32_t ne;
 };
 
-/* p: the region at the run's own sizes; r: its numerics so far (the GPU
- * result says whether tuning can run; r->buckets is filled). */
-void fs_buckets_run(const struct prog *p, const uint32_t *nodes, uint32_t n, const struct fs_numerics_opts *o, uint64_t seed,
-		    struct fs_numerics *r, struct fs_bucket_set *set);
+/* p: the site at the run's own sizes; r: its result so far (the GPU's says
+ * whether tuning can run; r->buckets is filled). */
+void fs_buckets_run(const struct prog *p, const struct fs_site *site, const struct fs_site_opts *o, uint64_t seed,
+		    struct fs_site_result *r, struct fs_bucket_set *set);
 void fs_bucket_set_release(struct fs_bucket_set *set);
-
-/* The bucket table of a report, and its JSON (into the cJSON object parent). */
-void fs_buckets_print(const struct fs_numerics *r, FILE *out);
-void fs_buckets_json(const struct fs_numerics *r, void *parent);
-
-/* One row of a tactic table in numerics.json (a cJSON object). */
-void *fs_tactic_json(const struct fs_numerics_tactic *t);
 
 #endif

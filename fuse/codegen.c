@@ -24,7 +24,7 @@
  */
 #include "codegen.h"
 #include "dims.h"
-#include "fusescan/numerics.h" /* FS_MAX_SITE_NODES */
+#include "fusescan/site_types.h" /* FS_MAX_SITE_NODES */
 #include "text.h"
 
 #include <math.h>

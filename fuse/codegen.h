@@ -5,11 +5,12 @@
 #ifndef FUSESCAN_CODEGEN_H
 #define FUSESCAN_CODEGEN_H
 
+#include "fusescan/site_types.h" /* FS_MAX_TACTICS */
 #include "fusescan/tune.h" /* struct fs_tactic */
 #include "prog.h"
 
 /* FS_VARIED: the fastest tactics of fs_tactics whose fs_tactic_variants the tuner times too */
-enum { FS_KERNEL_MAX_PARAMS = 32, FS_MAX_TACTICS = 256, FS_TACTIC_VARIANTS = 3, FS_VARIED = 8,
+enum { FS_KERNEL_MAX_PARAMS = 32, FS_TACTIC_VARIANTS = 3, FS_VARIED = 8,
        FS_FIRST_TACTICS = FS_MAX_TACTICS - FS_VARIED * FS_TACTIC_VARIANTS, FS_KERNEL_MAX_REQS = 8, FS_KERNEL_MAX_SYMS = 8 };
 
 struct fs_kernel {

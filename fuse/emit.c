@@ -20,15 +20,15 @@
 
 enum { MAX_KERNELS = 2 * FS_MAX_BUCKETS + 1 }; /* the fallback, each bucket's and its exact-size kernel */
 
-static int failed(struct fs_numerics *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failed(struct fs_emit_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int failed(struct fs_numerics *r, const char *fmt, ...)
+static int failed(struct fs_emit_result *r, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->emitted, sizeof(r->emitted), fmt, ap);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
 	va_end(ap);
-	r->emit_failed = 1;
+	r->failed = 1;
 	return -1;
 }
 
@@ -44,7 +44,7 @@ static void bundle(struct fs_text *out, const char *name, char *const *src, cons
 	}
 }
 
-static int write_one(struct fs_numerics *r, const char *dir, const char *name, const char *ext, const char *data)
+static int write_one(struct fs_emit_result *r, const char *dir, const char *name, const char *ext, const char *data)
 {
 	char path[1100];
 	snprintf(path, sizeof(path), "%.900s/%s.%s", dir, name, ext);
@@ -146,7 +146,7 @@ static int region_op(const struct prog *q, struct fs_emit_op *e, struct fs_kerne
 }
 
 /* The op's program at site `site` with its kernel (k->source NULL: none). */
-static int site_op(const struct prog *base, const struct fs_site *site, const uint32_t *nodes, const struct fs_numerics_opts *o,
+static int site_op(const struct prog *base, const struct fs_site *site, const uint32_t *nodes, const struct fs_site_opts *o,
 		   struct prog *q, struct fs_emit_op *e, struct fs_kernel *k)
 {
 	struct fs_diags d;
@@ -205,7 +205,7 @@ int fs_emit_key(const struct prog *p, char key[20])
  * (names aside), so its values line up with the op's: its inputs in the
  * op's order, its outputs in the op's order, and its nodes (file order); and
  * the graph they are in. */
-static int sites_json(const struct prog *base, const char *want, const struct fs_numerics_opts *o, cJSON *j, struct fs_numerics *r)
+static int sites_json(const struct prog *base, const char *want, const struct fs_site_opts *o, cJSON *j, struct fs_emit_result *r)
 {
 	const struct fs_emit_sites *es = o->emit_sites;
 	cJSON *g = cJSON_AddObjectToObject(j, "graph");
@@ -386,8 +386,8 @@ static cJSON *gen_json(const struct fs_emit_op *e, const struct gen_emit *ge, co
 	return q;
 }
 
-void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
-	     struct fs_numerics *r)
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_site_opts *o,
+	     const struct fs_gpu_result *gpu, struct fs_emit_result *r)
 {
 	const char *dir = o->emit_dir;
 	struct fs_kernel k[MAX_KERNELS];
@@ -509,8 +509,8 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 	snprintf(file, sizeof(file), "%s.py", name);
 	cJSON_AddStringToObject(j, "module", file);
 	cJSON_AddStringToObject(j, "ptx_arch", varch);
-	cJSON_AddStringToObject(j, "nvrtc", nk ? r->nvrtc : "");
-	cJSON_AddStringToObject(j, "tuned_on", r->gpu_ran ? r->device : "");
+	cJSON_AddStringToObject(j, "nvrtc", nk ? gpu->nvrtc : "");
+	cJSON_AddStringToObject(j, "tuned_on", gpu->ran ? gpu->device : "");
 	if (fs_emit_op_json(&e, nk ? &k[0] : NULL, j, &sig, why, sizeof(why))) {
 		failed(r, "%s", why);
 		goto out;
@@ -575,20 +575,20 @@ void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n
 		bad = write_one(r, dir, stem, "ptx", ge.ptx[i]);
 	}
 	if (!bad && !write_one(r, dir, name, "json", json) && !write_one(r, dir, name, "py", py)) {
-		snprintf(r->emitted_name, sizeof(r->emitted_name), "%s", name);
-		int at = snprintf(r->emitted, sizeof(r->emitted), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		int at = snprintf(r->text, sizeof(r->text), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
 				  name, name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
 				  e.gemm ? ", its products through cuBLASLt" : "");
-		if (ge.n && at > 0 && (size_t)at < sizeof(r->emitted))
-			at += snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, ", the generated GEMM (%u tactic%s, .g*.ptx)", ge.n,
+		if (ge.n && at > 0 && (size_t)at < sizeof(r->text))
+			at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, ", the generated GEMM (%u tactic%s, .g*.ptx)", ge.n,
 				       ge.n == 1 ? "" : "s");
 		uint32_t slower = 0;
-		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->emitted); i++)
+		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->text); i++)
 			if (b[i].slower)
-				at += snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
+				at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
 					       (long long)b[i].tokens);
-		if (slower && at > 0 && (size_t)at < sizeof(r->emitted))
-			snprintf(r->emitted + at, sizeof(r->emitted) - (size_t)at, " tokens (profitable: false): leave its sites unfused at those sizes");
+		if (slower && at > 0 && (size_t)at < sizeof(r->text))
+			snprintf(r->text + at, sizeof(r->text) - (size_t)at, " tokens (profitable: false): leave its sites unfused at those sizes");
 	}
 out:
 	for (uint32_t i = 0; i < nk; i++)

@@ -13,7 +13,7 @@
  * "generated" says how to launch it.
  *
  *   struct fs_emit_bucket b[] = {{&p1, 1, tactic1, 1, 0.002}, ...};
- *   fs_emit(&base, b, n, &opts, r);   // opts.emit_dir; r->emitted, r->emit_failed
+ *   fs_emit(&base, b, n, &opts, &gpu, &e);   // opts.emit_dir; e.text, e.failed
  *
  * With opts.emit_sites the descriptor also names the sites the op replaces
  * (`sites`: each one's inputs in the op's order, outputs and nodes) and the
@@ -22,7 +22,7 @@
 #ifndef FUSESCAN_EMIT_H
 #define FUSESCAN_EMIT_H
 
-#include "fusescan/numerics.h"
+#include "fusescan/site_types.h"
 #include "prog.h"
 
 struct fs_emit_bucket {
@@ -31,7 +31,7 @@ struct fs_emit_bucket {
 	struct fs_tactic t;     /* its tactic (tuned, or the heuristic one) */
 	int tuned;
 	double ms;
-	int variant;            /* a region with matrix products: its fused plan there (fs_numerics.variant) */
+	int variant;            /* a region with matrix products: its fused plan there (fs_gpu_result.variant) */
 	int slower;             /* the fused plan was timed slower there: the op runs it (it is correct), profitable: false */
 	const struct fs_lt_algos *algos; /* the cuBLASLt algorithms tuned there (version 0 or NULL: none) */
 };
@@ -41,9 +41,10 @@ struct fs_emit_bucket {
  * products, names aside). 0, or -1 (no op: key ""). */
 int fs_emit_key(const struct prog *p, char key[20]);
 
-/* Writes DIR/NAME.cu, .ptx, .json and .py; r->emitted says what, or why
- * not (r->emit_failed). base: the region at the run's own sizes. */
-void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_numerics_opts *o,
-	     struct fs_numerics *r);
+/* Writes DIR/NAME.cu, .ptx, .json and .py; r->text says what, or why not
+ * (r->failed). base: the region at the run's own sizes; gpu: its GPU run
+ * (the device and NVRTC it was tuned with). */
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_site_opts *o,
+	     const struct fs_gpu_result *gpu, struct fs_emit_result *r);
 
 #endif

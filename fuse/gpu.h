@@ -18,7 +18,7 @@
 #define FUSESCAN_GPU_H
 
 #include "codegen.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site_types.h"
 #include "fusescan/tune.h"
 #include "prog.h"
 #include "text.h" /* fs_progress_say */
@@ -35,18 +35,10 @@ struct fs_gpu_opts {
 	void *ctx;
 	uint64_t seed;                /* the random inputs (fuse/rand.h), as the CPU draws them */
 	const struct ten *cpu_ref;    /* per value: the CPU's float64 reference outputs, or NULL */
-	const struct fs_progress *progress; /* the phases as they begin (fs_numerics_opts), or NULL */
+	const struct fs_progress *progress; /* the phases as they begin (fs_site_opts), or NULL */
 };
 
-/* A tactic and what tuning recorded of it (its name, times, failure), as
- * the report has it. */
-struct fs_tactic_run {
-	struct fs_tactic t;
-	struct fs_numerics_tactic rec;
-};
-
-enum { FS_GRAPH_INSTANCES = 8, FS_GRAPH_CALLS = 20 };
-#define FS_GRAPH_CALL_BYTES 150e6
+enum { FS_GRAPH_INSTANCES = 8 };
 #define FS_GRAPH_BYTES 3e9
 
 /* The calls a timed CUDA graph holds for kernels moving `bytes` a call:
@@ -55,57 +47,11 @@ enum { FS_GRAPH_INSTANCES = 8, FS_GRAPH_CALLS = 20 };
  * is a single call. The rule of scripts/bench_torch.py's graphs. */
 uint32_t fs_gpu_graph_calls(double bytes);
 
-
-struct fs_gpu_result {
-	uint32_t kernels, compiled;   /* generated, compiled (every tactic counted) */
-	uint32_t unfused_kernels, ref_kernels, gemm_kernels; /* gemm: the generated GEMM under each tactic */
-	char arch[16], nvrtc[32], device[128];
-	char error[1024];             /* the first generation / compile / CUDA error */
-	int refused;                  /* the region is beyond what the generator or the product plan takes (error says
-				       * why), found before any kernel compiled: nothing to check */
-	int ran;                      /* executed on the GPU */
-	char skipped[256];            /* why not, when not */
-	struct fs_errors unfused, fused; /* against the float64 reference, on the device */
-	int triaged;
-	struct fs_errors no_fma, emulated; /* triage runs of the chosen fused kernel */
-	int ref_checked;              /* the device reference was checked against cpu_ref: */
-	struct fs_errors ref_vs_cpu;
-	/* the final comparison: the fused plan and the unfused chain timed side
-	 * by side, interleaved round by round (apart, one after the other, only
-	 * where their buffers do not fit the device together) */
-	double fused_ms, unfused_ms;  /* medians */
-	double fused_ci, unfused_ci;  /* half their 95% intervals */
-	double speedup, speedup_lo, speedup_hi; /* unfused / fused: the median of the rounds' ratios and its 95% interval */
-	int apart;                    /* timed apart: the interval is the two medians' intervals combined */
-	/* the first plan that would be used (the emitted op's own, the fallback
-	 * kernel for any size) that fails its check, and why, or "" */
-	char plan_failed[256];
-	double seconds;               /* wall time of the whole run (compiling, checking, tuning, timing) */
-	int64_t fused_bytes, unfused_bytes;
-	double copy_gbs;              /* device-to-device copy bandwidth, measured on 1 GiB */
-	double copy_same_gbs;         /* the same, copying the fused kernel's traffic (half each way) */
-	uint32_t reps, rotate;        /* timed runs; input copies rotated to defeat L2 */
-	uint32_t unfused_launches;
-	char *fused_source;           /* CUDA C of the chosen fused kernel (owned) */
-	/* tuning */
-	uint8_t row;                  /* the fused kernel is a row kernel */
-	struct fs_tactic_run tactics[FS_MAX_TACTICS];
-	uint32_t n_tactics, n_failed;
-	int32_t chosen, runner_up;    /* indexes into tactics, -1 none */
-	int cache_hit;                /* the tactic came from the tuning cache */
-	/* a region with matrix products (fuse/gemm.h) */
-	int variant;                  /* the fused plan: 0 products + the fused kernel, 1 a product with cuBLASLt's epilogue,
-				       * 2 the generated GEMM with the epilogue inside */
-	struct fs_lt_algos algos;     /* the cuBLASLt algorithms of the fused plan's products, as tuned */
-	double flops;                 /* the products' floating-point operations */
-	char gemm[1024];              /* cuBLASLt's version, the algorithms chosen, the variants' times */
-};
-
 /* Generates every kernel; compiles them when `compile` (every tactic of the
  * fused kernel included); runs, tunes and times them when `execute` and a GPU
  * is there; with `triage`, also runs the chosen fused kernel compiled with
  * FMA contraction off, and one that rounds every op like eager.
- * 0, or -1 with the reason in g->error. */
+ * g: struct fs_gpu_result (fusescan/site_types.h). 0, or -1 with the reason in g->error. */
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g);
 /* 1 if fs_gpu_run can execute here: NVRTC, the driver and a device load */
 int fs_gpu_present(void);

@@ -361,7 +361,7 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 	}
 	if (op->sem->id == SEM_bitwise_not && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
 		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
-	if (strstr(fs_scan_str(p->s, p->s->ops[x->op].target), "_mode")) /* div.Tensor_mode: the dump drops rounding_mode= */
+	if (fs_sem_rounding_div(p->s, x)) /* div.Tensor_mode: the dump drops rounding_mode= */
 		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
 	arg_rule *r = arg_rules[kind];
 	return r ? r(p, node, op, pa, np, buf, n) : NULL;

@@ -80,6 +80,12 @@ struct prog {
 	uint8_t *narrow;     /* per op: computed at this narrow dtype (dropped cast), 0 = off */
 };
 
+/* A floating dtype (what the executions round to). */
+static inline int fs_dt_is_float(uint8_t dt)
+{
+	return dt == FS_DT_F64 || dt == FS_DT_F32 || dt == FS_DT_F16 || dt == FS_DT_BF16;
+}
+
 /* Value v: an input (v < n_in) or an op's output. */
 static inline const struct ten *fs_prog_value(const struct prog *p, int32_t v)
 {

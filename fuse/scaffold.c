@@ -70,8 +70,7 @@ static int torch_dtype(uint8_t dt)
 /* the dumps print no keyword arguments: a copy's dtype is its output's, written as dtype= */
 static int writes_dtype(const struct fs_scan *s, const struct fs_node *x)
 {
-	const struct fs_op *op = &s->ops[x->op];
-	return (!strcmp(fs_scan_str(s, op->name), "_to_copy") || !strcmp(fs_scan_str(s, op->overload), "dtype_layout")) && x->n_out;
+	return fs_sem_copy_with_dtype(s, x) && x->n_out;
 }
 
 /* every dtype the scaffold writes (a copy's, each operand's) one torch names */
@@ -203,7 +202,7 @@ static void put_target(struct fs_text *t, const struct fs_scan *s, const struct 
 {
 	const struct fs_op *op = &s->ops[x->op];
 	const char *ns = fs_scan_str(s, op->ns), *name = fs_scan_str(s, op->name), *ov = fs_scan_str(s, op->overload);
-	if (!strcmp(name, "getitem"))
+	if (fs_sem_getitem_call(s, x))
 		fs_text_put(t, "operator.getitem");
 	else
 		fs_text_put(t, "torch.ops.%s.%s.%s", ns, name, ov[0] ? ov : "default");

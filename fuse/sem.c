@@ -65,3 +65,22 @@ int fs_sem_is(const struct fs_scan *s, const struct fs_node *x, enum sem_id id)
 	const struct sem *m = x->kind == FS_NODE_CALL ? fs_sem_of(s, x) : NULL;
 	return m && m->id == id;
 }
+
+/* Below, the three questions of an op's spelling rather than its meaning:
+ * the one other place fuse/ reads an op's text. */
+
+int fs_sem_rounding_div(const struct fs_scan *s, const struct fs_node *x)
+{
+	return strstr(fs_scan_str(s, s->ops[x->op].target), "_mode") != NULL;
+}
+
+int fs_sem_copy_with_dtype(const struct fs_scan *s, const struct fs_node *x)
+{
+	const struct fs_op *op = &s->ops[x->op];
+	return !strcmp(fs_scan_str(s, op->name), "_to_copy") || !strcmp(fs_scan_str(s, op->overload), "dtype_layout");
+}
+
+int fs_sem_getitem_call(const struct fs_scan *s, const struct fs_node *x)
+{
+	return !strcmp(fs_scan_str(s, s->ops[x->op].name), "getitem");
+}

@@ -1,7 +1,8 @@
 /*
  * sem.h (private to fuse/): what an op a fusible region can hold computes,
  * one row of sem.def per canonical op key. fs_sem_of turns a node's op key
- * into its row: the one place fuse/ reads an op key's text.
+ * into its row: the one place fuse/ reads an op key's text (and, for the
+ * three questions of spelling below, an op's name).
  */
 #ifndef FUSESCAN_SEM_H
 #define FUSESCAN_SEM_H
@@ -39,5 +40,13 @@ const struct sem *fs_sem_of(const struct fs_scan *s, const struct fs_node *x);
 int fs_sem_tuple_reduction(const struct fs_scan *s, const struct fs_node *x);
 /* Whether the node calls the op of this row. */
 int fs_sem_is(const struct fs_scan *s, const struct fs_node *x, enum sem_id id);
+
+/* Of an op's spelling: a division with a rounding mode (div.Tensor_mode,
+ * whose rounding_mode= the dump does not print); a copy whose dtype is
+ * written as dtype= (_to_copy, or an overload dtype_layout); a getitem of
+ * any namespace (written operator.getitem). */
+int fs_sem_rounding_div(const struct fs_scan *s, const struct fs_node *x);
+int fs_sem_copy_with_dtype(const struct fs_scan *s, const struct fs_node *x);
+int fs_sem_getitem_call(const struct fs_scan *s, const struct fs_node *x);
 
 #endif

@@ -4,7 +4,7 @@
 #include "text.h"
 
 #include "fusescan/base.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site_types.h"
 
 #include <stdarg.h>
 #include <stdio.h>

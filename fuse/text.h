@@ -13,7 +13,7 @@
 #include "fusescan/escape.h"
 
 struct fs_progress;
-/* Says one line (at most 255 bytes) through p (fusescan/numerics.h); nothing when p is NULL. */
+/* Says one line (at most 255 bytes) through p (fusescan/site_types.h); nothing when p is NULL. */
 void fs_progress_say(const struct fs_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-void fs_verdict_check(const struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c)
+void fs_verdict_check(const struct fs_rule *r, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c)
 {
 	double bound = r->k * unfused->max_abs + r->tol;
 	c->min_tol = fused->max_abs > r->k * unfused->max_abs ? fused->max_abs - r->k * unfused->max_abs : 0;
@@ -28,42 +28,63 @@ void fs_verdict_check(const struct fs_numerics *r, const struct fs_errors *unfus
  * passes, a fused plan slower than the unfused chain at the run's own size
  * (side by side, the speedup's interval wholly below 1) is correct but not
  * profitable. */
-void fs_verdict_settle(struct fs_numerics *r)
+/* The kernels' failure (generation, compile or a GPU run; not a refusal):
+ * nothing checked there. */
+static int gpu_failed(const struct fs_gpu_result *g)
 {
-	const struct fs_check *c = r->cpu_ran && r->cpu_check.verdict == FS_VERDICT_FAIL ? &r->cpu_check
-				 : r->gpu_ran && r->gpu_check.verdict == FS_VERDICT_FAIL ? &r->gpu_check
+	return g->error[0] && !g->refused;
+}
+
+/* The first failing plan's reason, or NULL: the run's own checks, a
+ * compile or GPU error, the GPU reference against the CPU's, the plans the
+ * GPU run found failing, then each bucket's. */
+static const char *failure(const struct fs_site_result *r, char *why, size_t n)
+{
+	const struct fs_gpu_result *g = &r->gpu;
+	const struct fs_check *c = r->cpu.ran && r->cpu.check.verdict == FS_VERDICT_FAIL ? &r->cpu.check
+				 : g->ran && r->gpu_check.check.verdict == FS_VERDICT_FAIL ? &r->gpu_check.check
 											  : NULL;
-	r->verdict = FS_VERDICT_FAIL;
-	if (c) {
-		snprintf(r->why, sizeof(r->why), "%s check: %s", c == &r->cpu_check ? "the CPU" : "the GPU", c->why);
-		return;
-	}
-	if (r->gpu_failed) {
-		snprintf(r->why, sizeof(r->why), "the kernels' compile or GPU run failed: %.250s", r->kernel_error);
-		return;
-	}
+	if (c)
+		snprintf(why, n, "%s check: %s", c == &r->cpu.check ? "the CPU" : "the GPU", c->why);
+	else if (gpu_failed(g))
+		snprintf(why, n, "the kernels' compile or GPU run failed: %.250s", g->error);
 	/* the reference kernel is generated like the fused one: the CPU's float64 reference is the independent check of it */
-	if (r->ref_checked && (r->ref_vs_cpu.nonfinite || r->ref_vs_cpu.unwritten || r->ref_vs_cpu.nrmse > 1e-9)) {
-		snprintf(r->why, sizeof(r->why), "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
-			 r->ref_vs_cpu.nrmse, (unsigned long long)(r->ref_vs_cpu.nonfinite + r->ref_vs_cpu.unwritten));
-		return;
-	}
-	if (r->plan_failed[0]) {
-		snprintf(r->why, sizeof(r->why), "%s", r->plan_failed);
-		return;
-	}
-	for (uint32_t i = 0; i < r->n_buckets; i++)
-		if ((r->buckets[i].tuned && !r->buckets[i].passed) || r->buckets[i].run_failed) {
-			snprintf(r->why, sizeof(r->why), "the bucket of %lld tokens: %.250s", (long long)r->buckets[i].tokens, r->buckets[i].error);
-			return;
+	else if (g->ran && g->ref_checked && (g->ref_vs_cpu.nonfinite || g->ref_vs_cpu.unwritten || g->ref_vs_cpu.nrmse > 1e-9))
+		snprintf(why, n, "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
+			 g->ref_vs_cpu.nrmse, (unsigned long long)(g->ref_vs_cpu.nonfinite + g->ref_vs_cpu.unwritten));
+	else if (g->ran && g->plan_failed[0])
+		snprintf(why, n, "%s", g->plan_failed);
+	else {
+		for (uint32_t i = 0; i < r->buckets.n; i++) {
+			const struct fs_bucket_run *b = &r->buckets.v[i];
+			if ((b->tuned && !b->passed) || b->run_failed) {
+				snprintf(why, n, "the bucket of %lld tokens: %.250s", (long long)b->tokens, b->error);
+				return why;
+			}
 		}
+		return NULL;
+	}
+	return why;
+}
+
+/* The one rule: the verdict is the worst check of every plan the run would
+ * use, each failure named once (the first found); where every plan passes, a
+ * fused plan slower than the unfused chain at the run's own size (side by
+ * side, the speedup's interval wholly below 1) is correct but not
+ * profitable. */
+void fs_verdict_settle(struct fs_site_result *r)
+{
+	const struct fs_gpu_result *g = &r->gpu;
+	r->verdict = FS_VERDICT_FAIL;
+	if (failure(r, r->why, sizeof(r->why)))
+		return;
 	r->verdict = FS_VERDICT_PASS;
 	r->why[0] = '\0';
-	if (r->gpu_ran && r->speedup_hi < 1.0) {
+	if (g->ran && g->speedup_hi < 1.0) {
 		r->verdict = FS_VERDICT_NOT_PROFITABLE;
 		snprintf(r->why, sizeof(r->why), "the fused plan is slower than the unfused chain here: %.4f against %.4f ms, speedup %.3fx "
 						 "[%.3f, %.3f]%s",
-			 r->fused_ms, r->unfused_ms, r->speedup, r->speedup_lo, r->speedup_hi, r->timed_apart ? " (timed apart)" : "");
+			 g->fused_ms, g->unfused_ms, g->speedup, g->speedup_lo, g->speedup_hi, g->apart ? " (timed apart)" : "");
 	}
 }
 
@@ -78,7 +99,7 @@ const char *fs_triage_name(enum fs_triage t)
 }
 
 /* a tactic's outputs pass when they would pass the verdict */
-int fs_numerics_check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
+int fs_verdict_check_tactic(void *ctx, const struct fs_errors *u, const struct fs_errors *f, char *why, size_t n)
 {
 	struct fs_check c;
 	fs_verdict_check(ctx, u, f, &c);

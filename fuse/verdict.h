@@ -1,22 +1,23 @@
 /*
  * verdict.h (private to fuse/): the verdict rule, shared by the check of a
- * region (numerics.c) and of each tactic and bucket (gpu.c, buckets.c).
+ * site (site.c, numerics.c) and of each tactic and bucket (gpu.c,
+ * buckets.c).
  */
 #ifndef FUSESCAN_VERDICT_H
 #define FUSESCAN_VERDICT_H
 
 #include <stddef.h>
 
-#include "fusescan/numerics.h"
+#include "fusescan/site_types.h"
 
-/* One plan's check: fused errors within k x the unfused chain's + tol
- * (r's), no NaN / Inf or unwritten element; c says the verdict, the
- * smallest tolerance that passes and why it fails. */
-void fs_verdict_check(const struct fs_numerics *r, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c);
+/* One plan's check: fused errors within k x the unfused chain's + tol, no
+ * NaN / Inf or unwritten element; c says the verdict, the smallest
+ * tolerance that passes and why it fails. */
+void fs_verdict_check(const struct fs_rule *rule, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c);
 /* r->verdict and r->why from every check the run made (the worst plan). */
-void fs_verdict_settle(struct fs_numerics *r);
+void fs_verdict_settle(struct fs_site_result *r);
 /* A tactic's outputs against the unfused chain's, by fs_verdict_check (ctx:
- * the struct fs_numerics): 0, or -1 with why (fs_gpu_opts' check). */
-int fs_numerics_check_tactic(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);
+ * the struct fs_rule): 0, or -1 with why (fs_gpu_opts' check). */
+int fs_verdict_check_tactic(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);
 
 #endif

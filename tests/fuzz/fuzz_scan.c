@@ -14,13 +14,14 @@
 #include "fusescan/adlog.h"
 #include "fusescan/discover.h"
 #include "fusescan/matchrun.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site.h"
 #include "fusescan/rewrite.h"
 #include "fusescan/report.h"
 #include "fusescan/scan.h"
 #include "fusescan/tune.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -92,17 +93,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct fs_mine *m = d->a[a].mine;
 		for (uint32_t k = 0; m && k < m->n_cands && k < 4; k++) {
 			const struct fs_region *site = &m->regions[m->cands[k].instances[0]];
-			struct fs_numerics_opts no = {.tokens = 2, .triage = 1, .plant_drop_cast = (int)(k & 1),
+			struct fs_site_form form = {.plant_drop_cast = (int)(k & 1)};
+			struct fs_site_opts no = {.tokens = 2, .triage = 1,
 						      .max_bytes = 1 << 19, .generate_only = 1};
-			struct fs_numerics nr;
+			struct fs_site_result *nr = fs_xcalloc(1, sizeof(*nr));
 			char why[160];
-			if (fs_numerics_generates(s, m->g, site->nodes, site->n_nodes, 1, 16, why, sizeof(why)) && sink)
+			if (fs_site_generates(s, m->g, site->nodes, site->n_nodes, 1, 16, why, sizeof(why)) && sink)
 				fputs(why, sink); /* discover's question to the generator */
-			if (fs_numerics_run(s, m->g, site->nodes, site->n_nodes, &no, &nr, &s->diags) == 0) {
+			if (fs_site_run(s, m->g, site->nodes, site->n_nodes, &form, &no, nr, &s->diags) == 0) {
 				if (sink)
-					fs_numerics_print(&nr, sink);
-				fs_numerics_release(&nr);
+					fs_site_report_text(nr, sink);
+				fs_site_release(nr);
 			}
+			free(nr);
 		}
 	}
 	fs_discovery_free(d);

@@ -22,7 +22,7 @@
 #include "../../fuse/prog.h"
 #include "fusescan/catalog.h"
 #include "fusescan/escape.h"
-#include "fusescan/numerics.h"
+#include "fusescan/site.h"
 #include "fusescan/scaffold.h"
 #include "fusescan/scan.h"
 #include "pycheck.h"
