@@ -1496,76 +1496,98 @@ static void out_shapes(struct gen *G, const int32_t *outs, uint32_t n_out)
 	G->n_shapes = n;
 }
 
-/* One index space over the vectors of every output shape, one after the
- * other (RoPE's q, then k): each thread computes one vector of one of them,
- * so the shapes' loads are in flight together. A group per thread (the grid
- * covers them: 32-bit sizes never reach its limit): one guard; else a
- * grid-stride loop. */
-static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
+/* The loop over the groups g of V elements: one pair of the GEMM's
+ * accumulators (the epilogue); a group per thread (the grid covers them:
+ * 32-bit sizes never reach its limit): one guard; else a grid-stride loop.
+ * total: the groups of every output shape, as C. */
+static void group_loop(struct gen *G, const int32_t *outs, const char *total, struct fs_text *b)
 {
-	const struct prog *p = G->p;
-	int V = G->vec;
-	struct ix *x = fs_xmalloc(sizeof(*x));
-	const uint32_t *first = G->shape_first, n_sh = G->n_shapes;
-	struct fs_text total = {0};
-	char n[DIM_LEN], ext[DIM_LEN];
-	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
-		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), V);
-	}
 	if (G->epi) { /* one pair of the GEMM's accumulators: row `row`, columns col, col + 1 */
-		const struct ten *sh = fs_prog_value(p, outs[0]);
-		if (n_sh != 1 || V != 2 || !sh->rank || fs_dim_symbolic(sh, sh->rank - 1))
+		const struct ten *sh = fs_prog_value(G->p, outs[0]);
+		if (G->n_shapes != 1 || G->vec != 2 || !sh->rank || fs_dim_symbolic(sh, sh->rank - 1))
 			fail(G, "an epilogue whose outputs are not one shape of static rows");
 		fs_text_put(b, "\t{\n\t\tconst fs_ix g = ((fs_ix)row * %lld + col) / 2;\n", (long long)(sh->rank ? sh->shape[sh->rank - 1] : 1));
 	} else if (G->k->tactic.per == 1 && !G->k->index64)
-		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total.s);
+		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total);
 	else
 		fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s; g += (fs_ix)gridDim.x * blockDim.x) {\n",
-		    total.s);
-	struct fs_text from = {0}; /* the vectors of the shapes before */
-	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
-		dims(G, sh, 0, sh->rank, n);
-		if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
-			fs_text_put(b, "\telse {\n");
-		else if (n_sh > 1)
-			fs_text_put(b, "\t%sif (g < %s%s%s / %d) {\n", s ? "else " : "", from.s ? from.s : "", from.s ? " + " : "", n, V);
-		fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from.s ? " - (" : "", from.s ? from.s : "",
-		    from.s ? ")" : "", V);
-		G->lin = sh;
-		for (int at = sh->rank - 1; at >= 0; at--) { /* innermost in memory first: e0 is the element's offset */
-			int d = sh->strided ? sh->order[at] : at;
-			char name[16];
-			dims(G, sh, d, d + 1, ext);
-			if (at) /* the outermost is all that is left */
-				split(G, b, "\t\t", 'd', d, "rest", sh, ext);
-			else
-				fs_text_put(b, "\t\tfs_ix d%d = rest;\n", d);
-			snprintf(name, sizeof(name), "d%d", d);
-			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
-		}
-		struct fs_text lanes = {0}, after = {0};
-		for (uint32_t q = 0; q < n_out; q++) {
-			const struct ten *t = fs_prog_value(p, outs[q]);
-			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
-				continue;
-			struct fs_text e = {0};
-			stored_expr(G, outs[q], x, &e);
-			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
-			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
-			    compares(G) ? ", err" : "");
-			free(e.s);
-		}
-		emit_sites(G, NULL, b, "\t\t");
-		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
-		    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
-		fs_text_put(&from, "%s%s / %d", from.s ? " + " : "", n, V);
-		free(lanes.s);
-		free(after.s);
-		G->lin = NULL;
+		    total);
+}
+
+/* the dims of shape sh's element e0 (its offset in memory) split off it
+ * into x, innermost in memory first */
+static void shape_index(struct gen *G, const struct ten *sh, struct ix *x, struct fs_text *b)
+{
+	char ext[DIM_LEN], name[16];
+	for (int at = sh->rank - 1; at >= 0; at--) {
+		int d = sh->strided ? sh->order[at] : at;
+		dims(G, sh, d, d + 1, ext);
+		if (at) /* the outermost is all that is left */
+			split(G, b, "\t\t", 'd', d, "rest", sh, ext);
+		else
+			fs_text_put(b, "\t\tfs_ix d%d = rest;\n", d);
+		snprintf(name, sizeof(name), "d%d", d);
+		set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 	}
+}
+
+/* The vectors of output shape s, after those of the shapes before (from,
+ * which gains this one's): under the guard that picks it, its element
+ * index, then every output of that shape computed and stored. */
+static void shape_body(struct gen *G, const int32_t *outs, uint32_t n_out, uint32_t s, struct fs_text *from, struct ix *x,
+		       struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	int V = G->vec;
+	const uint32_t n_sh = G->n_shapes;
+	const struct ten *sh = fs_prog_value(p, outs[G->shape_first[s]]);
+	char n[DIM_LEN];
+	dims(G, sh, 0, sh->rank, n);
+	if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
+		fs_text_put(b, "\telse {\n");
+	else if (n_sh > 1)
+		fs_text_put(b, "\t%sif (g < %s%s%s / %d) {\n", s ? "else " : "", from->s ? from->s : "", from->s ? " + " : "", n, V);
+	fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from->s ? " - (" : "", from->s ? from->s : "",
+	    from->s ? ")" : "", V);
+	G->lin = sh;
+	shape_index(G, sh, x, b);
+	struct fs_text lanes = {0}, after = {0};
+	for (uint32_t q = 0; q < n_out; q++) {
+		const struct ten *t = fs_prog_value(p, outs[q]);
+		if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
+			continue;
+		struct fs_text e = {0};
+		stored_expr(G, outs[q], x, &e);
+		fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
+		fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
+		fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
+		    compares(G) ? ", err" : "");
+		free(e.s);
+	}
+	emit_sites(G, NULL, b, "\t\t");
+	fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
+	    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
+	fs_text_put(from, "%s%s / %d", from->s ? " + " : "", n, V);
+	free(lanes.s);
+	free(after.s);
+	G->lin = NULL;
+}
+
+/* One index space over the vectors of every output shape, one after the
+ * other (RoPE's q, then k): each thread computes one vector of one of them,
+ * so the shapes' loads are in flight together. */
+static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
+{
+	struct ix *x = fs_xmalloc(sizeof(*x));
+	struct fs_text total = {0}, from = {0}; /* from: the vectors of the shapes before */
+	char n[DIM_LEN];
+	for (uint32_t s = 0; s < G->n_shapes; s++) {
+		const struct ten *sh = fs_prog_value(G->p, outs[G->shape_first[s]]);
+		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), G->vec);
+	}
+	group_loop(G, outs, total.s, b);
+	for (uint32_t s = 0; s < G->n_shapes; s++)
+		shape_body(G, outs, n_out, s, &from, x, b);
 	fs_text_put(b, "\t}\n");
 	free(total.s);
 	free(from.s);
@@ -1929,44 +1951,43 @@ static int oversized(const struct fs_kernel *k, int64_t size)
 	return size / 2 >= k->work;
 }
 
-uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
+/* parts that fill the GPU: two waves of 132 SMs */
+enum { FILL = 2 * 132 };
+
+/* An elementwise kernel's tactics of vector width vec, into out from n:
+ * blocks of 128 to 512 threads (64 with few elements), a thread taking more
+ * than one group only where the grid still fills the GPU. How many then. */
+static uint32_t elementwise_tactics(const struct fs_kernel *k, int small, uint16_t vec, struct fs_tactic *out, uint32_t n)
 {
-	uint32_t n = 0;
-	out[n++] = fallback;
-	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
-	 * cost, so narrower vectors and smaller blocks spread them over more
-	 * threads and SMs; a thread or block takes more than one part only
-	 * where the grid still fills the GPU (two waves of 132 SMs). An
-	 * elementwise kernel at any size tries 2 elements a thread too: the
-	 * narrower of Triton's two pointwise shapes (512 elements over 8 warps,
-	 * beside 1024 over 4) that torch.compile's autotuning chooses from. */
-	const int64_t fill = 2 * 132;
-	int small = k->row ? k->work < fill * 8 : k->work < (1 << 17);
-	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2) {
-		if (k->vcols % vec)
+	for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
+		for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
+			if ((per == 1 || k->work / ((int64_t)vec * t * per) >= FILL) && !(vec == fallback.vec && t == fallback.threads && per == 1) &&
+			    !oversized(k, (int64_t)vec * t * per))
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
+	return n;
+}
+
+/* A row kernel's tactics of vector width vec, into out from n: a row group
+ * of at least a warp, every thread at least one vector and at most 32;
+ * blocks of 128 to 1024 threads (64 with few rows). How many then. */
+static uint32_t row_tactics(const struct fs_kernel *k, int small, uint16_t vec, struct fs_tactic *out, uint32_t n)
+{
+	for (uint16_t t = 32; t <= 1024; t *= 2) {
+		if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 			continue;
-		if (!k->row) {
-			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
-				for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
-					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1) &&
-					    !oversized(k, (int64_t)vec * t * per))
-						out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
-			continue;
-		}
-		/* a row group of at least a warp, every thread at least one vector and
-		 * at most 32; blocks of 128 to 1024 threads (64 with few rows) */
-		for (uint16_t t = 32; t <= 1024; t *= 2) {
-			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
-				continue;
-			for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
-				if (t * per >= (small ? 64 : 128) && t * per <= 1024)
-					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
-		}
+		for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
+			if (t * per >= (small ? 64 : 128) && t * per <= 1024)
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 	}
-	/* short rows (a softmax over few keys): groups of fewer than a warp,
-	 * many rows a block: blocks of 256 and 1024 threads (and of 32, 64 and
-	 * 128, with few rows) */
-	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
+	return n;
+}
+
+/* Short rows (a softmax over few keys), into out from n: groups of fewer
+ * than a warp, many rows a block: blocks of 256 and 1024 threads (and of
+ * 32, 64 and 128, with few rows). How many then. */
+static uint32_t short_row_tactics(const struct fs_kernel *k, int small, struct fs_tactic *out, uint32_t n)
+{
+	for (uint16_t vec = 1; vec <= 8; vec *= 2) {
 		if (k->vcols % vec)
 			continue;
 		for (uint16_t t = 1; t < 32; t *= 2) {
@@ -1980,6 +2001,26 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
+	return n;
+}
+
+uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
+{
+	uint32_t n = 0;
+	out[n++] = fallback;
+	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
+	 * cost, so narrower vectors and smaller blocks spread them over more
+	 * threads and SMs; a thread or block takes more than one part only
+	 * where the grid still fills the GPU (FILL). An elementwise kernel at
+	 * any size tries 2 elements a thread too: the narrower of Triton's two
+	 * pointwise shapes (512 elements over 8 warps, beside 1024 over 4) that
+	 * torch.compile's autotuning chooses from. */
+	int small = k->row ? k->work < FILL * 8 : k->work < (1 << 17);
+	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2)
+		if (k->vcols % vec == 0)
+			n = k->row ? row_tactics(k, small, vec, out, n) : elementwise_tactics(k, small, vec, out, n);
+	if (k->row)
+		n = short_row_tactics(k, small, out, n);
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
 	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_FIRST_TACTICS; i++) {
 		out[n] = out[i];
