@@ -1223,23 +1223,27 @@ static void part_expr(struct gen *G, int32_t v, const char *part, const struct i
 	memcpy(G->guard, saved, sizeof(saved));
 }
 
-/* the row kernel's body: each reduction a pass over the row, then the outputs */
-static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, const int32_t *outs, uint32_t n_out,
-		     struct fs_text *b)
+/* what the passes of a row kernel share (row_body) */
+struct row {
+	const struct ten *sh; /* the reduced rows */
+	const int32_t *outs;  /* what the kernel writes */
+	uint32_t n_out;
+	int T;                /* threads per row */
+	char H[DIM_LEN];      /* the row's length, as C */
+	struct ix *x;         /* scratch: the index of the value at hand */
+};
+
+/* A row part of at most 8 vectors per thread stays in registers between
+ * passes (not with the planted narrow accumulation, which reads alone).
+ * A symbolic row length gets the slots its value here (the bucket's)
+ * needs: the kernel requires the run-time length at most what they hold,
+ * and skips the vectors past the row's end; the kernel for any size keeps
+ * no cache. */
+static void row_cache(struct gen *G, struct fs_kernel *k, const struct ten *rowsh)
 {
 	const struct prog *p = G->p;
 	int64_t H = k->cols;
 	int V = G->vec, T = k->tactic.threads, last = rowsh->rank - 1;
-	char Ht[DIM_LEN], rows[DIM_LEN], ext[DIM_LEN];
-	dims(G, rowsh, last, last + 1, Ht);
-	dims(G, rowsh, 0, last, rows);
-	struct ix *x = fs_xmalloc(sizeof(*x));
-	/* A row part of at most 8 vectors per thread stays in registers between
-	 * passes (not with the planted narrow accumulation, which reads alone).
-	 * A symbolic row length gets the slots its value here (the bucket's)
-	 * needs: the kernel requires the run-time length at most what they hold,
-	 * and skips the vectors past the row's end; the kernel for any size keeps
-	 * no cache. */
 	int narrow_any = 0;
 	for (uint32_t r = 0; r < G->n_red; r++)
 		narrow_any |= G->plants && p->narrow && p->narrow[G->red_op[r]];
@@ -1252,10 +1256,19 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 		snprintf(G->guard, sizeof(G->guard), " && in");
 	for (uint32_t r = 0; r < MAX_RED; r++)
 		G->exp_slot[r] = -1;
+}
+
+/* the row kernel's prologue: the thread's row and place t in its group, the
+ * row's dims split off the row index (in row_order), the reductions' slots */
+static void row_head(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, struct fs_text *b)
+{
+	char rows[DIM_LEN], ext[DIM_LEN];
+	int T = k->tactic.threads;
+	dims(G, rowsh, 0, rowsh->rank - 1, rows);
 	fs_text_put(b, "\t__shared__ __align__(16) fs_real part[%u][32];\n\tconst int t = threadIdx.x %% %d;\n", G->n_red ? G->n_red : 1, T);
 	fs_text_put(b, "\tfs_ix row = (fs_ix)blockIdx.x * %d + threadIdx.x / %d;\n", k->tactic.per, T);
 	fs_text_put(b, "\tconst bool live = row < %s;\n\trow = live ? row : 0;\n", rows);
-	int order[MAX_RANK], n_order = row_order(p, rowsh, k->tactic.lin, order);
+	int order[MAX_RANK], n_order = row_order(G->p, rowsh, k->tactic.lin, order);
 	for (int o = 0; o < n_order; o++)
 		k->reordered |= order[o] != rowsh->rank - 2 - o;
 	for (int o = 0; o < n_order; o++) { /* the last is all that is left */
@@ -1266,141 +1279,204 @@ static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh
 			fs_text_put(b, "\tfs_ix i%d = row;\n", order[o]);
 	}
 	fs_text_put(b, "\tfs_real red[%u];\n", G->n_red ? G->n_red : 1);
-	size_t before_passes = b->n; /* where the output pass's own loads go when the row is cached */
-	for (uint32_t r = 0; r < G->n_red; r++) {
-		const struct op *op = &p->ops[G->red_op[r]];
-		enum sem_id id = op->sem->id;
-		uint8_t what = G->red_what[r];
-		int mx = what == 1 || id == SEM_amax, mn = what == 0 && id == SEM_amin;
-		/* planted dropped cast: the group's first thread sums the row alone, at
-		 * the narrow dtype, as a kernel that forgot to widen would */
-		int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
-		struct fs_text pass = {0}, e = {0}, early = {0}, early_lanes = {0}, early_after = {0};
-		fs_text_put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
-		row_loop(G, Ht, T, narrow_acc, &pass, "\t\t");
-		row_idx(rowsh, "j0", x);
-		expr(G, op->src[0], x, &e);
-		/* outputs that need no reduction (add + RMSNorm's sum) are stored in
-		 * the first pass: their writes drain while the row is reduced */
-		for (uint32_t o = 0; o < n_out && r == 0 && !narrow_acc; o++) {
-			const struct ten *t = fs_prog_value(p, outs[o]);
-			if (!early_out(G, outs[o], rowsh))
-				continue;
-			struct fs_text eo = {0}, off = {0};
-			char part[DIM_LEN + 16], cond[DIM_LEN + 64];
-			part_of_row(G, t, rowsh, part);
-			row_idx(t, "j0", x);
-			part_expr(G, outs[o], part, x, &eo);
-			offset(G, t, x, 1, 0, 0, &off);
-			snprintf(cond, sizeof(cond), "%s%s%s", G->tail ? "live && in" : G->cache ? "live" : "", part[0] && (G->tail || G->cache) ? " && " : "",
-				 part);
-			fs_text_put(&early, "\t\t\tfs_real o%u[%d];\n", o, V);
-			fs_text_put(&early_lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
-			fs_text_put(&early_after, "\t\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", cond[0] ? "if (" : "", cond, cond[0] ? ") " : "",
-			    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
-			free(eo.s);
-			free(off.s);
-		}
-		emit_sites(G, b, &pass, "\t\t\t");
-		/* softmax's sum and a layer norm's variance use the slot before (max, mean) */
-		char term[64], pre[64] = "", step[256];
-		int prev = (int)r - 1, ln_var = what == 4 && op->sem->kind == LAYERNORM;
-		if (what == 2 && G->cache) { /* kept for the output pass */
-			fs_text_put(b, "\tfs_real E%u[%d][%d];\n", r, G->cache, V);
-			snprintf(pre, sizeof(pre), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\t", r, prev);
-			snprintf(term, sizeof(term), "E%u[it][u]", r);
-			G->exp_slot[r] = G->red_op[r];
-		} else if (what == 2)
-			snprintf(term, sizeof(term), "fs_exp(x - red[%d])", prev);
-		else if (ln_var)
-			snprintf(term, sizeof(term), "(x - red[%d]) * (x - red[%d])", prev, prev);
-		else
-			snprintf(term, sizeof(term), "%s", what == 4 ? "x * x" : "x");
-		char with[96];
-		snprintf(with, sizeof(with), mx || mn ? "%s(acc, %s)" : "%sacc + %s", mx ? "fmax" : mn ? "fmin" : "", term);
-		if (narrow_acc && what != 2 && !ln_var) /* planted: a plain sum accumulates narrow */
-			snprintf(step, sizeof(step), "acc = rnd_%s(%s)", fs_dt_suffix(p->narrow[G->red_op[r]]), with);
-		else if (G->first_in) /* the first vector (unrolled: a constant test) starts the reduction */
-			snprintf(step, sizeof(step), "%sacc = it + u == 0 ? %s : %s", pre, term, with);
-		else
-			snprintf(step, sizeof(step), "%sacc = %s", pre, with);
-		/* cached, the first pass keeps the value it reduces (not a plain load:
-		 * those are kept already) for the passes after, so its inputs die here */
-		int keep = r == 0 && G->cache && !G->buffered[op->src[0]];
-		if (keep)
-			fs_text_put(b, "\tfs_real R[%d][%d];\n", G->cache, V);
-		/* past the row's end the step is computed too (no branch) and its sum
-		 * dropped; a first vector that starts the reduction is always kept */
-		const char *drop = !G->tail ? "" : G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n";
-		fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
-		    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
-		    step, drop, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
-		if (keep)
-			G->row_val = op->src[0];
-		free(early.s);
-		free(early_lanes.s);
-		free(early_after.s);
-		int mean = what == 3 || what == 4 || id == SEM_mean;
-		fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part[%u]);\n\t}\n", r, T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum", r);
-		if (mean)
-			fs_text_put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, Ht);
-		fs_text_put(b, "%s", pass.s);
-		free(pass.s);
-		free(e.s);
-	}
-	struct fs_text pass = {0}, lanes = {0}, after = {0};
-	row_loop(G, Ht, T, 0, &pass, "\t");
-	int narrow0 = G->n_red && G->plants && p->narrow && p->narrow[G->red_op[0]];
-	for (uint32_t o = 0; o < n_out; o++) {
-		const struct ten *t = fs_prog_value(p, outs[o]);
-		if (G->n_red && !narrow0 && early_out(G, outs[o], rowsh))
-			continue; /* stored in the first pass */
-		/* a keepdim reduction: once per row */
-		int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(rowsh, last);
-		char part[DIM_LEN + 16];
-		part_of_row(G, t, rowsh, part);
-		row_idx(t, one ? "0" : "j0", x);
-		struct fs_text e = {0}, off = {0};
-		part_expr(G, outs[o], part, x, &e);
-		offset(G, t, x, 1, 0, 0, &off);
-		if (one)
-			fs_text_put(&after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
-			    G->param[outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
-		else {
-			fs_text_put(&pass, "\t\tfs_real o%u[%d];\n", o, V);
-			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", part[0] ? "if (" : "", part, part[0] ? ") " : "",
-			    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[o]], off.s, o, compares(G) ? ", err" : "");
-		}
-		free(e.s);
+}
+
+/* how reduction r combines: 1 a max (amax, softmax's), -1 a min (amin), 0 a sum */
+static int red_extremum(const struct gen *G, uint32_t r)
+{
+	enum sem_id id = G->p->ops[G->red_op[r]].sem->id;
+	uint8_t what = G->red_what[r];
+	return what == 1 || id == SEM_amax ? 1 : what == 0 && id == SEM_amin ? -1 : 0;
+}
+
+/* The first pass's stores: outputs that need no reduction (add + RMSNorm's
+ * sum) are stored as the row is read, so their writes drain while it is
+ * reduced. Their vectors into decl, lane values into lanes, stores into after. */
+static void early_outs(struct gen *G, struct row *R, struct fs_text *decl, struct fs_text *lanes, struct fs_text *after)
+{
+	int V = G->vec;
+	for (uint32_t o = 0; o < R->n_out; o++) {
+		const struct ten *t = fs_prog_value(G->p, R->outs[o]);
+		if (!early_out(G, R->outs[o], R->sh))
+			continue;
+		struct fs_text eo = {0}, off = {0};
+		char part[DIM_LEN + 16], cond[DIM_LEN + 64];
+		part_of_row(G, t, R->sh, part);
+		row_idx(t, "j0", R->x);
+		part_expr(G, R->outs[o], part, R->x, &eo);
+		offset(G, t, R->x, 1, 0, 0, &off);
+		snprintf(cond, sizeof(cond), "%s%s%s", G->tail ? "live && in" : G->cache ? "live" : "", part[0] && (G->tail || G->cache) ? " && " : "",
+			 part);
+		fs_text_put(decl, "\t\t\tfs_real o%u[%d];\n", o, V);
+		fs_text_put(lanes, "\t\t\t\to%u[u] = %s;\n", o, eo.s ? eo.s : "0.0f");
+		fs_text_put(after, "\t\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", cond[0] ? "if (" : "", cond, cond[0] ? ") " : "",
+		    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[R->outs[o]], off.s, o, compares(G) ? ", err" : "");
+		free(eo.s);
 		free(off.s);
 	}
-	if (G->cache) {
-		/* the loads only the output pass needs (a norm's weight) are issued
-		 * before the reductions: their latency hides behind the row's */
-		struct fs_text decl = {0}, loads = {0}, hoist = {0};
-		emit_sites(G, &decl, &loads, "\t\t");
-		if (loads.s) {
-			fs_text_put(&hoist, "%s", decl.s ? decl.s : "");
-			row_loop(G, Ht, T, 0, &hoist, "\t");
-			fs_text_put(&hoist, "%s\t}\n", loads.s);
-		}
-		if (hoist.s) {
-			fs_text_put(b, "%s", hoist.s); /* room for it, then moved into place */
-			memmove(b->s + before_passes + hoist.n, b->s + before_passes, b->n - hoist.n - before_passes);
-			memcpy(b->s + before_passes, hoist.s, hoist.n);
-		}
-		free(decl.s);
-		free(loads.s);
-		free(hoist.s);
-	} else
+}
+
+/* Reduction r's step over the element x into acc, as C into step (n bytes).
+ * Softmax's sum and a layer norm's variance use the slot before (max,
+ * mean); a cached softmax keeps exp(x - max) in E<r> (declared into b) for
+ * the output pass. */
+static void red_step(struct gen *G, uint32_t r, int narrow_acc, struct fs_text *b, char *step, size_t n)
+{
+	const struct op *op = &G->p->ops[G->red_op[r]];
+	uint8_t what = G->red_what[r];
+	int ext = red_extremum(G, r), mx = ext > 0, mn = ext < 0;
+	char term[64], pre[64] = "", with[96];
+	int prev = (int)r - 1, ln_var = what == 4 && op->sem->kind == LAYERNORM;
+	if (what == 2 && G->cache) { /* kept for the output pass */
+		fs_text_put(b, "\tfs_real E%u[%d][%d];\n", r, G->cache, G->vec);
+		snprintf(pre, sizeof(pre), "E%u[it][u] = fs_exp(x - red[%d]);\n\t\t\t\t", r, prev);
+		snprintf(term, sizeof(term), "E%u[it][u]", r);
+		G->exp_slot[r] = G->red_op[r];
+	} else if (what == 2)
+		snprintf(term, sizeof(term), "fs_exp(x - red[%d])", prev);
+	else if (ln_var)
+		snprintf(term, sizeof(term), "(x - red[%d]) * (x - red[%d])", prev, prev);
+	else
+		snprintf(term, sizeof(term), "%s", what == 4 ? "x * x" : "x");
+	snprintf(with, sizeof(with), mx || mn ? "%s(acc, %s)" : "%sacc + %s", mx ? "fmax" : mn ? "fmin" : "", term);
+	if (narrow_acc && what != 2 && !ln_var) /* planted: a plain sum accumulates narrow */
+		snprintf(step, n, "acc = rnd_%s(%s)", fs_dt_suffix(G->p->narrow[G->red_op[r]]), with);
+	else if (G->first_in) /* the first vector (unrolled: a constant test) starts the reduction */
+		snprintf(step, n, "%sacc = it + u == 0 ? %s : %s", pre, term, with);
+	else
+		snprintf(step, n, "%sacc = %s", pre, with);
+}
+
+/* Pass r over the row: reduction r's loop (the first pass with the early
+ * stores), then its group reduction into red[r]. */
+static void row_pass(struct gen *G, struct row *R, uint32_t r, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct op *op = &p->ops[G->red_op[r]];
+	int V = G->vec, ext = red_extremum(G, r), mx = ext > 0, mn = ext < 0;
+	/* planted dropped cast: the group's first thread sums the row alone, at
+	 * the narrow dtype, as a kernel that forgot to widen would */
+	int narrow_acc = G->plants && p->narrow && p->narrow[G->red_op[r]] && !mx && !mn;
+	struct fs_text pass = {0}, e = {0}, early = {0}, early_lanes = {0}, early_after = {0};
+	fs_text_put(&pass, "\t{\n\t\tfs_real acc = %s;\n", mx ? "FS_NEG_INF" : mn ? "-FS_NEG_INF" : "0.0f");
+	row_loop(G, R->H, R->T, narrow_acc, &pass, "\t\t");
+	row_idx(R->sh, "j0", R->x);
+	expr(G, op->src[0], R->x, &e);
+	if (r == 0 && !narrow_acc)
+		early_outs(G, R, &early, &early_lanes, &early_after);
+	emit_sites(G, b, &pass, "\t\t\t");
+	char step[256];
+	red_step(G, r, narrow_acc, b, step, sizeof(step));
+	/* cached, the first pass keeps the value it reduces (not a plain load:
+	 * those are kept already) for the passes after, so its inputs die here */
+	int keep = r == 0 && G->cache && !G->buffered[op->src[0]];
+	if (keep)
+		fs_text_put(b, "\tfs_real R[%d][%d];\n", G->cache, V);
+	/* past the row's end the step is computed too (no branch) and its sum
+	 * dropped; a first vector that starts the reduction is always kept */
+	const char *drop = !G->tail ? "" : G->first_in ? "\t\t\t\tacc = in || it + u == 0 ? acc : a0;\n" : "\t\t\t\tacc = in ? acc : a0;\n";
+	fs_text_put(&pass, "%s\t\t\t#pragma unroll\n\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\tfs_real x = %s;\n\t\t\t\t%s%s%s;\n%s%s\t\t\t}\n%s\t\t}\n",
+	    early.s ? early.s : "", V, e.s ? e.s : "0.0f", keep ? "R[it][u] = x;\n\t\t\t\t" : "", G->tail ? "const fs_real a0 = acc;\n\t\t\t\t" : "",
+	    step, drop, early_lanes.s ? early_lanes.s : "", early_after.s ? early_after.s : "");
+	if (keep)
+		G->row_val = op->src[0];
+	free(early.s);
+	free(early_lanes.s);
+	free(early_after.s);
+	uint8_t what = G->red_what[r];
+	fs_text_put(&pass, "\t\tred[%u] = fs_group_reduce<%d>(acc, %s(), part[%u]);\n\t}\n", r, R->T, mx ? "fs_max" : mn ? "fs_min" : "fs_sum", r);
+	if (what == 3 || what == 4 || op->sem->id == SEM_mean) /* a mean */
+		fs_text_put(&pass, "\tred[%u] /= (fs_real)%s;\n", r, R->H);
+	fs_text_put(b, "%s", pass.s);
+	free(pass.s);
+	free(e.s);
+}
+
+/* Output o in the output pass: a keepdim reduction's value stored once per
+ * row (into after), else a vector of the row: declared into pass, its lanes
+ * into lanes, its store into after. */
+static void row_out(struct gen *G, struct row *R, uint32_t o, struct fs_text *pass, struct fs_text *lanes, struct fs_text *after)
+{
+	const struct ten *t = fs_prog_value(G->p, R->outs[o]);
+	int V = G->vec;
+	int one = t->rank && fs_dim_one(t, t->rank - 1) && !fs_dim_one(R->sh, R->sh->rank - 1);
+	char part[DIM_LEN + 16];
+	part_of_row(G, t, R->sh, part);
+	row_idx(t, one ? "0" : "j0", R->x);
+	struct fs_text e = {0}, off = {0};
+	part_expr(G, R->outs[o], part, R->x, &e);
+	offset(G, t, R->x, 1, 0, 0, &off);
+	if (one)
+		fs_text_put(after, "\t\tif (j0 == 0) %s_%s(p%d, %s, %s%s);\n", compares(G) ? "cmp" : "st", out_sfx(G, t),
+		    G->param[R->outs[o]], off.s, e.s ? e.s : "0.0f", compares(G) ? ", err" : "");
+	else {
+		fs_text_put(pass, "\t\tfs_real o%u[%d];\n", o, V);
+		fs_text_put(lanes, "\t\t\to%u[u] = %s;\n", o, e.s ? e.s : "0.0f");
+		fs_text_put(after, "\t\t%s%s%s%s_%s<%d>(p%d, %s, o%u%s);\n", part[0] ? "if (" : "", part, part[0] ? ") " : "",
+		    compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[R->outs[o]], off.s, o, compares(G) ? ", err" : "");
+	}
+	free(e.s);
+	free(off.s);
+}
+
+/* A cached row's output pass: the loads only it needs (a norm's weight) are
+ * issued before the reductions, at offset `at` of b: their latency hides
+ * behind the row's. */
+static void row_hoist(struct gen *G, struct row *R, size_t at, struct fs_text *b)
+{
+	struct fs_text decl = {0}, loads = {0}, hoist = {0};
+	emit_sites(G, &decl, &loads, "\t\t");
+	if (loads.s) {
+		fs_text_put(&hoist, "%s", decl.s ? decl.s : "");
+		row_loop(G, R->H, R->T, 0, &hoist, "\t");
+		fs_text_put(&hoist, "%s\t}\n", loads.s);
+	}
+	if (hoist.s) {
+		fs_text_put(b, "%s", hoist.s); /* room for it, then moved into place */
+		memmove(b->s + at + hoist.n, b->s + at, b->n - hoist.n - at);
+		memcpy(b->s + at, hoist.s, hoist.n);
+	}
+	free(decl.s);
+	free(loads.s);
+	free(hoist.s);
+}
+
+/* the output pass: every output the first pass did not store; a cached
+ * row's own loads go at offset `before_passes` of b (row_hoist) */
+static void row_outputs(struct gen *G, struct row *R, size_t before_passes, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	struct fs_text pass = {0}, lanes = {0}, after = {0};
+	row_loop(G, R->H, R->T, 0, &pass, "\t");
+	int narrow0 = G->n_red && G->plants && p->narrow && p->narrow[G->red_op[0]];
+	for (uint32_t o = 0; o < R->n_out; o++)
+		if (!G->n_red || narrow0 || !early_out(G, R->outs[o], R->sh)) /* else stored in the first pass */
+			row_out(G, R, o, &pass, &lanes, &after);
+	if (G->cache)
+		row_hoist(G, R, before_passes, b);
+	else
 		emit_sites(G, b, &pass, "\t\t");
-	fs_text_put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, V, lanes.s ? lanes.s : "",
+	fs_text_put(b, "%s\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s%s\t}\n", pass.s, G->vec, lanes.s ? lanes.s : "",
 	    G->tail ? "\t\tif (live && in) {\n" : G->cache ? "\t\tif (live) {\n" : "", after.s ? after.s : "", G->cache ? "\t\t}\n" : "");
 	free(pass.s);
 	free(lanes.s);
 	free(after.s);
-	free(x);
+}
+
+/* the row kernel's body: each reduction a pass over the row, then the outputs */
+static void row_body(struct gen *G, struct fs_kernel *k, const struct ten *rowsh, const int32_t *outs, uint32_t n_out,
+		     struct fs_text *b)
+{
+	struct row R = {.sh = rowsh, .outs = outs, .n_out = n_out, .T = k->tactic.threads};
+	dims(G, rowsh, rowsh->rank - 1, rowsh->rank, R.H);
+	R.x = fs_xmalloc(sizeof(*R.x));
+	row_cache(G, k, rowsh);
+	row_head(G, k, rowsh, b);
+	size_t before_passes = b->n; /* where the output pass's own loads go when the row is cached */
+	for (uint32_t r = 0; r < G->n_red; r++)
+		row_pass(G, &R, r, b);
+	row_outputs(G, &R, before_passes, b);
+	free(R.x);
 }
 
 /* The output shapes (RoPE's q and k), each once, by its first output. */
@@ -1420,76 +1496,98 @@ static void out_shapes(struct gen *G, const int32_t *outs, uint32_t n_out)
 	G->n_shapes = n;
 }
 
-/* One index space over the vectors of every output shape, one after the
- * other (RoPE's q, then k): each thread computes one vector of one of them,
- * so the shapes' loads are in flight together. A group per thread (the grid
- * covers them: 32-bit sizes never reach its limit): one guard; else a
- * grid-stride loop. */
-static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
+/* The loop over the groups g of V elements: one pair of the GEMM's
+ * accumulators (the epilogue); a group per thread (the grid covers them:
+ * 32-bit sizes never reach its limit): one guard; else a grid-stride loop.
+ * total: the groups of every output shape, as C. */
+static void group_loop(struct gen *G, const int32_t *outs, const char *total, struct fs_text *b)
 {
-	const struct prog *p = G->p;
-	int V = G->vec;
-	struct ix *x = fs_xmalloc(sizeof(*x));
-	const uint32_t *first = G->shape_first, n_sh = G->n_shapes;
-	struct fs_text total = {0};
-	char n[DIM_LEN], ext[DIM_LEN];
-	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
-		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), V);
-	}
 	if (G->epi) { /* one pair of the GEMM's accumulators: row `row`, columns col, col + 1 */
-		const struct ten *sh = fs_prog_value(p, outs[0]);
-		if (n_sh != 1 || V != 2 || !sh->rank || fs_dim_symbolic(sh, sh->rank - 1))
+		const struct ten *sh = fs_prog_value(G->p, outs[0]);
+		if (G->n_shapes != 1 || G->vec != 2 || !sh->rank || fs_dim_symbolic(sh, sh->rank - 1))
 			fail(G, "an epilogue whose outputs are not one shape of static rows");
 		fs_text_put(b, "\t{\n\t\tconst fs_ix g = ((fs_ix)row * %lld + col) / 2;\n", (long long)(sh->rank ? sh->shape[sh->rank - 1] : 1));
 	} else if (G->k->tactic.per == 1 && !G->k->index64)
-		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total.s);
+		fs_text_put(b, "\tif (const fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s) {\n", total);
 	else
 		fs_text_put(b, "\tfor (fs_ix g = blockIdx.x * (fs_ix)blockDim.x + threadIdx.x; g < %s; g += (fs_ix)gridDim.x * blockDim.x) {\n",
-		    total.s);
-	struct fs_text from = {0}; /* the vectors of the shapes before */
-	for (uint32_t s = 0; s < n_sh; s++) {
-		const struct ten *sh = fs_prog_value(p, outs[first[s]]);
-		dims(G, sh, 0, sh->rank, n);
-		if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
-			fs_text_put(b, "\telse {\n");
-		else if (n_sh > 1)
-			fs_text_put(b, "\t%sif (g < %s%s%s / %d) {\n", s ? "else " : "", from.s ? from.s : "", from.s ? " + " : "", n, V);
-		fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from.s ? " - (" : "", from.s ? from.s : "",
-		    from.s ? ")" : "", V);
-		G->lin = sh;
-		for (int at = sh->rank - 1; at >= 0; at--) { /* innermost in memory first: e0 is the element's offset */
-			int d = sh->strided ? sh->order[at] : at;
-			char name[16];
-			dims(G, sh, d, d + 1, ext);
-			if (at) /* the outermost is all that is left */
-				split(G, b, "\t\t", 'd', d, "rest", sh, ext);
-			else
-				fs_text_put(b, "\t\tfs_ix d%d = rest;\n", d);
-			snprintf(name, sizeof(name), "d%d", d);
-			set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
-		}
-		struct fs_text lanes = {0}, after = {0};
-		for (uint32_t q = 0; q < n_out; q++) {
-			const struct ten *t = fs_prog_value(p, outs[q]);
-			if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
-				continue;
-			struct fs_text e = {0};
-			stored_expr(G, outs[q], x, &e);
-			fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
-			fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
-			fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
-			    compares(G) ? ", err" : "");
-			free(e.s);
-		}
-		emit_sites(G, NULL, b, "\t\t");
-		fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
-		    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
-		fs_text_put(&from, "%s%s / %d", from.s ? " + " : "", n, V);
-		free(lanes.s);
-		free(after.s);
-		G->lin = NULL;
+		    total);
+}
+
+/* the dims of shape sh's element e0 (its offset in memory) split off it
+ * into x, innermost in memory first */
+static void shape_index(struct gen *G, const struct ten *sh, struct ix *x, struct fs_text *b)
+{
+	char ext[DIM_LEN], name[16];
+	for (int at = sh->rank - 1; at >= 0; at--) {
+		int d = sh->strided ? sh->order[at] : at;
+		dims(G, sh, d, d + 1, ext);
+		if (at) /* the outermost is all that is left */
+			split(G, b, "\t\t", 'd', d, "rest", sh, ext);
+		else
+			fs_text_put(b, "\t\tfs_ix d%d = rest;\n", d);
+		snprintf(name, sizeof(name), "d%d", d);
+		set_dim(x, d, name, (uint8_t)(d == sh->rank - 1), 0);
 	}
+}
+
+/* The vectors of output shape s, after those of the shapes before (from,
+ * which gains this one's): under the guard that picks it, its element
+ * index, then every output of that shape computed and stored. */
+static void shape_body(struct gen *G, const int32_t *outs, uint32_t n_out, uint32_t s, struct fs_text *from, struct ix *x,
+		       struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	int V = G->vec;
+	const uint32_t n_sh = G->n_shapes;
+	const struct ten *sh = fs_prog_value(p, outs[G->shape_first[s]]);
+	char n[DIM_LEN];
+	dims(G, sh, 0, sh->rank, n);
+	if (n_sh > 1 && s + 1 == n_sh) /* the last shape: what the guard leaves */
+		fs_text_put(b, "\telse {\n");
+	else if (n_sh > 1)
+		fs_text_put(b, "\t%sif (g < %s%s%s / %d) {\n", s ? "else " : "", from->s ? from->s : "", from->s ? " + " : "", n, V);
+	fs_text_put(b, "\t\tconst fs_ix e0 = (g%s%s%s) * %d;\n\t\tfs_ix rest = e0;\n", from->s ? " - (" : "", from->s ? from->s : "",
+	    from->s ? ")" : "", V);
+	G->lin = sh;
+	shape_index(G, sh, x, b);
+	struct fs_text lanes = {0}, after = {0};
+	for (uint32_t q = 0; q < n_out; q++) {
+		const struct ten *t = fs_prog_value(p, outs[q]);
+		if (t->rank != sh->rank || !fs_same_dims(p, t, sh, t->rank) || !same_layout(t, sh))
+			continue;
+		struct fs_text e = {0};
+		stored_expr(G, outs[q], x, &e);
+		fs_text_put(b, "\t\tfs_real o%u[%d];\n", q, V);
+		fs_text_put(&lanes, "\t\t\to%u[u] = %s;\n", q, e.s ? e.s : "0.0f");
+		fs_text_put(&after, "\t\t%s_%s<%d>(p%d, e0, o%u%s);\n", compares(G) ? "cmpv" : "stv", out_sfx(G, t), V, G->param[outs[q]], q,
+		    compares(G) ? ", err" : "");
+		free(e.s);
+	}
+	emit_sites(G, NULL, b, "\t\t");
+	fs_text_put(b, "\t\t#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n%s\t\t}\n%s%s", V, lanes.s ? lanes.s : "",
+	    after.s ? after.s : "", n_sh > 1 ? "\t}\n" : "");
+	fs_text_put(from, "%s%s / %d", from->s ? " + " : "", n, V);
+	free(lanes.s);
+	free(after.s);
+	G->lin = NULL;
+}
+
+/* One index space over the vectors of every output shape, one after the
+ * other (RoPE's q, then k): each thread computes one vector of one of them,
+ * so the shapes' loads are in flight together. */
+static void elementwise_body(struct gen *G, const int32_t *outs, uint32_t n_out, struct fs_text *b)
+{
+	struct ix *x = fs_xmalloc(sizeof(*x));
+	struct fs_text total = {0}, from = {0}; /* from: the vectors of the shapes before */
+	char n[DIM_LEN];
+	for (uint32_t s = 0; s < G->n_shapes; s++) {
+		const struct ten *sh = fs_prog_value(G->p, outs[G->shape_first[s]]);
+		fs_text_put(&total, "%s%s / %d", s ? " + " : "", dims(G, sh, 0, sh->rank, n), G->vec);
+	}
+	group_loop(G, outs, total.s, b);
+	for (uint32_t s = 0; s < G->n_shapes; s++)
+		shape_body(G, outs, n_out, s, &from, x, b);
 	fs_text_put(b, "\t}\n");
 	free(total.s);
 	free(from.s);
@@ -1533,113 +1631,132 @@ static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kern
 	return rc;
 }
 
-int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
-	       char *why, size_t n)
+/* G for kernel k (zeroed, under tactic tac or the fallback) of p: the fused
+ * kernel under mode (only < 0) or op only's; every value's parameter none,
+ * each buffered as the kernel reads it */
+static void gen_init(struct gen *G, const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac,
+		     struct fs_kernel *k)
 {
-	if (p->n_ops > FS_MAX_SITE_NODES) { /* the generator recurses along the region's chains */
-		memset(k, 0, sizeof(*k));
-		snprintf(why, n, "a region of %u ops, more than the %d one fused kernel is made of", p->n_ops, FS_MAX_SITE_NODES);
-		return -1;
-	}
-	if (mode == FS_GEN_EXACT)
-		return exact(p, tac, k, why, n);
-	struct gen G = {.p = p, .fused = only < 0, .only = only, .row_val = -1};
+	*G = (struct gen){.p = p, .fused = only < 0, .only = only, .row_val = -1};
 	if (only < 0) {
-		G.emulate = mode == FS_GEN_EMULATE;
-		G.ref = !fs_gen_reference(mode) ? 0 : mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 3;
-		G.plants = !G.ref;
-		G.epi = mode == FS_GEN_EPILOGUE;
+		G->emulate = mode == FS_GEN_EMULATE;
+		G->ref = !fs_gen_reference(mode) ? 0 : mode == FS_GEN_REF ? 1 : mode == FS_GEN_REF_F64 ? 2 : 3;
+		G->plants = !G->ref;
+		G->epi = mode == FS_GEN_EPILOGUE;
 	}
 	uint32_t nv = p->n_in + p->n_ops;
-	G.buffered = fs_xcalloc(nv + 1, 1);
-	G.walked = fs_xcalloc(nv + 1, 1);
-	G.red_free = fs_xcalloc(nv + 1, 1);
-	G.param = fs_xmalloc((nv + 1) * sizeof(int32_t));
+	G->buffered = fs_xcalloc(nv + 1, 1);
+	G->walked = fs_xcalloc(nv + 1, 1);
+	G->red_free = fs_xcalloc(nv + 1, 1);
+	G->param = fs_xmalloc((nv + 1) * sizeof(int32_t));
 	memset(k, 0, sizeof(*k));
-	G.k = k;
+	G->k = k;
 	k->tactic = tac ? *tac : fallback;
 	for (uint32_t v = 0; v < nv; v++) {
-		G.param[v] = -1;
-		G.buffered[v] = G.fused ? v < p->n_in || given(p, (int32_t)v) : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
+		G->param[v] = -1;
+		G->buffered[v] = G->fused ? v < p->n_in || given(p, (int32_t)v) : (uint8_t)fs_codegen_buffered(p, (int32_t)v);
 	}
-	/* what this kernel writes: the region's outputs, or the one op */
-	int32_t outs[FS_KERNEL_MAX_PARAMS];
+}
+
+/* What this kernel writes, into outs: the region's outputs, or the one op;
+ * how many. Each is computed here, then stored: the buffers it reads are
+ * parameters, then the outputs; G's out is the largest. */
+static uint32_t kernel_outputs(struct gen *G, int32_t outs[FS_KERNEL_MAX_PARAMS])
+{
+	const struct prog *p = G->p;
 	uint32_t n_out = 0;
 	for (uint32_t i = 0; i < p->n_ops && n_out < FS_KERNEL_MAX_PARAMS; i++)
-		if (G.fused ? p->is_output[i] && !given(p, (int32_t)(p->n_in + i)) : (int32_t)i == only)
+		if (G->fused ? p->is_output[i] && !given(p, (int32_t)(p->n_in + i)) : (int32_t)i == G->only)
 			outs[n_out++] = (int32_t)(p->n_in + i);
-	if (!n_out) {
-		snprintf(why, n, "nothing to write");
-		release_gen(&G);
-		return -1;
+	for (uint32_t o = 0; o < n_out; o++) {
+		G->buffered[outs[o]] = 0;
+		collect_reads(G, G->k, outs[o], 1);
 	}
 	for (uint32_t o = 0; o < n_out; o++) {
-		G.buffered[outs[o]] = 0; /* computed here, then stored */
-		collect_reads(&G, k, outs[o], 1);
+		add_param(G, G->k, outs[o], 1);
+		if (!G->out || fs_prog_value(p, outs[o])->n > G->out->n)
+			G->out = fs_prog_value(p, outs[o]);
 	}
-	for (uint32_t o = 0; o < n_out; o++) {
-		add_param(&G, k, outs[o], 1);
-		if (!G.out || fs_prog_value(p, outs[o])->n > G.out->n)
-			G.out = fs_prog_value(p, outs[o]);
-	}
+	return n_out;
+}
+
+/* The kernel's shape: a row kernel over the rows its reductions reduce
+ * (returned), or elementwise (NULL); its columns, what every vector width
+ * must divide (vcols) and its work (rows, or output elements). */
+static const struct ten *kernel_shape(struct gen *G, const int32_t *outs, uint32_t n_out)
+{
+	const struct prog *p = G->p;
+	struct fs_kernel *k = G->k;
 	for (uint32_t i = 0; i < p->n_ops; i++)
-		if (p->ops[i].sem->kind == GEMM && !given(p, (int32_t)(p->n_in + i)) && (G.fused || (int32_t)i == only))
-			fail(&G, "a matrix product inside the kernel (products run before it, fuse/gemm.h, or as the generated GEMM)");
-	const struct ten *rowsh = plan_rows(&G);
+		if (p->ops[i].sem->kind == GEMM && !given(p, (int32_t)(p->n_in + i)) && (G->fused || (int32_t)i == G->only))
+			fail(G, "a matrix product inside the kernel (products run before it, fuse/gemm.h, or as the generated GEMM)");
+	const struct ten *rowsh = plan_rows(G);
 	k->row = rowsh != NULL;
-	if (G.epi && k->row)
-		fail(&G, "an epilogue with a reduction (the generated GEMM's epilogue is elementwise)");
+	if (G->epi && k->row)
+		fail(G, "an epilogue with a reduction (the generated GEMM's epilogue is elementwise)");
 	int64_t H = rowsh && rowsh->rank ? rowsh->shape[rowsh->rank - 1] : 1;
 	k->cols = k->row ? H : 0;
 	k->vcols = k->cols;
-	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
+	for (uint32_t o = 0; o < n_out && !G->failed; o++) {
 		const struct ten *t = fs_prog_value(p, outs[o]);
 		/* an output is the rows (or one value a row), or part of each row: the
 		 * columns a slice keeps (softmax with sinks drops the sink's), stored
 		 * where the row's index falls inside them (row_body) */
 		if (k->row && (t->rank != rowsh->rank || !fs_same_dims(p, t, rowsh, t->rank ? t->rank - 1 : 0)))
-			fail(&G, "outputs that are not rows of the reduced value");
+			fail(G, "outputs that are not rows of the reduced value");
 		else if (k->row && t->rank && t->shape[t->rank - 1] > H)
-			fail(&G, "an output wider than the row it is computed from");
+			fail(G, "an output wider than the row it is computed from");
 		else if (k->row && t->rank && t->shape[t->rank - 1] != H && !fs_dim_one(t, t->rank - 1))
 			k->vcols = gcd64(k->vcols, t->shape[t->rank - 1]);
 		if (!k->row)
 			k->cols = k->vcols = gcd64(k->cols, t->rank ? t->shape[t->rank - 1] : 1);
 	}
 	if (!k->row) { /* the elements of every output shape, one after the other */
-		out_shapes(&G, outs, n_out);
-		for (uint32_t s = 0; s < G.n_shapes; s++)
-			k->work += fs_prog_value(p, outs[G.shape_first[s]])->n;
+		out_shapes(G, outs, n_out);
+		for (uint32_t s = 0; s < G->n_shapes; s++)
+			k->work += fs_prog_value(p, outs[G->shape_first[s]])->n;
 	}
 	if (k->row)
 		k->work = rowsh->n / (H ? H : 1);
-	for (uint32_t i = 0; i < k->n_params; i++) {
-		const struct ten *t = fs_prog_value(p, k->value[i]);
-		if (!fs_dt_ctype(t->dtype))
-			fail(&G, "a dtype the kernels do not handle");
-	}
+	return rowsh;
+}
+
+/* The kernel's tactic (eager's picked from the shapes), checked against
+ * them; every parameter's dtype one the kernels handle. Vectors along a
+ * symbolic last dim: the kernel requires it a multiple of vec (a row
+ * kernel's row, and each output holding part of each row). */
+static void kernel_tactic(struct gen *G, const struct fs_tactic *tac, const struct ten *rowsh, const int32_t *outs, uint32_t n_out)
+{
+	struct fs_kernel *k = G->k;
+	for (uint32_t i = 0; i < k->n_params; i++)
+		if (!fs_dt_ctype(fs_prog_value(G->p, k->value[i])->dtype))
+			fail(G, "a dtype the kernels do not handle");
 	if (tac == &fs_tactic_eager)
 		k->tactic = eager_for(k);
-	G.vec = k->tactic.vec;
+	G->vec = k->tactic.vec;
 	const struct fs_tactic *tc = &k->tactic;
 	int T = tc->threads;
-	if (!G.failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->vcols % tc->vec) || T < 1 || (T & (T - 1)) ||
-			  tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 2 || tc->lin > !!k->row))
-		fail(&G, "a tactic these shapes do not allow");
-	/* vectors along a symbolic last dim: the kernel requires it a multiple of
-	 * vec (a row kernel's row, and each output holding part of each row) */
-	for (uint32_t o = 0; o < n_out && !G.failed; o++) {
-		const struct ten *t = fs_prog_value(p, outs[o]);
-		if (k->row && !(t->rank && !fs_dim_one(t, t->rank - 1) && t->shape[t->rank - 1] != H))
+	if (!G->failed && (tc->vec < 1 || tc->vec > 8 || (tc->vec & (tc->vec - 1)) || (k->vcols % tc->vec) || T < 1 || (T & (T - 1)) ||
+			   tc->per < 1 || (int64_t)T * (k->row ? tc->per : 1) > 1024 || tc->fast > 1 || tc->l2 > 2 || tc->lin > !!k->row))
+		fail(G, "a tactic these shapes do not allow");
+	for (uint32_t o = 0; o < n_out && !G->failed; o++) {
+		const struct ten *t = fs_prog_value(G->p, outs[o]);
+		if (k->row && !(t->rank && !fs_dim_one(t, t->rank - 1) && t->shape[t->rank - 1] != k->cols))
 			t = rowsh;
-		if (t->rank && !divisible(&G, t, t->rank - 1, tc->vec))
-			fail(&G, "a tactic these shapes do not allow");
+		if (t->rank && !divisible(G, t, t->rank - 1, tc->vec))
+			fail(G, "a tactic these shapes do not allow");
 	}
-	struct fs_text b = {0};
-	/* index arithmetic in 32 bits where every value fits in 2^30 elements
-	 * (fewer registers: more threads resident); literals take the type
-	 * their value needs. With symbolic dims the launcher checks the largest
-	 * value's size (most_py) before it takes a 32-bit kernel. */
+}
+
+/* Index arithmetic in 32 bits where every value fits in 2^30 elements
+ * (fewer registers: more threads resident); literals take the type their
+ * value needs. With symbolic dims the launcher checks the largest value's
+ * size (most_py) before it takes a 32-bit kernel. */
+static void index_width(struct gen *G)
+{
+	const struct prog *p = G->p;
+	struct fs_kernel *k = G->k;
+	uint32_t nv = p->n_in + p->n_ops;
 	const struct ten *most = NULL;
 	for (uint32_t v = 0; v < nv; v++)
 		if (!most || fs_prog_value(p, (int32_t)v)->n > most->n)
@@ -1650,9 +1767,15 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 		k->index64 |= p->pitch[v] && t->rank && t->shape[t->rank - 1] && t->n / t->shape[t->rank - 1] * p->pitch[v] > (1 << 30);
 	}
 	if (fs_dims_text(p, most, 0, most->rank, FS_LANG_PY, NULL, k->most_py, sizeof(k->most_py)))
-		fail(&G, "a symbolic dim the generator cannot write");
-	template(&b, G.ref ? "double" : "float", k->index64 ? "long long" : "int", tc->fast, tc->l2);
-	/* the op table's functions (fuse/sem.def), once per elementwise op used */
+		fail(G, "a symbolic dim the generator cannot write");
+}
+
+/* the template, then the op table's functions (fuse/sem.def), once per elementwise op used */
+static void prelude(struct gen *G, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	const struct fs_tactic *tc = &G->k->tactic;
+	template(b, G->ref ? "double" : "float", G->k->index64 ? "long long" : "int", tc->fast, tc->l2);
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct op *op = &p->ops[i];
 		uint8_t kd = op->sem->kind;
@@ -1661,71 +1784,123 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 			dup |= p->ops[j].sem == op->sem;
 		if (dup || (kd != UN && kd != BIN && kd != TER && kd != CMP))
 			continue;
-		fs_text_put(&b, "__device__ __forceinline__ fs_real op_%s(fs_real a, fs_real b, fs_real c) { return (fs_real)(%s); }\n",
+		fs_text_put(b, "__device__ __forceinline__ fs_real op_%s(fs_real a, fs_real b, fs_real c) { return (fs_real)(%s); }\n",
 		    op->sem->key[0] == '_' ? op->sem->key + 1 : op->sem->key, op->sem->expr);
 	}
-	k->block = k->row ? (int64_t)T * tc->per : T;
-	/* the parameters, each after a comma: the buffers, the symbols' values
-	 * and their divisors' magic numbers, then (a reference) the statistics
-	 * it adds to */
-	struct fs_text par = {0}, arg = {0};
+}
+
+/* The parameters, each after a comma, into par, and their names, as the
+ * arguments that pass them on, into arg: the buffers, the symbols' values
+ * and their divisors' magic numbers, then (a reference) the statistics it
+ * adds to. */
+static void kernel_params(struct gen *G, struct fs_text *par, struct fs_text *arg)
+{
+	const struct prog *p = G->p;
+	struct fs_kernel *k = G->k;
 	for (uint32_t i = 0; i < k->n_params; i++) {
 		const struct ten *t = fs_prog_value(p, k->value[i]);
-		const char *ct = G.ref >= 2 && k->write[i] ? "double" : fs_dt_ctype(k->write[i] ? t->dtype : read_dtype(&G, k->value[i]));
+		const char *ct = G->ref >= 2 && k->write[i] ? "double" : fs_dt_ctype(k->write[i] ? t->dtype : read_dtype(G, k->value[i]));
 		/* a row kernel reads its inputs through the read-only path (restrict:
 		 * ld.global.nc, better for its passes over a row); an elementwise one
 		 * reads each element once, where the plain path has the shorter latency */
 		int plain = !k->row && !k->write[i];
-		fs_text_put(&par, ", %s%s *%sp%u", k->write[i] && !compares(&G) ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ", i);
-		fs_text_put(&arg, ", p%u", i);
+		fs_text_put(par, ", %s%s *%sp%u", k->write[i] && !compares(G) ? "" : "const ", ct ? ct : "void", plain ? "" : "__restrict__ ", i);
+		fs_text_put(arg, ", p%u", i);
 	}
 	for (uint32_t i = 0; i < p->n_bind; i++) {
-		fs_text_put(&par, ", long long S%u_", i);
-		fs_text_put(&arg, ", S%u_", i);
+		fs_text_put(par, ", long long S%u_", i);
+		fs_text_put(arg, ", S%u_", i);
 		k->sym_value[k->n_syms++] = p->bind[i].value;
 	}
 	for (uint32_t i = 0; i < p->n_bind; i++) {
-		fs_text_put(&par, ", unsigned long long F%u_", i);
-		fs_text_put(&arg, ", F%u_", i);
+		fs_text_put(par, ", unsigned long long F%u_", i);
+		fs_text_put(arg, ", F%u_", i);
 	}
-	k->check = (uint8_t)compares(&G);
+	k->check = (uint8_t)compares(G);
 	if (k->check)
-		fs_text_put(&par, ", fs_stats *__restrict__ st");
-	if (G.epi) /* the GEMM's kernel takes these parameters after its own and passes them on */
-		fs_text_put(&b, "\n#define FS_EPI_PARAMS %s\n#define FS_EPI_ARGS %s\n"
-				"__device__ __forceinline__ void fs_epi(int row, int col, const float a[][2] FS_EPI_PARAMS)\n{\n",
+		fs_text_put(par, ", fs_stats *__restrict__ st");
+}
+
+/* the kernel fs_k's head (or the epilogue fs_epi's), then the symbols' sizes and divisors */
+static void kernel_head(struct gen *G, struct fs_text *b)
+{
+	const struct fs_kernel *k = G->k;
+	const struct fs_tactic *tc = &k->tactic;
+	struct fs_text par = {0}, arg = {0};
+	kernel_params(G, &par, &arg);
+	if (G->epi) /* the GEMM's kernel takes these parameters after its own and passes them on */
+		fs_text_put(b, "\n#define FS_EPI_PARAMS %s\n#define FS_EPI_ARGS %s\n"
+			       "__device__ __forceinline__ void fs_epi(int row, int col, const float a[][2] FS_EPI_PARAMS)\n{\n",
 		    par.s, arg.s);
 	else
-		fs_text_put(&b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(%s)\n{\n%s",
-		    tc->vec, T, k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block, par.s + 2,
+		fs_text_put(b, "\n// tactic: vec %u, threads %u, %s %u\nextern \"C\" __global__ void __launch_bounds__(%lld) fs_k(%s)\n{\n%s",
+		    tc->vec, tc->threads, k->row ? "rows per block" : "groups per thread", tc->per, (long long)k->block, par.s + 2,
 		    k->check ? "\tfs_acc err = {};\n" : "");
 	free(par.s);
 	free(arg.s);
-	for (uint32_t i = 0; i < p->n_bind; i++)
-		fs_text_put(&b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
+	for (uint32_t i = 0; i < G->p->n_bind; i++)
+		fs_text_put(b, "\tconst fs_ix S%u = (fs_ix)S%u_;\n\tconst unsigned DM%u = (unsigned)F%u_, DL%u = (unsigned)(F%u_ >> 32);\n", i, i, i,
 		    i, i, i);
-	struct fs_text body = {0}; /* after the derived dims it names, which it tells */
-	if (G.failed)
-		;
-	else if (k->row) {
-		row_body(&G, k, rowsh, outs, n_out, &body);
+}
+
+/* The body into b, with the grid that covers the kernel's work and that
+ * work in Python over the symbols (grid_work_py): a row kernel's rows, or
+ * the elements of every output shape, one after the other. */
+static void kernel_body(struct gen *G, const struct ten *rowsh, const int32_t *outs, uint32_t n_out, struct fs_text *b)
+{
+	const struct prog *p = G->p;
+	struct fs_kernel *k = G->k;
+	const struct fs_tactic *tc = &k->tactic;
+	if (G->failed)
+		return;
+	if (k->row) {
+		row_body(G, k, rowsh, outs, n_out, b);
 		k->grid = (k->work + tc->per - 1) / tc->per;
 		k->grid_per = tc->per;
 		if (fs_dims_text(p, rowsh, 0, rowsh->rank - 1, FS_LANG_PY, NULL, k->grid_work_py, sizeof(k->grid_work_py)))
-			fail(&G, "a symbolic dim the generator cannot write");
-	} else {
-		elementwise_body(&G, outs, n_out, &body);
-		int64_t groups = k->work / tc->vec, per_block = (int64_t)T * tc->per;
-		k->grid = (groups + per_block - 1) / per_block;
-		k->grid_per = per_block * tc->vec;
-		for (uint32_t s = 0, at = 0; s < G.n_shapes && at + 4 < sizeof(k->grid_work_py); s++) {
-			const struct ten *t = fs_prog_value(p, outs[G.shape_first[s]]);
-			at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
-			if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, NULL, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
-				fail(&G, "a symbolic dim the generator cannot write");
-			at += (uint32_t)strlen(k->grid_work_py + at);
-		}
+			fail(G, "a symbolic dim the generator cannot write");
+		return;
 	}
+	elementwise_body(G, outs, n_out, b);
+	int64_t groups = k->work / tc->vec, per_block = (int64_t)tc->threads * tc->per;
+	k->grid = (groups + per_block - 1) / per_block;
+	k->grid_per = per_block * tc->vec;
+	for (uint32_t s = 0, at = 0; s < G->n_shapes && at + 4 < sizeof(k->grid_work_py); s++) {
+		const struct ten *t = fs_prog_value(p, outs[G->shape_first[s]]);
+		at += (uint32_t)snprintf(k->grid_work_py + at, sizeof(k->grid_work_py) - at, "%s", s ? " + " : "");
+		if (fs_dims_text(p, t, 0, t->rank, FS_LANG_PY, NULL, k->grid_work_py + at, sizeof(k->grid_work_py) - at))
+			fail(G, "a symbolic dim the generator cannot write");
+		at += (uint32_t)strlen(k->grid_work_py + at);
+	}
+}
+
+int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
+	       char *why, size_t n)
+{
+	if (p->n_ops > FS_MAX_SITE_NODES) { /* the generator recurses along the region's chains */
+		memset(k, 0, sizeof(*k));
+		snprintf(why, n, "a region of %u ops, more than the %d one fused kernel is made of", p->n_ops, FS_MAX_SITE_NODES);
+		return -1;
+	}
+	if (mode == FS_GEN_EXACT)
+		return exact(p, tac, k, why, n);
+	struct gen G;
+	gen_init(&G, p, only, mode, tac, k);
+	int32_t outs[FS_KERNEL_MAX_PARAMS];
+	uint32_t n_out = kernel_outputs(&G, outs);
+	if (!n_out) {
+		snprintf(why, n, "nothing to write");
+		release_gen(&G);
+		return -1;
+	}
+	const struct ten *rowsh = kernel_shape(&G, outs, n_out);
+	kernel_tactic(&G, tac, rowsh, outs, n_out);
+	index_width(&G);
+	struct fs_text b = {0}, body = {0};
+	prelude(&G, &b);
+	k->block = k->row ? (int64_t)k->tactic.threads * k->tactic.per : k->tactic.threads;
+	kernel_head(&G, &b);
+	kernel_body(&G, rowsh, outs, n_out, &body); /* after the derived dims it names, which it tells */
 	for (uint32_t i = 0; i < G.names.n; i++)
 		fs_text_put(&b, "\tconst fs_ix SZ%u = (fs_ix)(%s);\n", i, G.names.text[i]);
 	fs_text_put(&b, "%s%s}\n", body.s ? body.s : "", k->check ? "\tfs_acc_flush(err, st);\n" : "");
@@ -1776,44 +1951,43 @@ static int oversized(const struct fs_kernel *k, int64_t size)
 	return size / 2 >= k->work;
 }
 
-uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
+/* parts that fill the GPU: two waves of 132 SMs */
+enum { FILL = 2 * 132 };
+
+/* An elementwise kernel's tactics of vector width vec, into out from n:
+ * blocks of 128 to 512 threads (64 with few elements), a thread taking more
+ * than one group only where the grid still fills the GPU. How many then. */
+static uint32_t elementwise_tactics(const struct fs_kernel *k, int small, uint16_t vec, struct fs_tactic *out, uint32_t n)
 {
-	uint32_t n = 0;
-	out[n++] = fallback;
-	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
-	 * cost, so narrower vectors and smaller blocks spread them over more
-	 * threads and SMs; a thread or block takes more than one part only
-	 * where the grid still fills the GPU (two waves of 132 SMs). An
-	 * elementwise kernel at any size tries 2 elements a thread too: the
-	 * narrower of Triton's two pointwise shapes (512 elements over 8 warps,
-	 * beside 1024 over 4) that torch.compile's autotuning chooses from. */
-	const int64_t fill = 2 * 132;
-	int small = k->row ? k->work < fill * 8 : k->work < (1 << 17);
-	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2) {
-		if (k->vcols % vec)
+	for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
+		for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
+			if ((per == 1 || k->work / ((int64_t)vec * t * per) >= FILL) && !(vec == fallback.vec && t == fallback.threads && per == 1) &&
+			    !oversized(k, (int64_t)vec * t * per))
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
+	return n;
+}
+
+/* A row kernel's tactics of vector width vec, into out from n: a row group
+ * of at least a warp, every thread at least one vector and at most 32;
+ * blocks of 128 to 1024 threads (64 with few rows). How many then. */
+static uint32_t row_tactics(const struct fs_kernel *k, int small, uint16_t vec, struct fs_tactic *out, uint32_t n)
+{
+	for (uint16_t t = 32; t <= 1024; t *= 2) {
+		if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
 			continue;
-		if (!k->row) {
-			for (uint16_t t = small ? 64 : 128; t <= 512; t *= 2)
-				for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
-					if ((per == 1 || k->work / ((int64_t)vec * t * per) >= fill) && !(vec == fallback.vec && t == fallback.threads && per == 1) &&
-					    !oversized(k, (int64_t)vec * t * per))
-						out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
-			continue;
-		}
-		/* a row group of at least a warp, every thread at least one vector and
-		 * at most 32; blocks of 128 to 1024 threads (64 with few rows) */
-		for (uint16_t t = 32; t <= 1024; t *= 2) {
-			if ((int64_t)t * vec > k->cols || k->cols / ((int64_t)t * vec) > 32)
-				continue;
-			for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
-				if (t * per >= (small ? 64 : 128) && t * per <= 1024)
-					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
-		}
+		for (uint16_t per = 1; per <= 4 && n < FS_FIRST_TACTICS; per *= 2)
+			if (t * per >= (small ? 64 : 128) && t * per <= 1024)
+				out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 	}
-	/* short rows (a softmax over few keys): groups of fewer than a warp,
-	 * many rows a block: blocks of 256 and 1024 threads (and of 32, 64 and
-	 * 128, with few rows) */
-	for (uint16_t vec = 1; k->row && vec <= 8; vec *= 2) {
+	return n;
+}
+
+/* Short rows (a softmax over few keys), into out from n: groups of fewer
+ * than a warp, many rows a block: blocks of 256 and 1024 threads (and of
+ * 32, 64 and 128, with few rows). How many then. */
+static uint32_t short_row_tactics(const struct fs_kernel *k, int small, struct fs_tactic *out, uint32_t n)
+{
+	for (uint16_t vec = 1; vec <= 8; vec *= 2) {
 		if (k->vcols % vec)
 			continue;
 		for (uint16_t t = 1; t < 32; t *= 2) {
@@ -1827,6 +2001,26 @@ uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
 					out[n++] = (struct fs_tactic){vec, t, per, 0, 0, 0};
 		}
 	}
+	return n;
+}
+
+uint32_t fs_tactics(const struct fs_kernel *k, struct fs_tactic *out)
+{
+	uint32_t n = 0;
+	out[n++] = fallback;
+	/* Few elements or rows (decode sizes): latency, not bandwidth, is the
+	 * cost, so narrower vectors and smaller blocks spread them over more
+	 * threads and SMs; a thread or block takes more than one part only
+	 * where the grid still fills the GPU (FILL). An elementwise kernel at
+	 * any size tries 2 elements a thread too: the narrower of Triton's two
+	 * pointwise shapes (512 elements over 8 warps, beside 1024 over 4) that
+	 * torch.compile's autotuning chooses from. */
+	int small = k->row ? k->work < FILL * 8 : k->work < (1 << 17);
+	for (uint16_t vec = k->row ? 4 : small ? 1 : 2; vec <= 8; vec *= 2)
+		if (k->vcols % vec == 0)
+			n = k->row ? row_tactics(k, small, vec, out, n) : elementwise_tactics(k, small, vec, out, n);
+	if (k->row)
+		n = short_row_tactics(k, small, out, n);
 	/* a kernel with exp or tanh: every vectorised tactic again, with fast math */
 	for (uint32_t i = 1, m = n; k->transcendental && i < m && n < FS_FIRST_TACTICS; i++) {
 		out[n] = out[i];
