@@ -7,16 +7,23 @@
 # bugs (a wrong eps, a dropped widening cast) fail with exit 1, and --triage
 # calls them bugs. GPU execution is left to scripts/gpu_check.sh (the tests
 # run --cpu-only where a GPU is present).
-# usage: numerics.sh FUSESCAN TESTS_DIR
+# PART (default all) runs one third, each its own ctest so that they run side by side:
+# llama (the chains of the Llama dumps), others (Gemma 2's, GPT-2's and the benchmark's),
+# checks (planted bugs, the seed, the CPU executions' memory, tune and --emit without a GPU).
+# usage: numerics.sh FUSESCAN TESTS_DIR [llama|others|checks]
 set -u
-exe=$1 tests=$2
+exe=$1 tests=$2 part=${3:-all}
 # shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 d=$tests/data
 llama=$d/export_tiny_llama_2l/001_export_export_to_gm.txt
 
-# name  candidate id or pattern  dump
-while read -r name id dump; do
+in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+case $part in all | llama | others | checks) ;; *) echo "numerics.sh: no part '$part'" >&2; exit 2 ;; esac
+
+# part  name  candidate id or pattern  dump
+while read -r rows name id dump; do
+	in_part "$rows" || continue
 	check "$name" 0 "$exe" --apply "$id" --cpu-only --out "$tmp/$name" "$d/$dump"
 	contains "$name verdict" "$tmp/out" "verdict: pass"
 	# every generated kernel (the fused one under each tactic) compiles with
@@ -30,23 +37,25 @@ while read -r name id dump; do
 	[ -s "$tmp/$name/fused.cu" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $name: no fused.cu"; }
 	contains "$name json" "$tmp/$name/numerics.json" '"verdict":	"pass"'
 done <<'LIST'
-rmsnorm       rmsnorm-3feecfe3                  export_tiny_llama_2l/001_export_export_to_gm.txt
-add_rmsnorm   add_rmsnorm-aeb77c08              export_tiny_llama_2l/001_export_export_to_gm.txt
-swiglu        swiglu-b5058ea8                   export_tiny_llama_2l/001_export_export_to_gm.txt
-rope          rope_rotate_half                  export_tiny_llama_2l/001_export_export_to_gm.txt
-fused_norm    add_rmsnorm-407262a5              adrun_tiny_llama_2l/035_compile_compile_model.txt
-geglu_tanh    geglu_tanh-38faf084               export_gemma2_2l/001_export_export_to_gm.txt
-gemma_norm    gemma_rmsnorm-af7cb93a            export_gemma2_2l/001_export_export_to_gm.txt
-softcap       eager_attention_softcap-d1ba0255  export_gemma2_2l/001_export_export_to_gm.txt
-layernorm     layernorm                         export_gpt2_2l/001_export_export_to_gm.txt
-gelu_tanh     gelu_tanh-82011eea                export_gpt2_2l/001_export_export_to_gm.txt
-softmax       eager_attention_softmax-104f9fe6  export_llama_eager_2l/001_export_export_to_gm.txt
-decomposed    rmsnorm-70a88bb3                  export_tiny_llama_2l/002_post_export_run_decompositions.txt
-geglu_l3w     geglu_tanh-38faf084               export_gemma2_l3w_2l/001_export_export_to_gm.txt
-layernorm_l3w layernorm                         export_gpt2_l3w_2l/001_export_export_to_gm.txt
-gelu_l3w      gelu_tanh-82011eea                export_gpt2_l3w_2l/001_export_export_to_gm.txt
+llama  rmsnorm       rmsnorm-3feecfe3                  export_tiny_llama_2l/001_export_export_to_gm.txt
+llama  add_rmsnorm   add_rmsnorm-aeb77c08              export_tiny_llama_2l/001_export_export_to_gm.txt
+llama  swiglu        swiglu-b5058ea8                   export_tiny_llama_2l/001_export_export_to_gm.txt
+llama  rope          rope_rotate_half                  export_tiny_llama_2l/001_export_export_to_gm.txt
+llama  fused_norm    add_rmsnorm-407262a5              adrun_tiny_llama_2l/035_compile_compile_model.txt
+others geglu_tanh    geglu_tanh-38faf084               export_gemma2_2l/001_export_export_to_gm.txt
+others gemma_norm    gemma_rmsnorm-af7cb93a            export_gemma2_2l/001_export_export_to_gm.txt
+others softcap       eager_attention_softcap-d1ba0255  export_gemma2_2l/001_export_export_to_gm.txt
+others layernorm     layernorm                         export_gpt2_2l/001_export_export_to_gm.txt
+others gelu_tanh     gelu_tanh-82011eea                export_gpt2_2l/001_export_export_to_gm.txt
+llama  softmax       eager_attention_softmax-104f9fe6  export_llama_eager_2l/001_export_export_to_gm.txt
+llama  decomposed    rmsnorm-70a88bb3                  export_tiny_llama_2l/002_post_export_run_decompositions.txt
+others geglu_l3w     geglu_tanh-38faf084               export_gemma2_l3w_2l/001_export_export_to_gm.txt
+others layernorm_l3w layernorm                         export_gpt2_l3w_2l/001_export_export_to_gm.txt
+others gelu_l3w      gelu_tanh-82011eea                export_gpt2_l3w_2l/001_export_export_to_gm.txt
 LIST
 
+# the rest: part checks
+in_part checks || { finish; exit; }
 check "wrong eps fails" 1 "$exe" --apply rmsnorm-3feecfe3 --plant-bug eps --triage --out "$tmp/p1" "$llama"
 contains "wrong eps reported" "$tmp/out" "planted bug (debug): eps replaced by 0.1"
 contains "wrong eps verdict" "$tmp/out" "verdict: fail"

@@ -9,12 +9,17 @@
 # and its kernels compile with NVRTC, or is refused with exit 2 and the reason.
 # (tests/scripts/numerics.sh: the chains of the Llama family, planted bugs,
 # the CPU executions' memory, the seed.)
-# usage: numerics_ops.sh FUSESCAN TESTS_DIR
+# PART (default all) runs one half, each its own ctest so that they run side by side: ops (what
+# is refused by name, the elementwise ops, repeat), dims (derived and negative dims, cat, stack,
+# the fan-out, contradictory shapes, the literals and the rest of the table).
+# usage: numerics_ops.sh FUSESCAN TESTS_DIR [ops|dims]
 set -u
-exe=$1 tests=$2
+exe=$1 tests=$2 part=${3:-all}
 # shellcheck source=tests/scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 d=$tests/data
+in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+case $part in all | ops | dims) ;; *) echo "numerics_ops.sh: no part '$part'" >&2; exit 2 ;; esac
 
 # refused BASE OP MESSAGE: in a dump of %a = OP then a multiply, the candidate's --apply is refused
 # (exit 2) at %a's line with MESSAGE
@@ -26,44 +31,49 @@ refused() {
 	check "$1" 2 "$exe" --apply "$id" --out "$tmp/$1.out" "$tmp/$1.txt"
 	contains "$1: why" "$tmp/err" "$1.txt:2:1: error: numerics: cannot execute %a $3"
 }
-# a region with an op outside the semantics table: a clear error, exit 2
-refused nosem "aten.addcmul.default(%x : 4x8 : torch.float32, %x : 4x8 : torch.float32, %x : 4x8 : torch.float32)" \
-	"(aten.addcmul.default): no semantics for this op (fuse/sem.def)"
-# div with a rounding mode: the dump drops rounding_mode=, so it is refused, not guessed
-refused divmode "aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0)" \
-	"(aten.div.Tensor_mode): a division with a rounding mode the dump does not print"
-# the op table beyond the Llama family: square, exp2, expm1, log2, tan, atan, floor, ceil, trunc, sign,
-# relu6, hardsigmoid, hardswish, mish, true_divide, floor_divide, fmod, remainder, clamp_min / max,
-# leaky_relu (its default slope and a given one), hardtanh, lerp, isnan, isinf, logical and / or / xor
-check "more elementwise ops" 0 "$exe" --apply elementwise.square-exp2-expm1-add-log2-tan-4afc9e8b --cpu-only --no-render --tokens 5 \
-	--out "$tmp/eo" "$d/ops/elementwise_ops.txt"
-contains "more elementwise ops: verdict" "$tmp/out" "verdict: pass"
-all_compiled "more elementwise ops: every kernel compiled" "$tmp/out"
-# xIELU's family: min / max of two tensors (aten.min.other, aten.max.other), minimum, maximum,
-# fmax, fmin; the dropout at inference in front of them a cleanup, not a member of the chain
-check "min / max of two tensors" 0 "$exe" --apply elementwise.softplus-minimum-expm1-maximum-fmax-fmin-1f28e91d --cpu-only --no-render \
-	--tokens 5 --out "$tmp/mm" "$d/ops/xielu_minmax.txt"
-contains "min / max of two tensors: verdict" "$tmp/out" "verdict: pass"
-all_compiled "min / max of two tensors: every kernel compiled" "$tmp/out"
-check "no-op dropout" 0 "$exe" discover --format json -o "$tmp/mm.json" "$d/ops/xielu_minmax.txt"
-contains "no-op dropout: a cleanup" "$tmp/mm.json" '"kind":	"noop_dropout"'
-# repeat_interleave (Bamba's heads), stack (GPT-J's interleaved RoPE)
-check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
-	"$d/export_bamba_2l/001_export_export_to_gm.txt"
-contains "repeat_interleave: verdict" "$tmp/out" "verdict: pass"
-# repeat (the tensor tiled): Llama 4's tokens copied to each expert; a middle and the last dim
-# tiled (the last as vectors, its size a multiple of theirs), every tactic compiled; a repeat that
-# adds leading dims is refused by name
-check "repeat (Llama 4 experts)" 0 "$exe" --apply elementwise.repeat-mul-e312cfb9 --cpu-only --no-render --tokens 3 --out "$tmp/rp" \
-	"$d/export_llama4_2l/001_export_export_to_gm.txt"
-contains "repeat (Llama 4 experts): verdict" "$tmp/out" "verdict: pass"
-check "repeat of two dims" 0 "$exe" --apply elementwise.repeat-mul-cast-a4b52c57 --cpu-only --compile-all --no-render --tokens 3 --out "$tmp/rp2" \
-	"$d/ops/repeat.txt"
-contains "repeat of two dims: verdict" "$tmp/out" "verdict: pass"
-all_compiled "repeat of two dims: every kernel compiled" "$tmp/out"
-contains "repeat of two dims: a dim read mod its size" "$tmp/rp2/fused.cu" "% (fs_ix)(S0)"
-check "repeat adding dims" 2 "$exe" --apply elementwise.repeat-mul-5a007cca --cpu-only --no-render --tokens 3 --out "$tmp/rp3" "$d/ops/repeat.txt"
-contains "repeat adding dims: why" "$tmp/err" "repeat.txt:6:1: error: numerics: cannot execute %a (aten.repeat.default): a repeat that adds leading dims"
+if in_part ops; then
+	# a region with an op outside the semantics table: a clear error, exit 2
+	refused nosem "aten.addcmul.default(%x : 4x8 : torch.float32, %x : 4x8 : torch.float32, %x : 4x8 : torch.float32)" \
+		"(aten.addcmul.default): no semantics for this op (fuse/sem.def)"
+	# div with a rounding mode: the dump drops rounding_mode=, so it is refused, not guessed
+	refused divmode "aten.div.Tensor_mode(%x : 4x8 : torch.float32, 3.0)" \
+		"(aten.div.Tensor_mode): a division with a rounding mode the dump does not print"
+	# the op table beyond the Llama family: square, exp2, expm1, log2, tan, atan, floor, ceil, trunc, sign,
+	# relu6, hardsigmoid, hardswish, mish, true_divide, floor_divide, fmod, remainder, clamp_min / max,
+	# leaky_relu (its default slope and a given one), hardtanh, lerp, isnan, isinf, logical and / or / xor
+	check "more elementwise ops" 0 "$exe" --apply elementwise.square-exp2-expm1-add-log2-tan-4afc9e8b --cpu-only --no-render --tokens 5 \
+		--out "$tmp/eo" "$d/ops/elementwise_ops.txt"
+	contains "more elementwise ops: verdict" "$tmp/out" "verdict: pass"
+	all_compiled "more elementwise ops: every kernel compiled" "$tmp/out"
+	# xIELU's family: min / max of two tensors (aten.min.other, aten.max.other), minimum, maximum,
+	# fmax, fmin; the dropout at inference in front of them a cleanup, not a member of the chain
+	check "min / max of two tensors" 0 "$exe" --apply elementwise.softplus-minimum-expm1-maximum-fmax-fmin-1f28e91d --cpu-only --no-render \
+		--tokens 5 --out "$tmp/mm" "$d/ops/xielu_minmax.txt"
+	contains "min / max of two tensors: verdict" "$tmp/out" "verdict: pass"
+	all_compiled "min / max of two tensors: every kernel compiled" "$tmp/out"
+	check "no-op dropout" 0 "$exe" discover --format json -o "$tmp/mm.json" "$d/ops/xielu_minmax.txt"
+	contains "no-op dropout: a cleanup" "$tmp/mm.json" '"kind":	"noop_dropout"'
+	# repeat_interleave (Bamba's heads), stack (GPT-J's interleaved RoPE)
+	check "repeat_interleave" 0 "$exe" --apply elementwise.cast-repeat_interleave-pad-c4297510 --cpu-only --no-render --tokens 3 --out "$tmp/ri" \
+		"$d/export_bamba_2l/001_export_export_to_gm.txt"
+	contains "repeat_interleave: verdict" "$tmp/out" "verdict: pass"
+	# repeat (the tensor tiled): Llama 4's tokens copied to each expert; a middle and the last dim
+	# tiled (the last as vectors, its size a multiple of theirs), every tactic compiled; a repeat that
+	# adds leading dims is refused by name
+	check "repeat (Llama 4 experts)" 0 "$exe" --apply elementwise.repeat-mul-e312cfb9 --cpu-only --no-render --tokens 3 --out "$tmp/rp" \
+		"$d/export_llama4_2l/001_export_export_to_gm.txt"
+	contains "repeat (Llama 4 experts): verdict" "$tmp/out" "verdict: pass"
+	check "repeat of two dims" 0 "$exe" --apply elementwise.repeat-mul-cast-a4b52c57 --cpu-only --compile-all --no-render --tokens 3 --out "$tmp/rp2" \
+		"$d/ops/repeat.txt"
+	contains "repeat of two dims: verdict" "$tmp/out" "verdict: pass"
+	all_compiled "repeat of two dims: every kernel compiled" "$tmp/out"
+	contains "repeat of two dims: a dim read mod its size" "$tmp/rp2/fused.cu" "% (fs_ix)(S0)"
+	check "repeat adding dims" 2 "$exe" --apply elementwise.repeat-mul-5a007cca --cpu-only --no-render --tokens 3 --out "$tmp/rp3" "$d/ops/repeat.txt"
+	contains "repeat adding dims: why" "$tmp/err" "repeat.txt:6:1: error: numerics: cannot execute %a (aten.repeat.default): a repeat that adds leading dims"
+fi
+
+# the rest: part dims
+in_part dims || { finish; exit; }
 # a dim the export derived (a window of the sequence: Min(8, s0) - 4) negative at this binding:
 # the error names the input, the dim, its value and the binding; where it is not, the run passes
 check "a negative dim" 2 "$exe" --apply elementwise.mul-exp-880be9e2 --cpu-only --no-render --tokens 2 --out "$tmp/nd" "$d/ops/window.txt"
