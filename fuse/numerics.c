@@ -7,7 +7,6 @@
  */
 #include "fusescan/numerics.h"
 
-#include "fusescan/mine.h"
 #include "codegen.h"
 #include "buckets.h"
 #include "gemm.h"
