@@ -1,5 +1,7 @@
 /*
- * emit.c: the fused kernel for deployment (emit.h).
+ * emit.c: the fused kernel for deployment (emit.h). fs_emit takes its steps
+ * in order, each stopping the rest where it fails: the op, its kernels, the
+ * generated GEMM, the op's name, the PTX, the descriptor and the files.
  */
 #include "emit.h"
 
@@ -386,225 +388,333 @@ static cJSON *gen_json(const struct fs_emit_op *e, const struct gen_emit *ge, co
 	return q;
 }
 
-void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_site_opts *o,
-	     const struct fs_gpu_result *gpu, struct fs_emit_result *r)
-{
-	const char *dir = o->emit_dir;
-	struct fs_kernel k[MAX_KERNELS];
-	char *src[MAX_KERNELS], entry_buf[MAX_KERNELS][24], why[1024], name[40];
-	const char *entry[MAX_KERNELS];
-	int32_t of_bucket[FS_MAX_BUCKETS], exact_of[FS_MAX_BUCKETS];
-	const struct prog *exact_at[MAX_KERNELS] = {0}; /* an exact-size kernel: the bucket's program */
-	uint32_t nk = 0;
-	struct fs_text cu = {0};
-	struct fs_emit_sig sig = {0};
-	struct fs_emit_op e = {0};
-	struct gen_emit ge;
-	char *ptx = NULL, *json = NULL, *py = NULL, *want = NULL;
-	cJSON *j = NULL;
+/* One --emit: the op; its kernels, the fallback first (index 0), then per
+ * bucket its tactic's (buckets whose kernels come out the same share one)
+ * and its exact-size one; the generated GEMM's tactics; the files' text. */
+struct emit {
+	const struct prog *base;
+	const struct fs_emit_bucket *b;
+	uint32_t n;
+	const struct fs_site_opts *o;
+	const struct fs_gpu_result *gpu; /* the run's GPU side: the device and NVRTC it was tuned with */
+	struct fs_emit_result *r;
 	struct fs_cuda c;
-	memset(k, 0, sizeof(k));
-	memset(&ge, 0, sizeof(ge));
-	fs_cuda_open(&c);
-	if (n > FS_MAX_BUCKETS)
-		n = FS_MAX_BUCKETS;
-	if (fs_emit_op_init(&e, base, why, sizeof(why))) {
-		failed(r, "%s", why);
-		goto out;
-	}
-	if (e.kernel && !c.nvrtc) {
-		failed(r, "nothing compiled (NVRTC not found)");
-		goto out;
-	}
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		failed(r, "cannot create %s: %s", dir, strerror(errno));
-		goto out;
-	}
-	/* the fallback first (64-bit indices, one element a thread: any size), then each bucket's */
-	if (e.kernel && bucket_kernel(base, NULL, 0, 1, &k[0], why, sizeof(why))) {
-		failed(r, "the fallback kernel: %s", why);
-		goto out;
-	}
-	if (e.kernel)
-		src[nk] = k[0].source, entry[nk] = "fs_any", nk++;
-	for (uint32_t i = 0; i < n && e.kernel; i++) {
-		struct fs_kernel kb;
-		if (bucket_kernel(b[i].p, &b[i].t, 0, 0, &kb, why, sizeof(why))) {
-			failed(r, "the kernel of bucket %lld: %s", (long long)b[i].tokens, why);
-			goto out;
-		}
-		if (kb.n_params != k[0].n_params || memcmp(kb.value, k[0].value, sizeof(kb.value)) ||
-		    memcmp(kb.write, k[0].write, sizeof(kb.write))) {
-			fs_kernel_release(&kb);
-			failed(r, "the kernel of bucket %lld takes other buffers than the fallback", (long long)b[i].tokens);
-			goto out;
-		}
-		uint32_t same = 1;
-		while (same < nk && (exact_at[same] || strcmp(src[same], kb.source)))
-			same++;
-		of_bucket[i] = (int32_t)same;
-		if (same < nk)
-			fs_kernel_release(&kb);
-		else {
-			k[nk] = kb;
-			src[nk] = kb.source;
-			snprintf(entry_buf[nk], sizeof(entry_buf[nk]), "fs_b%lld", (long long)b[i].tokens);
-			entry[nk] = entry_buf[nk];
-			nk++;
-		}
-		/* at the bucket's own size (serving pads to captured sizes), its dims as constants */
-		exact_of[i] = -1;
-		if (!b[i].p->n_bind)
-			continue;
-		if (bucket_kernel(b[i].p, &b[i].t, 1, 0, &kb, why, sizeof(why))) {
-			failed(r, "the exact-size kernel of bucket %lld: %s", (long long)b[i].tokens, why);
-			goto out;
-		}
-		k[nk] = kb;
-		src[nk] = kb.source;
-		exact_at[nk] = b[i].p;
-		snprintf(entry_buf[nk], sizeof(entry_buf[nk]), "fs_e%lld", (long long)b[i].tokens);
-		entry[nk] = entry_buf[nk];
-		exact_of[i] = (int32_t)nk++;
-	}
-	char arch[16], varch[24] = "";
-	size_t len;
-	if (nk) {
-		fs_cuda_arch(&c, arch, sizeof(arch));
-		snprintf(varch, sizeof(varch), "compute_%s", arch + 3);
-	}
-	if (nk && gen_build(&c, &e, b, n, varch, &ge, why, sizeof(why))) {
-		failed(r, "the generated GEMM: %.1000s", why);
-		goto out;
-	}
-	/* the op's name: a hash of its kernels and of what it runs around them */
-	want = op_text(&e, &k[0]);
-	uint64_t h = fs_hash_bytes(want, strlen(want), OP_SEED);
-	for (uint32_t i = 1; i < nk; i++)
-		h = fs_hash_bytes(src[i], strlen(src[i]), h);
-	for (uint32_t i = 0; i < ge.n; i++)
-		h = fs_hash_bytes(ge.src[i], strlen(ge.src[i]), h);
-	if (o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */
-		h = fs_hash_bytes(o->emit_sites->candidate, strlen(o->emit_sites->candidate), h);
-	snprintf(name, sizeof(name), "fs_%016llx", (unsigned long long)h);
-	if (nk) {
-		bundle(&cu, name, src, entry, nk);
-		if (fs_cuda_compile(&c, cu.s, varch, 1, &ptx, &len, why, sizeof(why))) {
-			failed(r, "no PTX: %.1000s", why);
-			goto out;
-		}
-	}
+	struct fs_emit_op e;
+	struct fs_kernel k[MAX_KERNELS];
+	char *src[MAX_KERNELS], entry_buf[MAX_KERNELS][24];
+	const char *entry[MAX_KERNELS];
+	const struct prog *exact_at[MAX_KERNELS]; /* an exact-size kernel: the bucket's program */
+	uint32_t nk;
+	int32_t of_bucket[FS_MAX_BUCKETS], exact_of[FS_MAX_BUCKETS];
+	struct gen_emit ge;
+	char varch[24], name[40];
+	char *want; /* op_text of the op: what every site must generate */
+	struct fs_text cu;
+	char *ptx;
+	struct fs_emit_sig sig;
+};
 
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "format", "fusescan.kernel/3");
-	cJSON_AddStringToObject(j, "name", name);
-	char opname[64];
-	snprintf(opname, sizeof(opname), "fusescan::%s", name);
-	cJSON_AddStringToObject(j, "op", opname);
-	char file[64];
-	snprintf(file, sizeof(file), "%s.cu", name);
-	cJSON_AddItemToObject(j, "source", nk ? cJSON_CreateString(file) : cJSON_CreateNull());
-	snprintf(file, sizeof(file), "%s.ptx", name);
-	cJSON_AddItemToObject(j, "ptx", nk ? cJSON_CreateString(file) : cJSON_CreateNull());
-	snprintf(file, sizeof(file), "%s.py", name);
-	cJSON_AddStringToObject(j, "module", file);
-	cJSON_AddStringToObject(j, "ptx_arch", varch);
-	cJSON_AddStringToObject(j, "nvrtc", nk ? gpu->nvrtc : "");
-	cJSON_AddStringToObject(j, "tuned_on", gpu->ran ? gpu->device : "");
-	if (fs_emit_op_json(&e, nk ? &k[0] : NULL, j, &sig, why, sizeof(why))) {
-		failed(r, "%s", why);
-		goto out;
+/* The op, and where it goes: NVRTC where it has a kernel, the directory. */
+static int emit_open(struct emit *m)
+{
+	char why[1024];
+	if (fs_emit_op_init(&m->e, m->base, why, sizeof(why)))
+		return failed(m->r, "%s", why);
+	if (m->e.kernel && !m->c.nvrtc)
+		return failed(m->r, "nothing compiled (NVRTC not found)");
+	if (mkdir(m->o->emit_dir, 0777) != 0 && errno != EEXIST)
+		return failed(m->r, "cannot create %s: %s", m->o->emit_dir, strerror(errno));
+	return 0;
+}
+
+static uint32_t kernel_add(struct emit *m, const struct fs_kernel *kb, const struct prog *exact, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Kernel kb (now the bundle's) joins it as the entry named by fmt; exact:
+ * the bucket program it is exactly the kernel of, or NULL. Its index. */
+static uint32_t kernel_add(struct emit *m, const struct fs_kernel *kb, const struct prog *exact, const char *fmt, ...)
+{
+	uint32_t i = m->nk++;
+	va_list ap;
+	m->k[i] = *kb;
+	m->src[i] = kb->source;
+	va_start(ap, fmt);
+	vsnprintf(m->entry_buf[i], sizeof(m->entry_buf[i]), fmt, ap);
+	va_end(ap);
+	m->entry[i] = m->entry_buf[i];
+	m->exact_at[i] = exact;
+	return i;
+}
+
+/* Bucket i's kernel under its tactic: an earlier one where the source is the
+ * same, else a new entry; it must take the fallback's buffers. */
+static int bucket_tactic(struct emit *m, uint32_t i)
+{
+	const struct fs_emit_bucket *b = &m->b[i];
+	struct fs_kernel kb;
+	char why[1024];
+	if (bucket_kernel(b->p, &b->t, 0, 0, &kb, why, sizeof(why)))
+		return failed(m->r, "the kernel of bucket %lld: %s", (long long)b->tokens, why);
+	if (kb.n_params != m->k[0].n_params || memcmp(kb.value, m->k[0].value, sizeof(kb.value)) ||
+	    memcmp(kb.write, m->k[0].write, sizeof(kb.write))) {
+		fs_kernel_release(&kb);
+		return failed(m->r, "the kernel of bucket %lld takes other buffers than the fallback", (long long)b->tokens);
 	}
-	/* what every kernel takes, in order */
+	uint32_t same = 1;
+	while (same < m->nk && (m->exact_at[same] || strcmp(m->src[same], kb.source)))
+		same++;
+	m->of_bucket[i] = (int32_t)same;
+	if (same < m->nk)
+		fs_kernel_release(&kb);
+	else
+		kernel_add(m, &kb, NULL, "fs_b%lld", (long long)b->tokens);
+	return 0;
+}
+
+/* Bucket i's kernel at its own size (serving pads to captured sizes), its
+ * dims as constants; none (-1) where it has no symbols. */
+static int bucket_exact(struct emit *m, uint32_t i)
+{
+	const struct fs_emit_bucket *b = &m->b[i];
+	struct fs_kernel kb;
+	char why[1024];
+	m->exact_of[i] = -1;
+	if (!b->p->n_bind)
+		return 0;
+	if (bucket_kernel(b->p, &b->t, 1, 0, &kb, why, sizeof(why)))
+		return failed(m->r, "the exact-size kernel of bucket %lld: %s", (long long)b->tokens, why);
+	m->exact_of[i] = (int32_t)kernel_add(m, &kb, b->p, "fs_e%lld", (long long)b->tokens);
+	return 0;
+}
+
+/* The fallback first (64-bit indices, one element a thread: any size), then
+ * each bucket's; none for an op without a kernel. */
+static int emit_kernels(struct emit *m)
+{
+	struct fs_kernel kb;
+	char why[1024];
+	if (!m->e.kernel)
+		return 0;
+	if (bucket_kernel(m->base, NULL, 0, 1, &kb, why, sizeof(why)))
+		return failed(m->r, "the fallback kernel: %s", why);
+	kernel_add(m, &kb, NULL, "fs_any");
+	for (uint32_t i = 0; i < m->n; i++)
+		if (bucket_tactic(m, i) || bucket_exact(m, i))
+			return -1;
+	return 0;
+}
+
+/* The PTX's virtual arch (the device's), and the generated GEMM's tactics. */
+static int emit_gen(struct emit *m)
+{
+	char arch[16], why[1024];
+	if (!m->nk)
+		return 0;
+	fs_cuda_arch(&m->c, arch, sizeof(arch));
+	snprintf(m->varch, sizeof(m->varch), "compute_%s", arch + 3);
+	if (gen_build(&m->c, &m->e, m->b, m->n, m->varch, &m->ge, why, sizeof(why)))
+		return failed(m->r, "the generated GEMM: %.1000s", why);
+	return 0;
+}
+
+/* The op's name: a hash of its kernels and of what it runs around them. */
+static void emit_name(struct emit *m)
+{
+	m->want = op_text(&m->e, &m->k[0]);
+	uint64_t h = fs_hash_bytes(m->want, strlen(m->want), OP_SEED);
+	for (uint32_t i = 1; i < m->nk; i++)
+		h = fs_hash_bytes(m->src[i], strlen(m->src[i]), h);
+	for (uint32_t i = 0; i < m->ge.n; i++)
+		h = fs_hash_bytes(m->ge.src[i], strlen(m->ge.src[i]), h);
+	if (m->o->emit_sites) /* two candidates with one kernel: two ops, each naming its own sites */
+		h = fs_hash_bytes(m->o->emit_sites->candidate, strlen(m->o->emit_sites->candidate), h);
+	snprintf(m->name, sizeof(m->name), "fs_%016llx", (unsigned long long)h);
+}
+
+/* The bundle of every kernel, and its one PTX. */
+static int emit_ptx(struct emit *m)
+{
+	char why[1024];
+	size_t len;
+	if (!m->nk)
+		return 0;
+	bundle(&m->cu, m->name, m->src, m->entry, m->nk);
+	if (fs_cuda_compile(&m->c, m->cu.s, m->varch, 1, &m->ptx, &len, why, sizeof(why)))
+		return failed(m->r, "no PTX: %.1000s", why);
+	return 0;
+}
+
+/* The descriptor's head: its format, the op's name and its files. */
+static void desc_files(const struct emit *m, cJSON *j)
+{
+	char opname[64], file[64];
+	cJSON_AddStringToObject(j, "format", "fusescan.kernel/3");
+	cJSON_AddStringToObject(j, "name", m->name);
+	snprintf(opname, sizeof(opname), "fusescan::%s", m->name);
+	cJSON_AddStringToObject(j, "op", opname);
+	snprintf(file, sizeof(file), "%s.cu", m->name);
+	cJSON_AddItemToObject(j, "source", m->nk ? cJSON_CreateString(file) : cJSON_CreateNull());
+	snprintf(file, sizeof(file), "%s.ptx", m->name);
+	cJSON_AddItemToObject(j, "ptx", m->nk ? cJSON_CreateString(file) : cJSON_CreateNull());
+	snprintf(file, sizeof(file), "%s.py", m->name);
+	cJSON_AddStringToObject(j, "module", file);
+	cJSON_AddStringToObject(j, "ptx_arch", m->varch);
+	cJSON_AddStringToObject(j, "nvrtc", m->nk ? m->gpu->nvrtc : "");
+	cJSON_AddStringToObject(j, "tuned_on", m->gpu->ran ? m->gpu->device : "");
+}
+
+/* What every kernel takes, the kernels, and the generated GEMM's. */
+static void desc_kernels(const struct emit *m, cJSON *j)
+{
 	cJSON_AddStringToObject(j, "params", "the data pointers of `args` (each a tensor of the op and an element offset into it), in "
 					     "order; each symbol's value (int64); each symbol's division magic (uint64: m | l << 32, "
 					     "l = ceil(log2 v), m = 2^32 (2^l - v) // v + 1)");
 	cJSON *kj = cJSON_AddArrayToObject(j, "kernels");
-	for (uint32_t i = 0; i < nk; i++)
-		cJSON_AddItemToArray(kj, kernel_json(base, &k[i], entry[i], exact_at[i]));
-	cJSON_AddItemToObject(j, "fallback", nk ? cJSON_CreateNumber(0) : cJSON_CreateNull());
-	if (ge.n)
-		cJSON_AddItemToObject(j, "generated", gen_json(&e, &ge, name));
-	if (o->emit_sites && sites_json(base, want, o, j, r))
-		goto out;
+	for (uint32_t i = 0; i < m->nk; i++)
+		cJSON_AddItemToArray(kj, kernel_json(m->base, &m->k[i], m->entry[i], m->exact_at[i]));
+	cJSON_AddItemToObject(j, "fallback", m->nk ? cJSON_CreateNumber(0) : cJSON_CreateNull());
+	if (m->ge.n)
+		cJSON_AddItemToObject(j, "generated", gen_json(&m->e, &m->ge, m->name));
+}
+
+/* Bucket i in the descriptor: its kernels, its fused plan (products (if
+ * any) then the kernel; a product with cuBLASLt's epilogue; or the
+ * generated GEMM, its kernel in "generated"), its tactic and timing. */
+static cJSON *bucket_json(const struct emit *m, uint32_t i)
+{
+	const struct fs_emit_bucket *b = &m->b[i];
+	const struct gen_emit *ge = &m->ge;
+	cJSON *q = cJSON_CreateObject();
+	char tname[32] = "products";
+	if (m->nk)
+		fs_tactic_name(&b->t, m->k[0].row, tname, sizeof(tname));
+	cJSON_AddNumberToObject(q, "tokens", (double)b->tokens);
+	if (m->nk)
+		cJSON_AddNumberToObject(q, "kernel", m->of_bucket[i]);
+	if (m->nk && m->exact_of[i] >= 0)
+		cJSON_AddNumberToObject(q, "exact", m->exact_of[i]);
+	cJSON_AddStringToObject(q, "plan", b->variant == 1 && m->e.pl.absorbs ? "epilogue"
+					   : ge->n && ge->of_bucket[i] >= 0 ? "generated"
+					   : m->nk			     ? "kernel"
+									     : "products");
+	if (ge->n && ge->of_bucket[i] >= 0)
+		cJSON_AddNumberToObject(q, "generated", ge->of_bucket[i]);
+	if (m->e.gemm && b->tuned && b->algos && b->algos->version)
+		algos_json(b->algos, &m->e.pl, q);
+	cJSON_AddStringToObject(q, "tactic", tname);
+	cJSON_AddBoolToObject(q, "tuned", b->tuned);
+	if (b->tuned)
+		cJSON_AddNumberToObject(q, "median_ms", b->ms);
+	/* the fused plan timed slower than the unfused chain here: the op still runs it (it is correct),
+	 * but a deployment should leave these sites unfused at this size */
+	if (b->tuned)
+		cJSON_AddBoolToObject(q, "profitable", !b->slower);
+	return q;
+}
+
+/* The descriptor (.json's text, a line), or NULL with r->text saying why. */
+static char *descriptor(struct emit *m)
+{
+	char why[1024];
+	cJSON *j = cJSON_CreateObject();
+	desc_files(m, j);
+	if (fs_emit_op_json(&m->e, m->nk ? &m->k[0] : NULL, j, &m->sig, why, sizeof(why))) {
+		failed(m->r, "%s", why);
+		cJSON_Delete(j);
+		return NULL;
+	}
+	desc_kernels(m, j);
+	if (m->o->emit_sites && sites_json(m->base, m->want, m->o, j, m->r)) {
+		cJSON_Delete(j);
+		return NULL;
+	}
 	/* a token count takes the smallest bucket at least as large (the largest past them all) */
 	cJSON *bj = cJSON_AddArrayToObject(j, "buckets");
-	for (uint32_t i = 0; i < n; i++) {
-		cJSON *q = cJSON_CreateObject();
-		char tname[32] = "products";
-		if (nk)
-			fs_tactic_name(&b[i].t, k[0].row, tname, sizeof(tname));
-		cJSON_AddNumberToObject(q, "tokens", (double)b[i].tokens);
-		if (nk)
-			cJSON_AddNumberToObject(q, "kernel", of_bucket[i]);
-		if (nk && exact_of[i] >= 0)
-			cJSON_AddNumberToObject(q, "exact", exact_of[i]);
-		/* the fused plan: products (if any) then the kernel; a product with cuBLASLt's epilogue; or
-		 * the generated GEMM (its kernel in "generated") */
-		cJSON_AddStringToObject(q, "plan", b[i].variant == 1 && e.pl.absorbs ? "epilogue"
-						   : ge.n && ge.of_bucket[i] >= 0 ? "generated"
-						   : nk			    ? "kernel"
-										    : "products");
-		if (ge.n && ge.of_bucket[i] >= 0)
-			cJSON_AddNumberToObject(q, "generated", ge.of_bucket[i]);
-		if (e.gemm && b[i].tuned && b[i].algos && b[i].algos->version)
-			algos_json(b[i].algos, &e.pl, q);
-		cJSON_AddStringToObject(q, "tactic", tname);
-		cJSON_AddBoolToObject(q, "tuned", b[i].tuned);
-		if (b[i].tuned)
-			cJSON_AddNumberToObject(q, "median_ms", b[i].ms);
-		/* the fused plan timed slower than the unfused chain here: the op still runs it (it is correct),
-		 * but a deployment should leave these sites unfused at this size */
-		if (b[i].tuned)
-			cJSON_AddBoolToObject(q, "profitable", !b[i].slower);
-		cJSON_AddItemToArray(bj, q);
-	}
-	json = fs_json_print(j);
+	for (uint32_t i = 0; i < m->n; i++)
+		cJSON_AddItemToArray(bj, bucket_json(m, i));
+	char *json = fs_json_print(j);
+	cJSON_Delete(j);
 	size_t jl = strlen(json);
 	json = fs_xrealloc(json, jl + 2);
 	json[jl] = '\n', json[jl + 1] = '\0';
-	py = module_text(name, sig.sig.s ? sig.sig.s : "", sig.args.s ? sig.args.s : "", sig.ret.s, sig.doc.s ? sig.doc.s : "");
-	if (!py) {
-		failed(r, "the module template is missing from the build");
-		goto out;
-	}
-	int bad = nk && (write_one(r, dir, name, "cu", cu.s) || write_one(r, dir, name, "ptx", ptx));
-	for (uint32_t i = 0; i < ge.n && !bad; i++) {
+	return json;
+}
+
+/* r->text: what was written, and the sizes where the op is slower than the chain. */
+static void emitted_say(const struct emit *m)
+{
+	struct fs_emit_result *r = m->r;
+	const char *dir = m->o->emit_dir, *name = m->name;
+	uint32_t nk = m->nk, n = m->n, gn = m->ge.n, slower = 0;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	int at = snprintf(r->text, sizeof(r->text), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir, name,
+			  name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
+			  m->e.gemm ? ", its products through cuBLASLt" : "");
+	if (gn && at > 0 && (size_t)at < sizeof(r->text))
+		at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, ", the generated GEMM (%u tactic%s, .g*.ptx)", gn,
+			       gn == 1 ? "" : "s");
+	for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->text); i++)
+		if (m->b[i].slower)
+			at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
+				       (long long)m->b[i].tokens);
+	if (slower && at > 0 && (size_t)at < sizeof(r->text))
+		snprintf(r->text + at, sizeof(r->text) - (size_t)at, " tokens (profitable: false): leave its sites unfused at those sizes");
+}
+
+/* DIR/NAME.cu, .ptx, each generated GEMM tactic's NAME.gT.ptx, .json and .py. */
+static int write_all(const struct emit *m, const char *json, const char *py)
+{
+	const char *dir = m->o->emit_dir;
+	if (m->nk && (write_one(m->r, dir, m->name, "cu", m->cu.s) || write_one(m->r, dir, m->name, "ptx", m->ptx)))
+		return -1;
+	for (uint32_t i = 0; i < m->ge.n; i++) {
 		char stem[48];
-		gen_file(name, ge.tactic[i], stem, sizeof(stem));
-		bad = write_one(r, dir, stem, "ptx", ge.ptx[i]);
+		gen_file(m->name, m->ge.tactic[i], stem, sizeof(stem));
+		if (write_one(m->r, dir, stem, "ptx", m->ge.ptx[i]))
+			return -1;
 	}
-	if (!bad && !write_one(r, dir, name, "json", json) && !write_one(r, dir, name, "py", py)) {
-		snprintf(r->name, sizeof(r->name), "%s", name);
-		int at = snprintf(r->text, sizeof(r->text), "%s/%s.py (op fusescan::%s), .json%s: %u kernel%s for %u bucket%s%s", dir,
-				  name, name, nk ? ", .ptx, .cu" : "", nk, nk == 1 ? "" : "s", n, n == 1 ? "" : "s",
-				  e.gemm ? ", its products through cuBLASLt" : "");
-		if (ge.n && at > 0 && (size_t)at < sizeof(r->text))
-			at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, ", the generated GEMM (%u tactic%s, .g*.ptx)", ge.n,
-				       ge.n == 1 ? "" : "s");
-		uint32_t slower = 0;
-		for (uint32_t i = 0; i < n && at > 0 && (size_t)at < sizeof(r->text); i++)
-			if (b[i].slower)
-				at += snprintf(r->text + at, sizeof(r->text) - (size_t)at, "%s%lld", slower++ ? ", " : "; slower than the unfused chain at ",
-					       (long long)b[i].tokens);
-		if (slower && at > 0 && (size_t)at < sizeof(r->text))
-			snprintf(r->text + at, sizeof(r->text) - (size_t)at, " tokens (profitable: false): leave its sites unfused at those sizes");
-	}
-out:
-	for (uint32_t i = 0; i < nk; i++)
-		fs_kernel_release(&k[i]);
-	gen_release(&ge);
-	if (e.name)
-		fs_emit_op_release(&e);
-	cJSON_Delete(j);
+	return write_one(m->r, dir, m->name, "json", json) || write_one(m->r, dir, m->name, "py", py) ? -1 : 0;
+}
+
+/* The descriptor and the module, written; r->text says what, or why not. */
+static void emit_files(struct emit *m)
+{
+	const struct fs_emit_sig *sig = &m->sig;
+	char *json = descriptor(m), *py = NULL;
+	if (json)
+		py = module_text(m->name, sig->sig.s ? sig->sig.s : "", sig->args.s ? sig->args.s : "", sig->ret.s,
+				 sig->doc.s ? sig->doc.s : "");
+	if (json && !py)
+		failed(m->r, "the module template is missing from the build");
+	else if (json && write_all(m, json, py) == 0)
+		emitted_say(m);
 	free(json);
 	free(py);
-	free(ptx);
-	free(want);
-	free(cu.s);
-	free(sig.sig.s);
-	free(sig.args.s);
-	free(sig.ret.s);
-	free(sig.doc.s);
-	fs_cuda_close(&c);
+}
+
+static void emit_release(struct emit *m)
+{
+	for (uint32_t i = 0; i < m->nk; i++)
+		fs_kernel_release(&m->k[i]);
+	gen_release(&m->ge);
+	if (m->e.name)
+		fs_emit_op_release(&m->e);
+	free(m->ptx);
+	free(m->want);
+	free(m->cu.s);
+	free(m->sig.sig.s), free(m->sig.args.s), free(m->sig.ret.s), free(m->sig.doc.s);
+	fs_cuda_close(&m->c);
+}
+
+void fs_emit(const struct prog *base, const struct fs_emit_bucket *b, uint32_t n, const struct fs_site_opts *o,
+	     const struct fs_gpu_result *gpu, struct fs_emit_result *r)
+{
+	struct emit m = {.base = base, .b = b, .n = n > FS_MAX_BUCKETS ? FS_MAX_BUCKETS : n, .o = o, .gpu = gpu, .r = r};
+	fs_cuda_open(&m.c);
+	if (!emit_open(&m) && !emit_kernels(&m) && !emit_gen(&m)) {
+		emit_name(&m);
+		if (!emit_ptx(&m))
+			emit_files(&m);
+	}
+	emit_release(&m);
 }

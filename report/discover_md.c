@@ -52,10 +52,10 @@ static void details(const struct fs_discovery *d, const struct fs_analysis *a, u
 	fprintf(out, "\n</details>\n\n");
 }
 
-/* The text report's summary table (summary_row). */
+/* The text report's summary table (fs_discover_summary_row). */
 static void summary(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
-	uint32_t rows = summary_rows(d, a), shown = cands_shown(d, a);
+	uint32_t rows = fs_discover_summary_rows(d, a), shown = fs_discover_cands_shown(d, a);
 	if (!rows)
 		return;
 	fprintf(out, "| # | candidate | kind | sites | bytes saved | launches saved | kernel | id |\n");
@@ -63,7 +63,7 @@ static void summary(const struct fs_discovery *d, const struct fs_analysis *a, F
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct fs_candidate *k = &a->mine->cands[i];
 		struct summary_row r;
-		summary_row(d, k, &r);
+		fs_discover_summary_row(d, k, &r);
 		fprintf(out, "| %u | ", i + 1);
 		code(out, k->name, 1);
 		fprintf(out, " | %s | %u | %s | %llu | ", r.kind, k->n_instances, r.saves, (unsigned long long)k->launches_total);
@@ -109,7 +109,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	fs_esc_fputs(out, fs_esc_md_text, bind);
 	fprintf(out, ". %u candidates.\n\n", m->n_cands);
 	summary(d, a, out);
-	uint32_t n = cands_shown(d, a);
+	uint32_t n = fs_discover_cands_shown(d, a);
 	for (uint32_t i = 0; i < n; i++)
 		details(d, a, i + 1, &m->cands[i], out);
 	for (uint32_t e = 0, any = 0; e < d->cat.n; e++)
@@ -161,6 +161,6 @@ int fs_discover_markdown(const struct fs_discovery *d, FILE *out)
 		analysis(d, &d->a[i], out);
 	for (uint32_t r = 0; r < d->scan->n_runs; r++)
 		evolution(d, &d->evo[r], out);
-	next_steps(d, "### Next\n\n```sh\n", "", "```\n", out);
+	fs_discover_next_steps(d, "### Next\n\n```sh\n", "", "```\n", out);
 	return ferror(out) ? -1 : 0;
 }

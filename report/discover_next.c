@@ -9,19 +9,19 @@
 
 #include <string.h>
 
-uint32_t cands_shown(const struct fs_discovery *d, const struct fs_analysis *a)
+uint32_t fs_discover_cands_shown(const struct fs_discovery *d, const struct fs_analysis *a)
 {
 	uint32_t n = a->mine->n_cands;
 	return d->top && d->top < n ? d->top : n;
 }
 
-uint32_t summary_rows(const struct fs_discovery *d, const struct fs_analysis *a)
+uint32_t fs_discover_summary_rows(const struct fs_discovery *d, const struct fs_analysis *a)
 {
-	uint32_t n = cands_shown(d, a);
+	uint32_t n = fs_discover_cands_shown(d, a);
 	return n < SUMMARY_ROWS ? n : SUMMARY_ROWS;
 }
 
-void summary_row(const struct fs_discovery *d, const struct fs_candidate *k, struct summary_row *r)
+void fs_discover_summary_row(const struct fs_discovery *d, const struct fs_candidate *k, struct summary_row *r)
 {
 	const char *kern = fs_cand_kernel(d, k);
 	r->kind = fs_kind_name((enum fs_kind)k->kind);
@@ -145,7 +145,7 @@ static void next_graph(const struct fs_discovery *d, const struct fs_analysis *a
 	const struct fs_scan *s = d->scan;
 	const struct fs_dumpfile *f = &s->files[s->modules[a->module].file];
 	const struct fs_candidate *k = a->mine->cands;
-	uint32_t shown = cands_shown(d, a), pick[NEXT_CANDIDATES], n = 0, gen = 0;
+	uint32_t shown = fs_discover_cands_shown(d, a), pick[NEXT_CANDIDATES], n = 0, gen = 0;
 	for (uint32_t i = 0; i < shown && n < NEXT_CANDIDATES; i++)
 		if (!k[i].refused[0])
 			pick[n++] = i;
@@ -170,12 +170,12 @@ static void next_graph(const struct fs_discovery *d, const struct fs_analysis *a
 	match_line(d, a, k, pick, n, f->path, indent, out);
 }
 
-void next_steps(const struct fs_discovery *d, const char *head, const char *indent, const char *tail, FILE *out)
+void fs_discover_next_steps(const struct fs_discovery *d, const char *head, const char *indent, const char *tail, FILE *out)
 {
 	uint32_t dumps = 0, more = 0, said = UINT32_MAX;
 	for (uint32_t i = 0; i < d->n_a; i++) {
 		uint32_t file = d->scan->modules[d->a[i].module].file;
-		if (!cands_shown(d, &d->a[i]) || file == said)
+		if (!fs_discover_cands_shown(d, &d->a[i]) || file == said)
 			continue; /* a file's other GraphModules: said with the first */
 		said = file;
 		if (dumps == NEXT_DUMPS) {

@@ -81,16 +81,16 @@ static int width(const char *s, int w)
 	return n > w ? n : w;
 }
 
-/* The ranked candidates, a line each (summary_row), columns as wide as
- * their longest cell. */
+/* The ranked candidates, a line each (fs_discover_summary_row), columns as
+ * wide as their longest cell. */
 static void summary(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out)
 {
-	uint32_t rows = summary_rows(d, a), shown = cands_shown(d, a);
+	uint32_t rows = fs_discover_summary_rows(d, a), shown = fs_discover_cands_shown(d, a);
 	struct summary_row r[SUMMARY_ROWS];
 	int wn = 9, wk = 4, wb = 11, wl = 14, wx = 6; /* the headers' widths */
 	for (uint32_t i = 0; i < rows; i++) {
 		const struct fs_candidate *k = &a->mine->cands[i];
-		summary_row(d, k, &r[i]);
+		fs_discover_summary_row(d, k, &r[i]);
 		wn = width(k->name, wn), wk = width(r[i].kind, wk), wb = width(r[i].saves, wb), wx = width(r[i].kernel, wx);
 	}
 	if (!rows)
@@ -187,7 +187,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 	fputc('\n', out);
 	fprintf(out, "   sizes: %s; %u candidates\n\n", bind, a->mine->n_cands);
 	summary(d, a, out);
-	uint32_t n = cands_shown(d, a);
+	uint32_t n = fs_discover_cands_shown(d, a);
 	for (uint32_t i = 0; i < n; i++)
 		candidate(d, a, i + 1, &a->mine->cands[i], out);
 	if (n < a->mine->n_cands)
@@ -222,6 +222,6 @@ int fs_discover_text(const struct fs_discovery *d, FILE *out)
 		timeline(s, &s->runs[r], out);
 		evolution(d, &d->evo[r], out);
 	}
-	next_steps(d, "Next (commands to copy; 'fusescan fuse --help' lists every option):\n", "  ", "\n", out);
+	fs_discover_next_steps(d, "Next (commands to copy; 'fusescan fuse --help' lists every option):\n", "  ", "\n", out);
 	return ferror(out) ? -1 : 0;
 }

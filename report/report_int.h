@@ -66,8 +66,8 @@ void fs_binding_text(const struct fs_discovery *d, const struct fs_analysis *a, 
 enum { SUMMARY_ROWS = 20, NEXT_CANDIDATES = 3, NEXT_DUMPS = 4 };
 
 /* The candidates a graph's report shows (--top), and how many of them the table does. */
-uint32_t cands_shown(const struct fs_discovery *d, const struct fs_analysis *a);
-uint32_t summary_rows(const struct fs_discovery *d, const struct fs_analysis *a);
+uint32_t fs_discover_cands_shown(const struct fs_discovery *d, const struct fs_analysis *a);
+uint32_t fs_discover_summary_rows(const struct fs_discovery *d, const struct fs_analysis *a);
 
 /* A row's cells beside the candidate's own fields (rank, name, instances,
  * launches_total, id): kernel is the existing kernel (or the op or
@@ -77,12 +77,12 @@ struct summary_row {
 	const char *kind, *kernel;
 	char saves[32];
 };
-void summary_row(const struct fs_discovery *d, const struct fs_candidate *k, struct summary_row *r);
+void fs_discover_summary_row(const struct fs_discovery *d, const struct fs_candidate *k, struct summary_row *r);
 
 /* The commands to run next, shell comments and command lines, each after
  * indent; head before the first and tail after the last, nothing where no
  * graph has a candidate. Words that need it are quoted: a line pasted runs
  * as printed. */
-void next_steps(const struct fs_discovery *d, const char *head, const char *indent, const char *tail, FILE *out);
+void fs_discover_next_steps(const struct fs_discovery *d, const char *head, const char *indent, const char *tail, FILE *out);
 
 #endif

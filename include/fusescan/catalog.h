@@ -64,10 +64,6 @@ const char *fs_tdefault_name(enum fs_tdefault d);
  * only the user can state it (--gelu). */
 enum fs_gelu { FS_GELU_UNSTATED, FS_GELU_TANH, FS_GELU_ERF };
 
-/* Literal parameters an entry's kernels take after their tensor inputs,
- * found in a site by their role (the rewrite keeps them, in this order). */
-enum { FS_LIT_EPS = 1 << 0 /* the float added to a mean / sum before rsqrt */ };
-
 struct fs_catalog_entry {
 	char *name;
 	enum fs_kind kind;
@@ -90,7 +86,7 @@ struct fs_catalog_entry {
 	uint32_t n_transforms;
 	struct fs_want *wants;   /* what a transform's pattern matches (wants = ...) */
 	uint32_t n_wants;
-	uint32_t literals;       /* FS_LIT_* */
+	uint32_t literals;       /* FS_LIT_* (graph.h) */
 	uint8_t norm_first;      /* multi-output kernels return (norm, sum), not file order */
 	uint8_t gelu_tanh;       /* its kernels compute the tanh GELU only (gelu = tanh) */
 	char *dtypes, *constraints, *evidence;

@@ -202,6 +202,11 @@ struct fs_arg {
 	};
 };
 
+/* Literal arguments by role: the ones a fused kernel takes after its tensor
+ * inputs, found in a site by their role (the catalog states them per entry;
+ * the rewrite keeps them, in this order). */
+enum { FS_LIT_EPS = 1 << 0 /* the float added to a mean / sum before rsqrt */ };
+
 enum fs_node_kind {
 	FS_NODE_PLACEHOLDER, /* %x : shape : dtype */
 	FS_NODE_CALL,        /* %x = target(args) : type */

@@ -19,7 +19,6 @@
 
 #include <stdio.h>
 
-#include "fusescan/catalog.h"
 #include "fusescan/scan.h"
 
 struct fs_site {
@@ -35,7 +34,7 @@ struct fs_rewrite {
 	const char *target;       /* printed target of the fused op */
 	const struct fs_site *sites;
 	uint32_t n_sites;
-	uint32_t literals;        /* FS_LIT_* (catalog.h): literals the target takes after its
+	uint32_t literals;        /* FS_LIT_* (graph.h): literals the target takes after its
 				     tensors, read from each site and written in this order */
 	uint8_t norm_first;       /* outputs: the site's last value first (a norm's result,
 				     then the sum it keeps), not file order */
