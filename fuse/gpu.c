@@ -29,29 +29,31 @@ static int run_unfused_seq(struct run *R, const void *none, uint32_t r)
 	return run_unfused(R, r % R->rotate);
 }
 
-/* Generates the fused kernel (only < 0) under tactic t, or op `only`'s
- * kernel, into L: 0, or -1 with why in g->error. */
-static int generate(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode)
+/* A launch of kernel k generated in mode, k moved into it. */
+static void take(struct launch *L, struct fs_kernel *k, enum fs_gen mode)
 {
-	const struct prog *p = mode == FS_GEN_REF_STORE ? &R->qs : &R->q;
-	char why[256];
 	memset(L, 0, sizeof(*L));
 	L->ref = (uint8_t)fs_gen_reference(mode), L->store = mode == FS_GEN_REF_STORE;
-	if (fs_codegen(p, only, mode, t, &L->k, why, sizeof(why))) {
-		snprintf(R->g->error, sizeof(R->g->error), "%s kernel%s%s: %s",
-			 only >= 0 ? "unfused" : L->ref ? "reference" : "fused", only < 0 ? "" : " of %",
-			 only < 0 ? "" : fs_scan_str(p->s, p->g->nodes[p->ops[only].node].name), why);
-		return -1;
-	}
-	return 0;
+	L->k = *k;
+	memset(k, 0, sizeof(*k));
 }
 
-/* generate(), then (with o->compile) compiled and, with `load`, loaded */
-static int prepare(struct run *R, struct launch *L, int32_t only, const struct fs_tactic *t, enum fs_gen mode, int fmad, int load)
+/* The fused kernel under tactic t (NULL: the fallback; index64: for any
+ * size) generated in mode (kernels.c) into L: 0, or -1 with why in g->error. */
+static int generate(struct run *R, struct launch *L, const struct fs_tactic *t, enum fs_gen mode, int index64)
 {
-	if (generate(R, L, only, t, mode))
+	struct fs_kernel k;
+	int rc = fs_kernels_fused(&R->ks, t, mode, index64, &k, R->g->error, sizeof(R->g->error));
+	take(L, &k, mode);
+	return rc;
+}
+
+/* generate(), then compiled and loaded */
+static int prepare(struct run *R, struct launch *L, const struct fs_tactic *t, enum fs_gen mode, int index64, int fmad)
+{
+	if (generate(R, L, t, mode, index64))
 		return -1;
-	return R->o->compile ? fs_gpu_build(R, L->k.source, fmad, 1, load, &L->module, "fs_k", &L->fn) : 0;
+	return fs_gpu_build(R, L->k.source, fmad, 1, 1, &L->module, "fs_k", &L->fn);
 }
 
 /* The fused kernel under each tactic of list (mode), generated into L[i],
@@ -65,7 +67,7 @@ static uint32_t prepare_tactics(struct run *R, struct launch *L, const struct fs
 	uint32_t *of = fs_xcalloc(n ? n : 1, sizeof(*of)), m = 0, bad = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		failed[i][0] = '\0';
-		if (generate(R, &L[i], -1, &list[i], mode))
+		if (generate(R, &L[i], &list[i], mode, 0))
 			snprintf(failed[i], sizeof(failed[i]), "%.190s", R->g->error);
 		else
 			of[m] = i, jobs[m++].source = L[i].k.source;
@@ -288,19 +290,81 @@ static int check_fallback(struct run *R)
 	struct fs_errors e;
 	struct launch F;
 	char why[200];
-	struct prog any = R->q;
-	any.index64 = 1;
-	const struct prog q = R->q;
-	R->q = any;
-	int rc = prepare(R, &F, -1, NULL, FS_GEN_KERNEL, 1, 1);
-	R->q = q;
-	rc = rc || fs_gpu_run_once(R, 0, &F, &e);
+	int rc = prepare(R, &F, NULL, FS_GEN_KERNEL, 1, 1) || fs_gpu_run_once(R, 0, &F, &e);
 	unload(R, &F);
 	if (rc)
 		return -1;
 	if (R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, sizeof(why)))
 		fs_gpu_plan_failed(R, "the emitted op's fallback kernel (any size)", why);
 	return 0;
+}
+
+/* The tuning's outcome in g: the chosen tactic (best, -1: none passed its
+ * check, and the fallback kernel stays: the plan fails, naming the first
+ * failure), and the next fastest, a finalist if there is another (their
+ * times are comparable). */
+static void settle(struct run *R, int32_t best, uint32_t n)
+{
+	struct fs_gpu_result *g = R->g;
+	g->chosen = best;
+	for (uint32_t i = 0; best < 0 && i < n; i++)
+		if (g->tactics[i].rec.failed[0]) {
+			char why[240];
+			snprintf(why, sizeof(why), "%s: %s", g->tactics[i].rec.name, g->tactics[i].rec.failed);
+			fs_gpu_plan_failed(R, "no tactic of the fused kernel passes its check; the first", why);
+			break;
+		}
+	g->runner_up = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fs_tactic_run *t = &g->tactics[i], *u = g->runner_up < 0 ? NULL : &g->tactics[g->runner_up];
+		if ((int32_t)i != g->chosen && !t->rec.failed[0] &&
+		    (!u || t->rec.final > u->rec.final || (t->rec.final == u->rec.final && t->rec.ms < u->rec.ms)))
+			g->runner_up = (int32_t)i;
+	}
+}
+
+/* The winner of a tuning (not a cache hit) into the tuning cache. */
+static void record(struct run *R, const struct fs_tune_key *key, int32_t best, uint32_t n)
+{
+	const struct fs_gpu_result *g = R->g;
+	const struct fs_gpu_opts *o = R->o;
+	if (!o->cache || g->cache_hit || best < 0 || !o->kernel_key)
+		return;
+	const struct fs_tactic_run *w = &g->tactics[best];
+	struct fs_tune_entry e = {.key = *key, .tactic = w->t, .ms = w->rec.ms, .spread = w->rec.spread, .timed = n, .failed = g->n_failed};
+	snprintf(e.name, sizeof(e.name), "%s", w->rec.name);
+	if (g->runner_up >= 0) {
+		snprintf(e.runner_up, sizeof(e.runner_up), "%s", g->tactics[g->runner_up].rec.name);
+		e.runner_up_ms = g->tactics[g->runner_up].rec.ms;
+	}
+	fs_tune_record(o->cache, &e);
+}
+
+/* Each tactic was timed and checked as its exact-size kernel, what runs at
+ * the bucket's own size (codegen.h, FS_GEN_EXACT: static dims take fewer
+ * registers, and the fastest tactic differs: a softmax at 16384 tokens, 8
+ * slots a thread, took 11.1 ms with run-time dims and 9.1 ms exact, the
+ * tuner's timing on an H200, where the run-time-dims tuning had chosen 4
+ * slots, 9.4 ms). The chosen tactic's kernel L[best] for any size up to
+ * the bucket (with no symbols, the same kernel) replaces the fallback
+ * R->l[0]: fs_gpu_run checks it after. 0, or -1 (g->error). */
+static int install(struct run *R, struct launch *L, int32_t best)
+{
+	int rc = 0;
+	if (best < 0 || !L[best].fn) /* the fallback of fs_gpu_run stays */
+		return 0;
+	struct launch any = L[best];
+	if (R->ks.q.n_bind)
+		rc = prepare(R, &any, &R->g->tactics[best].t, FS_GEN_KERNEL, 0, 1);
+	else
+		memset(&L[best], 0, sizeof(*L));
+	if (rc)
+		unload(R, &any);
+	else {
+		unload(R, &R->l[0]);
+		R->l[0] = any;
+	}
+	return rc;
 }
 
 /* The tactics (or the cached one) compiled, run, checked and timed in two
@@ -314,7 +378,6 @@ static int check_fallback(struct run *R)
 static int tune(struct run *R)
 {
 	struct fs_gpu_result *g = R->g;
-	const struct fs_gpu_opts *o = R->o;
 	struct fs_tactic list[FS_MAX_TACTICS];
 	struct fs_tune_key key;
 	fs_gpu_cache_key(R, &key);
@@ -322,7 +385,7 @@ static int tune(struct run *R)
 	int32_t best;
 	int rc = time_and_pick(R, L, list, &key, &best);
 	if (!rc && best < 0 && g->cache_hit) { /* the cached tactic fails its check here: a miss, every tactic again */
-		fs_tune_reject(o->cache);
+		fs_tune_reject(R->o->cache);
 		for (uint32_t i = 0; i < g->n_tactics; i++)
 			unload(R, &L[i]);
 		memset(g->tactics, 0, sizeof(g->tactics));
@@ -331,59 +394,10 @@ static int tune(struct run *R)
 	uint32_t n = g->n_tactics;
 	if (!rc)
 		rc = check_fallback(R);
-	if (rc) {
-		for (uint32_t i = 0; i < n; i++)
-			unload(R, &L[i]);
-		free(L);
-		return -1;
-	}
-	g->chosen = best; /* -1: no tactic passed its check, and the fallback kernel stays */
-	for (uint32_t i = 0; best < 0 && i < n; i++)
-		if (g->tactics[i].rec.failed[0]) {
-			char why[240];
-			snprintf(why, sizeof(why), "%s: %s", g->tactics[i].rec.name, g->tactics[i].rec.failed);
-			fs_gpu_plan_failed(R, "no tactic of the fused kernel passes its check; the first", why);
-			break;
-		}
-	/* the next fastest: a finalist if there is another (their times are comparable) */
-	g->runner_up = -1;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct fs_tactic_run *t = &g->tactics[i], *u = g->runner_up < 0 ? NULL : &g->tactics[g->runner_up];
-		if ((int32_t)i != g->chosen && !t->rec.failed[0] &&
-		    (!u || t->rec.final > u->rec.final || (t->rec.final == u->rec.final && t->rec.ms < u->rec.ms)))
-			g->runner_up = (int32_t)i;
-	}
-	if (o->cache && !g->cache_hit && best >= 0 && o->kernel_key) {
-		const struct fs_tactic_run *w = &g->tactics[best];
-		struct fs_tune_entry e = {.key = key, .tactic = w->t, .ms = w->rec.ms, .spread = w->rec.spread, .timed = n,
-					  .failed = g->n_failed};
-		snprintf(e.name, sizeof(e.name), "%s", w->rec.name);
-		if (g->runner_up >= 0) {
-			snprintf(e.runner_up, sizeof(e.runner_up), "%s", g->tactics[g->runner_up].rec.name);
-			e.runner_up_ms = g->tactics[g->runner_up].rec.ms;
-		}
-		fs_tune_record(o->cache, &e);
-	}
-	/* Each tactic was timed and checked as its exact-size kernel, what
-	 * runs at the bucket's own size (codegen.h, FS_GEN_EXACT: static dims
-	 * take fewer registers, and the fastest tactic differs: a softmax at
-	 * 16384 tokens, 8 slots a thread, took 11.1 ms with run-time dims and
-	 * 9.1 ms exact, the tuner's timing on an H200, where the run-time-dims
-	 * tuning had chosen 4 slots, 9.4 ms). The chosen tactic's kernel for
-	 * any size up to the bucket (with no symbols, the same kernel) replaces
-	 * the fallback: fs_gpu_run checks it after. */
-	if (best >= 0 && L[best].fn) { /* else the fallback of fs_gpu_run stays */
-		struct launch any = L[best];
-		if (R->q.n_bind)
-			rc = prepare(R, &any, -1, &g->tactics[best].t, FS_GEN_KERNEL, 1, 1);
-		else
-			memset(&L[best], 0, sizeof(*L));
-		if (rc)
-			unload(R, &any);
-		else {
-			unload(R, &R->l[0]);
-			R->l[0] = any;
-		}
+	if (!rc) {
+		settle(R, best, n);
+		record(R, &key, best, n);
+		rc = install(R, L, best);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		unload(R, &L[i]);
@@ -397,9 +411,7 @@ static int draw_inputs(struct run *R)
 {
 	const struct prog *p = R->p;
 	struct launch F = {0};
-	char *src = fs_codegen_fill();
-	int rc = fs_gpu_build(R, src, 1, 0, 1, &F.module, NULL, NULL);
-	free(src);
+	int rc = fs_gpu_build(R, R->ks.fill, 1, 0, 1, &F.module, NULL, NULL);
 	for (uint32_t v = 0; v < p->n_in && !rc; v++) {
 		const struct ten *t = &p->in[v];
 		char name[32];
@@ -434,7 +446,7 @@ static int check_reference(struct run *R)
 	R->cpu_ref = fs_xcalloc(nv + 1, sizeof(fs_devptr));
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		const struct ten *t = &R->o->cpu_ref[p->n_in + i];
-		if (!R->q.is_output[i]) /* the region's outputs and what the fused kernel writes for later products */
+		if (!R->ks.q.is_output[i]) /* the region's outputs and what the fused kernel writes for later products */
 			continue;
 		CK(R->c.cuMemAlloc(&R->cpu_ref[p->n_in + i], (size_t)(t->n ? t->n : 1) * sizeof(double)));
 		double *mem = NULL; /* a strided output: the values in the layout the kernels write it in */
@@ -465,7 +477,7 @@ static int alloc_unfused(struct run *R)
 {
 	const struct prog *p = R->p;
 	uint32_t nv = p->n_in + p->n_ops;
-	if (R->gemm) {
+	if (R->ks.gemm) {
 		for (uint32_t v = p->n_in; v < nv; v++) {
 			size_t nb = fs_value_alloc_bytes(fs_prog_value(p, (int32_t)v));
 			if (fs_codegen_buffered(p, (int32_t)v)) {
@@ -478,7 +490,7 @@ static int alloc_unfused(struct run *R)
 	struct fs_memplan_item *it = fs_xcalloc(nv + 1, sizeof(*it));
 	for (uint32_t v = p->n_in; v < nv; v++) {
 		it[v].first = UINT32_MAX;
-		it[v].last = R->q.is_output[v - p->n_in] ? UINT32_MAX - 1 : 0; /* an output is compared after the run */
+		it[v].last = R->ks.q.is_output[v - p->n_in] ? UINT32_MAX - 1 : 0; /* an output is compared after the run */
 	}
 	for (uint32_t i = 1; i < R->n; i++) /* R->l[1..n): the unfused kernels in order */
 		for (uint32_t j = 0; j < R->l[i].k.n_params; j++) {
@@ -521,7 +533,7 @@ static int alloc_fused(struct run *R)
 {
 	const struct prog *p = R->p;
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++) {
-		if (!(R->q.is_output[v - p->n_in] || (R->q.given && R->q.given[v])) || (R->q.pitch && R->q.pitch[v]))
+		if (!(R->ks.q.is_output[v - p->n_in] || (R->ks.q.given && R->ks.q.given[v])) || (R->ks.q.pitch && R->ks.q.pitch[v]))
 			continue;
 		size_t nb = fs_value_alloc_bytes(fs_prog_value(p, (int32_t)v));
 		int e = R->c.cuMemAlloc(&R->fused_out[v], nb);
@@ -562,7 +574,7 @@ static int run_side(struct run *R, const void *what, uint32_t r)
 static int compare(struct run *R, const struct timing *unfused_alone)
 {
 	struct fs_gpu_result *g = R->g;
-	struct plan_side fused = {g->variant, R->kernel && g->variant == 0 ? &R->l[0] : NULL};
+	struct plan_side fused = {g->variant, R->ks.kernel && g->variant == 0 ? &R->l[0] : NULL};
 	uint32_t reps = R->o->reps;
 	struct timing tm[2] = {{0, 0, 0}, {0, 0, 0}};
 	float *rounds = fs_xmalloc(2 * (size_t)reps * sizeof(float));
@@ -598,7 +610,7 @@ static int execute(struct run *R)
 	/* the copy bandwidth first, while the memory is free: of 1 GiB, and of the
 	 * fused kernel's own traffic (a small kernel's ramp and tail cost a copy too) */
 	if (fs_gpu_copy_bandwidth(R, (size_t)1 << 30, l2, &g->copy_gbs) ||
-	    (!R->gemm && fs_gpu_copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs)))
+	    (!R->ks.gemm && fs_gpu_copy_bandwidth(R, (size_t)(R->l[0].k.bytes / 2), l2, &g->copy_same_gbs)))
 		return -1;
 	for (uint32_t i = 0; i < p->n_in; i++)
 		in_bytes += fs_value_bytes(&p->in[i]);
@@ -615,7 +627,7 @@ static int execute(struct run *R)
 	if (alloc_unfused(R))
 		return -1;
 	R->refbuf = fs_xcalloc(nv + 1, sizeof(fs_devptr));
-	int skip = draw_inputs(R) ? -1 : R->gemm ? fs_gpu_gemm_setup_products(R) : 0;
+	int skip = draw_inputs(R) ? -1 : R->ks.gemm ? fs_gpu_gemm_setup_products(R) : 0;
 	if (skip)
 		return skip < 0 ? -1 : 0;
 	if (run_unfused(R, 0))
@@ -627,14 +639,14 @@ static int execute(struct run *R)
 	if (fs_gpu_measure(R, UNFUSED_BUFS, &g->unfused) || (R->o->cpu_ref && check_reference(R)) ||
 	    fs_gpu_time_set(R, run_unfused_seq, &none, 1, R->o->reps, NULL, &tu, NULL) || alloc_fused(R))
 		return -1;
-	if ((R->kernel && tune(R)) || (R->gemm && fs_gpu_gemm_time_variants(R)) ||
-	    fs_gpu_run_once(R, g->variant, R->kernel && !g->variant ? &R->l[0] : NULL, &g->fused) || compare(R, &tu))
+	if ((R->ks.kernel && tune(R)) || (R->ks.gemm && fs_gpu_gemm_time_variants(R)) ||
+	    fs_gpu_run_once(R, g->variant, R->ks.kernel && !g->variant ? &R->l[0] : NULL, &g->fused) || compare(R, &tu))
 		return -1;
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		g->flops += 2.0 * (double)(R->gp.ref[k].mm.M * R->gp.ref[k].mm.N * R->gp.ref[k].mm.batch) * (double)R->gp.ref[k].mm.K;
-	g->fused_bytes = g->variant == 1 ? R->absorbed.k.bytes : g->variant == 2 ? R->epi.k.bytes : R->kernel ? R->l[0].k.bytes : 0;
-	for (uint32_t k = 0; g->variant != 1 && k < R->gp.n_calls; k++) /* the generated GEMM: its operands, not its product's output */
-		g->fused_bytes += g->variant == 2 && k == R->gen.call ? R->gl[k].k.bytes - R->gp.calls[k].mm.M * R->gp.calls[k].mm.N * 2 : R->gl[k].k.bytes;
+	for (uint32_t k = 0; k < R->ks.gp.n; k++)
+		g->flops += 2.0 * (double)(R->ks.gp.ref[k].mm.M * R->ks.gp.ref[k].mm.N * R->ks.gp.ref[k].mm.batch) * (double)R->ks.gp.ref[k].mm.K;
+	g->fused_bytes = g->variant == 1 ? R->absorbed.k.bytes : g->variant == 2 ? R->epi.k.bytes : R->ks.kernel ? R->l[0].k.bytes : 0;
+	for (uint32_t k = 0; g->variant != 1 && k < R->ks.gp.n_calls; k++) /* the generated GEMM: its operands, not its product's output */
+		g->fused_bytes += g->variant == 2 && k == R->ks.gen.call ? R->gl[k].k.bytes - R->ks.gp.calls[k].mm.M * R->ks.gp.calls[k].mm.N * 2 : R->gl[k].k.bytes;
 	for (uint32_t i = 1; i < R->n; i++)
 		g->unfused_bytes += R->l[i].k.bytes;
 	g->unfused_launches = R->n - 1;
@@ -647,24 +659,9 @@ static int execute(struct run *R)
 static int triage_run(struct run *R, enum fs_gen mode, struct fs_errors *e)
 {
 	struct launch L;
-	int rc = prepare(R, &L, -1, &R->l[0].k.tactic, mode, mode == FS_GEN_EMULATE, 1) || fs_gpu_run_once(R, 0, &L, e);
+	int rc = prepare(R, &L, &R->l[0].k.tactic, mode, 0, mode == FS_GEN_EMULATE) || fs_gpu_run_once(R, 0, &L, e);
 	unload(R, &L);
 	return rc ? -1 : 0;
-}
-
-/* list[0..n) cut to one tactic of each kind, in order: the first (the
- * fallback's vector width), the first vectorised, the first with fast math.
- * How many. */
-static uint32_t representatives(struct fs_tactic *list, uint32_t n)
-{
-	uint32_t m = n ? 1 : 0;
-	int vec = 0, fast = 0;
-	for (uint32_t i = 1; i < n; i++)
-		if ((!vec && list[i].vec > 1 && !list[i].fast) || (!fast && list[i].fast)) {
-			vec |= list[i].vec > 1 && !list[i].fast, fast |= list[i].fast != 0;
-			list[m++] = list[i];
-		}
-	return m;
 }
 
 int fs_gpu_present(void)
@@ -676,89 +673,58 @@ int fs_gpu_present(void)
 	return yes;
 }
 
-/* The kernels of every plan generated and compiled (loaded where exec): the
- * products' plan, the fused kernel and one per unfused op, the references.
- * 0, or -1 with g->error (g->refused where the region's own limit, not a
- * compile, stopped it). */
-/* A region with matrix products: their plan (the products by cuBLASLt, read by
- * the fused kernel as given), the kernel's program and that of the later
- * products' operands alone, stored. Products no plan runs refuse the region. */
-static int plan_products(struct run *R)
+/* The generated set's kernels into the run's launches, its counts and (a
+ * refusal) its error into g. */
+static void adopt(struct run *R, int refused)
 {
-	const struct prog *p = R->p;
+	struct fs_kernels *ks = &R->ks;
 	struct fs_gpu_result *g = R->g;
-	R->gemm = 1;
-	int rc = fs_gemm_plan(p, &R->gp, g->error, sizeof(g->error));
-	g->refused = rc != 0;
-	if (rc)
-		R->q.is_output = fs_xcalloc(p->n_ops + 1, 1), R->kernel = 0;
-	else
-		R->kernel = fs_gemm_kernel_prog(p, &R->gp, &R->q);
-	R->qs = R->q, R->qs.is_output = fs_xcalloc(p->n_ops + 1, 1);
-	for (uint32_t i = 0; i < p->n_ops && !rc; i++)
-		R->qs.is_output[i] = R->gp.kernel_out[p->n_in + i];
-	return rc;
+	R->n = ks->n;
+	for (uint32_t i = 0; i < ks->n; i++)
+		if (ks->l[i].gc)
+			fs_gpu_gemm_lt_launch(&R->l[i], ks->l[i].gc, 0);
+		else
+			take(&R->l[i], &ks->l[i].k, FS_GEN_KERNEL);
+	take(&R->store, &ks->store, FS_GEN_REF_STORE);
+	take(&R->ref, &ks->ref, FS_GEN_REF);
+	take(&R->ref64, &ks->ref64, FS_GEN_REF_F64);
+	take(&R->epi, &ks->epi, FS_GEN_EPILOGUE);
+	g->kernels = ks->kernels, g->unfused_kernels = ks->unfused_kernels, g->ref_kernels = ks->ref_kernels;
+	g->refused = refused;
+	if (refused)
+		snprintf(g->error, sizeof(g->error), "%s", ks->error);
 }
 
-static int generate_all(struct run *R, int exec)
+/* The generated kernels of every plan compiled (loaded where exec): the
+ * fused kernel and one per unfused op, the products' references and the
+ * generated GEMM, the references. 0, or -1 with g->error. */
+static int compile_set(struct run *R, int exec)
 {
-	const struct prog *p = R->p;
-	const struct fs_gpu_opts *o = R->o;
-	struct fs_gpu_result *g = R->g;
-	int rc = fs_gemm_any(p) ? plan_products(R) : 0;
-	for (int32_t i = -1, k = 0; i < (int32_t)p->n_ops && !rc; i++) {
-		if (i >= 0 && !fs_codegen_buffered(p, (int32_t)p->n_in + i))
-			continue; /* a view: no kernel in eager either */
-		struct launch *L = &R->l[R->n++];
-		if (i >= 0 && p->ops[i].sem->kind == GEMM) {
-			fs_gpu_gemm_lt_launch(L, &R->gp.unfused[k++], 0); /* as eager: cuBLASLt's first heuristic algorithm */
-			continue;
-		}
-		if (i < 0 && !R->kernel)
-			continue; /* only products: no fused kernel */
-		g->kernels++;
-		g->unfused_kernels += i >= 0;
-		rc = prepare(R, L, i, i >= 0 ? &fs_tactic_eager : NULL, FS_GEN_KERNEL, 1, exec);
-		g->refused = rc && !L->k.source; /* not generated (not compiled: a generator's bug) */
-	}
-	if (R->gemm && !rc)
+	int rc = 0;
+	for (uint32_t i = 0; i < R->n && !rc; i++)
+		if (R->l[i].k.source) /* not a product, nor the fused slot of products alone */
+			rc = fs_gpu_build(R, R->l[i].k.source, 1, 1, exec, &R->l[i].module, "fs_k", &R->l[i].fn);
+	if (R->ks.gemm && !rc)
 		rc = fs_gpu_gemm_prepare_products(R, exec);
-	if (R->gemm && R->kernel && !rc)
+	if (R->ks.gemm && R->ks.kernel && !rc)
 		rc = fs_gpu_gemm_prepare_gen(R, exec);
-	for (uint32_t i = 0; R->gemm && !rc && i < R->gp.n; i++)
-		if (R->gp.ref[i].post) { /* the reference of the later products' operands, stored */
-			g->kernels++, g->ref_kernels++;
-			rc = prepare(R, &R->store, -1, &fs_tactic_eager, FS_GEN_REF_STORE, 1, exec);
-			g->refused = rc && !R->store.k.source;
-			break;
-		}
-	/* the float64 reference, and the same reading the CPU reference's values */
-	for (int k = 0; k < (o->cpu_ref ? 2 : 1) && !rc && R->kernel; k++) {
-		g->kernels++, g->ref_kernels++;
-		rc = prepare(R, k ? &R->ref64 : &R->ref, -1, &fs_tactic_eager, k ? FS_GEN_REF_F64 : FS_GEN_REF, 1, exec);
-		g->refused = rc && !(k ? R->ref64 : R->ref).k.source;
-	}
+	struct launch *refs[] = {&R->store, &R->ref, &R->ref64};
+	for (uint32_t k = 0; k < 3 && !rc; k++)
+		if (refs[k]->k.source)
+			rc = fs_gpu_build(R, refs[k]->k.source, 1, 1, exec, &refs[k]->module, "fs_k", &refs[k]->fn);
 	return rc;
 }
 
-/* The tactics a GPU would time compiled, with no GPU to run them: one of
- * each kind (the first vectorised one, its variants: each L2 policy, rows
- * in memory order; the first with fast math), or with compile_all every
- * one of fs_tactics' and those variants. 0, or -1 with g->error. */
+/* The tactics a GPU would time compiled, with no GPU to run them
+ * (fs_kernels_tactics: one of each kind, or with compile_all every one).
+ * 0, or -1 with g->error. */
 static int compile_tactics(struct run *R)
 {
 	const struct fs_gpu_opts *o = R->o;
 	struct fs_gpu_result *g = R->g;
 	int rc = 0;
 	struct fs_tactic list[FS_MAX_TACTICS];
-	uint32_t n = fs_tactics(&R->l[0].k, list);
-	if (!o->compile_all)
-		n = representatives(list, n);
-	for (uint32_t i = 1; i < n; i++)
-		if (list[i].vec > 1) {
-			n += fs_tactic_variants(&R->l[0].k, &list[i], list + n);
-			break;
-		}
+	uint32_t n = fs_kernels_tactics(&R->l[0].k, o->compile_all, list);
 	n--; /* the first is R->l[0] */
 	fs_progress_say(o->progress, "compiling %u more tactics of the fused kernel", n);
 	struct launch *L = fs_xcalloc(n ? n : 1, sizeof(*L));
@@ -776,47 +742,52 @@ static int compile_tactics(struct run *R)
 	return rc;
 }
 
+/* What the run allocated on the device. */
+static void release_device(struct run *R)
+{
+	const struct prog *p = R->p;
+	for (uint32_t v = 0; R->dev && v < (R->unfused_block ? p->n_in : p->n_in + p->n_ops) * R->rotate; v++)
+		if (R->dev[v])
+			R->c.cuMemFree(R->dev[v]);
+	if (R->unfused_block)
+		R->c.cuMemFree(R->unfused_block);
+	for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
+		if (R->fused_out && R->fused_out[v])
+			R->c.cuMemFree(R->fused_out[v]);
+		if (R->cpu_ref && R->cpu_ref[v])
+			R->c.cuMemFree(R->cpu_ref[v]);
+	}
+	for (uint32_t v = 0; R->refbuf && v < p->n_in + p->n_ops; v++)
+		if (R->refbuf[v])
+			R->c.cuMemFree(R->refbuf[v]);
+	for (uint32_t k = 0; k < R->ks.gp.n_calls; k++) {
+		if (R->catout[k])
+			R->c.cuMemFree(R->catout[k]);
+		for (uint32_t r = 0; R->wcat && r < R->rotate; r++) {
+			if (R->wcat[k * R->rotate + r])
+				R->c.cuMemFree(R->wcat[k * R->rotate + r]);
+			if (R->bcat[k * R->rotate + r])
+				R->c.cuMemFree(R->bcat[k * R->rotate + r]);
+		}
+	}
+	for (uint32_t i = 0; R->gw && R->ks.gen.nm == 2 && i < FS_GEMM_GEN_TACTICS * R->rotate; i++)
+		if (R->gw[i])
+			R->c.cuMemFree(R->gw[i]);
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
+		if (R->gen_module[t])
+			R->c.cuModuleUnload(R->gen_module[t]);
+	if (R->stats)
+		R->c.cuMemFree(R->stats);
+	if (R->stream)
+		R->c.cuStreamDestroy(R->stream);
+}
+
 /* Everything the run allocated, on the device and here (the fused
  * kernel's source taken for the report first). */
 static void release_run(struct run *R)
 {
-	const struct prog *p = R->p;
-	if (R->c.driver) {
-		for (uint32_t v = 0; R->dev && v < (R->unfused_block ? p->n_in : p->n_in + p->n_ops) * R->rotate; v++)
-			if (R->dev[v])
-				R->c.cuMemFree(R->dev[v]);
-		if (R->unfused_block)
-			R->c.cuMemFree(R->unfused_block);
-		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
-			if (R->fused_out && R->fused_out[v])
-				R->c.cuMemFree(R->fused_out[v]);
-			if (R->cpu_ref && R->cpu_ref[v])
-				R->c.cuMemFree(R->cpu_ref[v]);
-		}
-		for (uint32_t v = 0; R->refbuf && v < p->n_in + p->n_ops; v++)
-			if (R->refbuf[v])
-				R->c.cuMemFree(R->refbuf[v]);
-		for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-			if (R->catout[k])
-				R->c.cuMemFree(R->catout[k]);
-			for (uint32_t r = 0; R->wcat && r < R->rotate; r++) {
-				if (R->wcat[k * R->rotate + r])
-					R->c.cuMemFree(R->wcat[k * R->rotate + r]);
-				if (R->bcat[k * R->rotate + r])
-					R->c.cuMemFree(R->bcat[k * R->rotate + r]);
-			}
-		}
-		for (uint32_t i = 0; R->gw && R->gen.nm == 2 && i < FS_GEMM_GEN_TACTICS * R->rotate; i++)
-			if (R->gw[i])
-				R->c.cuMemFree(R->gw[i]);
-		for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
-			if (R->gen_module[t])
-				R->c.cuModuleUnload(R->gen_module[t]);
-		if (R->stats)
-			R->c.cuMemFree(R->stats);
-		if (R->stream)
-			R->c.cuStreamDestroy(R->stream);
-	}
+	if (R->c.driver)
+		release_device(R);
 	for (uint32_t i = 0; i < R->n; i++)
 		unload(R, &R->l[i]);
 	unload(R, &R->ref);
@@ -829,15 +800,10 @@ static void release_run(struct run *R)
 	unload(R, &R->absorbed);
 	unload(R, &R->store);
 	unload(R, &R->epi);
-	fs_gemm_gen_release(&R->gen);
 	free(R->gw);
-	if (R->gemm) {
-		free(R->q.is_output);
-		free(R->qs.is_output);
-	}
 	if (R->lt.handle)
 		fs_lt_close(&R->lt);
-	fs_gemm_plan_release(&R->gp);
+	fs_kernels_release(&R->ks);
 	free(R->refbuf);
 	free(R->wcat);
 	free(R->bcat);
@@ -847,48 +813,75 @@ static void release_run(struct run *R)
 	free(R->l);
 }
 
+
+/* CUDA opened where o asks to compile or execute (generation alone needs
+ * neither NVRTC nor the driver), the machine said in g; the run's options:
+ * o, compiling only where NVRTC is there (*local). */
+static void open_cuda(struct run *R, const struct fs_gpu_opts *o, struct fs_gpu_opts *local)
+{
+	struct fs_gpu_result *g = R->g;
+	if (o->compile || o->execute)
+		fs_cuda_open(&R->c);
+	fs_cuda_arch(&R->c, g->arch, sizeof(g->arch));
+	if (R->c.nvrtc)
+		snprintf(g->nvrtc, sizeof(g->nvrtc), "NVRTC %d.%d", R->c.nvrtc_major, R->c.nvrtc_minor);
+	if (R->c.driver)
+		snprintf(g->device, sizeof(g->device), "%.100s (sm_%d%d, %d SMs)", R->c.name, R->c.cc_major, R->c.cc_minor, R->c.sms);
+	*local = *o;
+	local->compile = o->compile && R->c.nvrtc; /* no NVRTC: generated only, said in g->skipped */
+	R->o = local;
+	R->calls = local->graph_calls;
+}
+
+/* Once the kernels are compiled: why they do not run (g->skipped), or
+ * their run, then with o->triage the chosen fused kernel compiled with FMA
+ * contraction off, and rounding every op like eager. */
+static int run_or_skip(struct run *R, const struct fs_gpu_opts *o)
+{
+	struct fs_gpu_result *g = R->g;
+	int rc = 0;
+	if (!o->compile)
+		snprintf(g->skipped, sizeof(g->skipped), "kernels generated only, not compiled");
+	else if (!R->c.nvrtc)
+		snprintf(g->skipped, sizeof(g->skipped), "NVRTC not found: kernels not compiled, execution skipped");
+	else if (!R->c.driver)
+		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", R->c.why_not);
+	else if (!o->execute)
+		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
+	else
+		rc = execute(R);
+	if (!rc && g->ran && o->triage && R->ks.kernel && !g->variant) {
+		rc = triage_run(R, FS_GEN_KERNEL, &g->no_fma) || triage_run(R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
+		g->triaged = !rc;
+	}
+	return rc;
+}
+
 int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_result *g)
 {
-	struct run R = {.p = p, .q = *p, .o = o, .g = g, .kernel = 1};
+	struct run R = {.p = p, .g = g};
+	struct fs_gpu_opts local;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(g, 0, sizeof(*g));
 	g->chosen = g->runner_up = -1;
-	if (o->compile || o->execute) /* generation alone needs neither NVRTC nor the driver */
-		fs_cuda_open(&R.c);
-	fs_cuda_arch(&R.c, g->arch, sizeof(g->arch));
-	if (R.c.nvrtc)
-		snprintf(g->nvrtc, sizeof(g->nvrtc), "NVRTC %d.%d", R.c.nvrtc_major, R.c.nvrtc_minor);
-	if (R.c.driver)
-		snprintf(g->device, sizeof(g->device), "%.100s (sm_%d%d, %d SMs)", R.c.name, R.c.cc_major, R.c.cc_minor, R.c.sms);
-	struct fs_gpu_opts local = *o;
-	local.compile = o->compile && R.c.nvrtc; /* no NVRTC: generated only, said in g->skipped */
-	R.o = &local;
-	R.calls = local.graph_calls;
+	open_cuda(&R, o, &local);
 	int exec = local.compile && o->execute && R.c.driver;
 	fs_progress_say(o->progress, "%s: %s", o->bucket ? o->bucket : "kernels",
 			!local.compile ? "generating the kernels (no NVRTC to compile them)"
 			: exec ? "compiling the kernels (NVRTC), running and checking them on the GPU"
 			       : "compiling the kernels (NVRTC), not running them");
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
-	int rc = generate_all(&R, exec);
+	struct fs_kernels_opts ko = {.cpu_ref = o->cpu_ref != NULL, .compile = local.compile};
+	int rc = fs_kernels_generate(p, &ko, &R.ks);
+	adopt(&R, rc != 0);
 	g->row = R.l[0].k.row;
-	if (!rc && local.compile && !exec && R.kernel)
+	if (!rc && local.compile)
+		rc = compile_set(&R, exec);
+	if (!rc && local.compile && !exec && R.ks.kernel)
 		rc = compile_tactics(&R);
-	if (!rc && !o->compile)
-		snprintf(g->skipped, sizeof(g->skipped), "kernels generated only, not compiled");
-	else if (!rc && !R.c.nvrtc)
-		snprintf(g->skipped, sizeof(g->skipped), "NVRTC not found: kernels not compiled, execution skipped");
-	else if (!rc && !R.c.driver)
-		snprintf(g->skipped, sizeof(g->skipped), "execution skipped: %.200s", R.c.why_not);
-	else if (!rc && !o->execute)
-		snprintf(g->skipped, sizeof(g->skipped), "execution not asked for (--cpu-only)");
-	else if (!rc)
-		rc = execute(&R);
-	if (!rc && g->ran && o->triage && R.kernel && !g->variant) { /* FMA contraction off, then eager rounding */
-		rc = triage_run(&R, FS_GEN_KERNEL, &g->no_fma) || triage_run(&R, FS_GEN_EMULATE, &g->emulated) ? -1 : 0;
-		g->triaged = !rc;
-	}
+	if (!rc)
+		rc = run_or_skip(&R, o);
 	if (R.n) /* the fused kernel's source goes to the report */
 		g->fused_source = R.l[0].k.source, R.l[0].k.source = NULL;
 	release_run(&R);

@@ -27,22 +27,18 @@ void fs_gpu_gemm_lt_launch(struct launch *L, const struct fs_gemm_call *c, uint3
 }
 
 /* The float64 reference kernels of every product (fs_ref_gemm, with the
- * check of its dtype, fs_ref_cmp), and the check of the CPU's reference;
- * compiled when asked, loaded when `load`. */
+ * check of its dtype, fs_ref_cmp), and the check of the CPU's reference
+ * (kernels.h): compiled, and loaded when `load`. */
 int fs_gpu_gemm_prepare_products(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
-	for (uint32_t k = 0; k < R->gp.n; k++)
+	for (uint32_t k = 0; k < R->ks.gp.n; k++)
 		for (int x = 0; x < (R->o->cpu_ref ? 2 : 1); x++) {
-			const struct fs_gemm_call *c = &R->gp.ref[k];
 			struct launch *L = x ? &R->cmp64[k] : &R->refg[k];
-			char *src = fs_gemm_ref_source(R->p, c, x ? FS_DT_F64 : fs_prog_value(R->p, c->out)->dtype);
-			g->kernels++, g->ref_kernels++;
-			int rc = R->o->compile && fs_gpu_build(R, src, 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn);
-			free(src);
-			if (rc || (R->o->compile && load && !x && /* the same module checks the product's dtype */
-				   fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction",
-						 g->error, sizeof(g->error))))
+			if (fs_gpu_build(R, R->ks.product_ref[k][x], 1, 1, load, &L->module, x ? "fs_ref_cmp" : "fs_ref_gemm", &L->fn) ||
+			    (load && !x && /* the same module checks the product's dtype */
+			     fs_cuda_check(&R->c, R->c.cuModuleGetFunction(&R->cmp[k].fn, L->module, "fs_ref_cmp"), "cuModuleGetFunction", g->error,
+					   sizeof(g->error))))
 				return -1;
 		}
 	return 0;
@@ -52,7 +48,7 @@ int fs_gpu_gemm_prepare_products(struct run *R, int load)
  * the reference's own double value of its operand. */
 static int reference_product(struct run *R, uint32_t k)
 {
-	const struct fs_gemm_call *c = &R->gp.ref[k];
+	const struct fs_gemm_call *c = &R->ks.gp.ref[k];
 	const struct fs_lt_mm *m = &c->mm;
 	CK(R->c.cuMemAlloc(&R->refbuf[c->out], (size_t)(m->M * m->N * m->batch) * sizeof(double)));
 	fs_devptr a = c->post ? R->refbuf[c->a] : fs_gpu_buffer(R, c->a, 0, UNFUSED_BUFS), b = fs_gpu_buffer(R, c->b, 0, UNFUSED_BUFS);
@@ -72,18 +68,18 @@ static int reference_product(struct run *R, uint32_t k)
 static int reference_products(struct run *R)
 {
 	const struct prog *p = R->p;
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		if (!R->gp.ref[k].post && reference_product(R, k))
+	for (uint32_t k = 0; k < R->ks.gp.n; k++)
+		if (!R->ks.gp.ref[k].post && reference_product(R, k))
 			return -1;
 	if (R->store.fn) {
 		for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
-			if (R->gp.kernel_out[v])
+			if (R->ks.gp.kernel_out[v])
 				CK(R->c.cuMemAlloc(&R->refbuf[v], (size_t)fs_prog_value(p, (int32_t)v)->n * sizeof(double)));
 		if (fs_gpu_launch(R, &R->store, 0, UNFUSED_BUFS))
 			return -1;
 	}
-	for (uint32_t k = 0; k < R->gp.n; k++)
-		if (R->gp.ref[k].post && reference_product(R, k))
+	for (uint32_t k = 0; k < R->ks.gp.n; k++)
+		if (R->ks.gp.ref[k].post && reference_product(R, k))
 			return -1;
 	CK(R->c.cuCtxSynchronize());
 	return 0;
@@ -93,7 +89,7 @@ static int reference_products(struct run *R)
  * as AutoDeploy's fuse_gemms does at load time, and its output buffer. */
 static int concatenate(struct run *R, uint32_t k)
 {
-	const struct fs_gemm_call *c = &R->gp.calls[k];
+	const struct fs_gemm_call *c = &R->ks.gp.calls[k];
 	size_t es = fs_dtype_size((enum fs_dtype)c->mm.dtype), K = (size_t)c->mm.K;
 	CK(R->c.cuMemAlloc(&R->catout[k], (size_t)(c->mm.M * c->mm.N) * es));
 	for (uint32_t r = 0; r < R->rotate; r++) {
@@ -199,7 +195,7 @@ static int tune_product(struct run *R, struct launch *L, const char *what)
  * like the concatenated weights. */
 static int gen_weights(struct run *R)
 {
-	const struct fs_gemm_gen *gg = &R->gen;
+	const struct fs_gemm_gen *gg = &R->ks.gen;
 	size_t K = (size_t)gg->K;
 	R->gw = fs_xcalloc((size_t)FS_GEMM_GEN_TACTICS * R->rotate + 1, sizeof(fs_devptr));
 	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++)
@@ -223,42 +219,34 @@ static int gen_weights(struct run *R)
 	return 0;
 }
 
-/* The generated GEMM's epilogue and its kernel under every tactic, compiled
- * for sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
+/* The generated GEMM's kernel under every tactic (kernels.h), compiled for
+ * sm_90a (and loaded when `load`); has_gen stays 0, with why, where the
  * region or the machine does not allow it. */
 int fs_gpu_gemm_prepare_gen(struct run *R, int load)
 {
 	struct fs_gpu_result *g = R->g;
-	char why[160];
-	if (fs_gemm_gen_plan(&R->q, &R->gp, &R->gen, why, sizeof(why))) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "%s", why);
-		return 0;
-	}
-	if (load && (R->c.cc_major < 8 || !R->c.cuTensorMapEncodeTiled)) {
+	if (R->ks.gen_planned && load && (R->c.cc_major < 8 || !R->c.cuTensorMapEncodeTiled)) {
 		snprintf(R->gen_why, sizeof(R->gen_why), "it needs sm_80 or later and a driver with cuTensorMapEncodeTiled");
 		return 0;
 	}
-	memset(&R->epi, 0, sizeof(R->epi));
-	if (fs_gemm_gen_epilogue(&R->q, &R->gen, &R->epi.k, why, sizeof(why))) {
-		snprintf(R->gen_why, sizeof(R->gen_why), "its epilogue: %.140s", why);
+	if (!R->epi.k.source) {
+		snprintf(R->gen_why, sizeof(R->gen_why), "%s", R->ks.gen_why);
 		return 0;
 	}
 	R->has_gen = 1;
 	/* each tactic the device runs; without one, the first of each kind (TMA + wgmma for sm_90a,
 	 * the portable mma.sync), or with compile_all each */
 	uint8_t kinds = 0;
-	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS && R->o->compile; t++) {
+	for (uint32_t t = 0; t < FS_GEMM_GEN_TACTICS; t++) {
 		const struct fs_gemm_gen_tactic *tc = &fs_gemm_gen_tactics[t];
 		if (load && !fs_gemm_gen_runs_on(tc, R->c.cc_major, R->c.cc_minor))
 			continue;
 		if (!load && !R->o->compile_all && (kinds & (1u << tc->portable)))
 			continue;
 		kinds |= (uint8_t)(1u << tc->portable);
-		char *src = fs_gemm_gen_source(&R->epi.k, tc, R->gen.nm);
 		g->kernels++, g->gemm_kernels++;
-		int rc = fs_gpu_build_for(R, tc->portable ? g->arch : "sm_90a", src, 1, 1, load, &R->gen_module[t], "fs_gemm", &R->gen_fn[t]);
-		free(src);
-		if (rc)
+		if (fs_gpu_build_for(R, tc->portable ? g->arch : "sm_90a", R->ks.gen_source[t], 1, 1, load, &R->gen_module[t], "fs_gemm",
+				     &R->gen_fn[t]))
 			return -1;
 	}
 	return 0;
@@ -279,17 +267,17 @@ int fs_gpu_gemm_setup_products(struct run *R)
 	for (uint32_t i = 1; i < R->n; i++)
 		if (R->l[i].gc && fs_lt_plan(&R->lt, &R->l[i].gc->mm, &R->l[i].lt, g->error, sizeof(g->error)))
 			return -1;
-	R->wcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
-	R->bcat = fs_xcalloc((size_t)R->gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
-	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-		fs_gpu_gemm_lt_launch(&R->gl[k], &R->gp.calls[k], k);
-		if (fs_lt_plan(&R->lt, &R->gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
-		    (R->gp.calls[k].n_members && concatenate(R, k)))
+	R->wcat = fs_xcalloc((size_t)R->ks.gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	R->bcat = fs_xcalloc((size_t)R->ks.gp.n_calls * R->rotate + 1, sizeof(fs_devptr));
+	for (uint32_t k = 0; k < R->ks.gp.n_calls; k++) {
+		fs_gpu_gemm_lt_launch(&R->gl[k], &R->ks.gp.calls[k], k);
+		if (fs_lt_plan(&R->lt, &R->ks.gp.calls[k].mm, &R->gl[k].lt, g->error, sizeof(g->error)) ||
+		    (R->ks.gp.calls[k].n_members && concatenate(R, k)))
 			return -1;
 	}
-	if (R->gp.absorbs) {
-		fs_gpu_gemm_lt_launch(&R->absorbed, &R->gp.absorbed, 0);
-		if (fs_lt_plan(&R->lt, &R->gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
+	if (R->ks.gp.absorbs) {
+		fs_gpu_gemm_lt_launch(&R->absorbed, &R->ks.gp.absorbed, 0);
+		if (fs_lt_plan(&R->lt, &R->ks.gp.absorbed.mm, &R->absorbed.lt, g->error, sizeof(g->error)))
 			return -1;
 	}
 	if (R->has_gen && gen_weights(R))
@@ -300,7 +288,7 @@ int fs_gpu_gemm_setup_products(struct run *R)
 static int run_variant(struct run *R, const void *what, uint32_t r)
 {
 	int variant = *(const int *)what;
-	return fs_gpu_run_plan(R, variant, !variant && R->kernel ? &R->l[0] : NULL, r % R->rotate);
+	return fs_gpu_run_plan(R, variant, !variant && R->ks.kernel ? &R->l[0] : NULL, r % R->rotate);
 }
 
 /* The generated GEMM alone under tactic *what, or (-1) the plain product
@@ -309,7 +297,7 @@ static int run_gen(struct run *R, const void *what, uint32_t r)
 {
 	int t = *(const int *)what;
 	if (t < 0)
-		return fs_gpu_launch(R, &R->gl[R->gen.call], r % R->rotate, FUSED_BUFS);
+		return fs_gpu_launch(R, &R->gl[R->ks.gen.call], r % R->rotate, FUSED_BUFS);
 	R->gen_tactic = (uint32_t)t;
 	return fs_gpu_gemm_launch_gen(R, r % R->rotate);
 }
@@ -319,7 +307,7 @@ static int run_gen(struct run *R, const void *what, uint32_t r)
  * version. */
 static void gen_key(const struct run *R, struct fs_tune_key *k)
 {
-	const struct fs_gemm_gen *gg = &R->gen;
+	const struct fs_gemm_gen *gg = &R->ks.gen;
 	char d[1024];
 	size_t at = (size_t)snprintf(d, sizeof(d), "generated GEMM M%lld N%lld K%lld nm%u", (long long)gg->M, (long long)gg->Nm,
 				     (long long)gg->K, gg->nm);
@@ -369,7 +357,7 @@ static int time_gen(struct run *R)
 		if (ok[i] && (best < 0 || tm[i].ms < tm[best].ms))
 			best = (int)i;
 	}
-	const struct fs_lt_mm *m = &R->gp.calls[R->gen.call].mm;
+	const struct fs_lt_mm *m = &R->ks.gp.calls[R->ks.gen.call].mm;
 	double flop = 2.0 * (double)m->M * (double)m->N * (double)m->K;
 	size_t at = strlen(g->gemm);
 	char name[64];
@@ -408,7 +396,7 @@ static int time_gen(struct run *R)
 
 static int tune_gen(struct run *R)
 {
-	uint32_t calls = own_calls(R, &R->gp.calls[R->gen.call]);
+	uint32_t calls = own_calls(R, &R->ks.gp.calls[R->ks.gen.call]);
 	int rc = time_gen(R);
 	R->calls = calls;
 	return rc;
@@ -420,7 +408,7 @@ static int variant_passes(struct run *R, int v, char *why, size_t n)
 {
 	struct fs_errors e = {0};
 	why[0] = '\0';
-	if (fs_gpu_run_once(R, v, v == 0 && R->kernel ? &R->l[0] : NULL, &e))
+	if (fs_gpu_run_once(R, v, v == 0 && R->ks.kernel ? &R->l[0] : NULL, &e))
 		return -1;
 	return !(R->o->check && R->o->check(R->o->ctx, &R->g->unfused, &e, why, n));
 }
@@ -441,20 +429,20 @@ int fs_gpu_gemm_time_variants(struct run *R)
 	struct timing tm[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
 	char why[3][200] = {"", "", ""};
 	int ok[3] = {0, 0, 0};
-	for (uint32_t i = 0; i < R->gp.n_calls; i++)
-		if (tune_product(R, &R->gl[i], R->gp.calls[i].n_members ? "concatenated product" : "product"))
+	for (uint32_t i = 0; i < R->ks.gp.n_calls; i++)
+		if (tune_product(R, &R->gl[i], R->ks.gp.calls[i].n_members ? "concatenated product" : "product"))
 			return -1;
-	if (R->gp.absorbs && tune_product(R, &R->absorbed, "product with its epilogue"))
+	if (R->ks.gp.absorbs && tune_product(R, &R->absorbed, "product with its epilogue"))
 		return -1;
 	if ((ok[0] = variant_passes(R, 0, why[0], sizeof(why[0]))) < 0 ||
-	    (R->gp.absorbs && (ok[1] = variant_passes(R, 1, why[1], sizeof(why[1]))) < 0))
+	    (R->ks.gp.absorbs && (ok[1] = variant_passes(R, 1, why[1], sizeof(why[1]))) < 0))
 		return -1;
 	if (R->has_gen && tune_gen(R))
 		return -1;
 	ok[2] = R->has_gen; /* only a tactic that passed is kept */
 	uint32_t k = 0;
 	var[k++] = 0;
-	if (R->gp.absorbs)
+	if (R->ks.gp.absorbs)
 		var[k++] = 1;
 	if (R->has_gen)
 		var[k++] = 2;
@@ -467,21 +455,21 @@ int fs_gpu_gemm_time_variants(struct run *R)
 		if (ok[var[i]] && (best < 0 || tm[i].ms < tm[best].ms))
 			best = (int)i;
 	g->variant = best < 0 ? 0 : var[best]; /* none passes: the first, whose failure the verdict reports */
-	g->algos.version = R->lt.version, g->algos.n = R->gp.n_calls;
-	for (uint32_t i = 0; i < R->gp.n_calls && i < FS_MAX_PRODUCTS; i++)
+	g->algos.version = R->lt.version, g->algos.n = R->ks.gp.n_calls;
+	for (uint32_t i = 0; i < R->ks.gp.n_calls && i < FS_MAX_PRODUCTS; i++)
 		memcpy(g->algos.algo[i], R->gl[i].lt.algo[R->gl[i].lt.chosen], sizeof(g->algos.algo[i]));
-	if ((g->algos.has_epilogue = (uint8_t)R->gp.absorbs))
+	if ((g->algos.has_epilogue = (uint8_t)R->ks.gp.absorbs))
 		memcpy(g->algos.epilogue, R->absorbed.lt.algo[R->absorbed.lt.chosen], sizeof(g->algos.epilogue));
 	g->algos.gen = g->variant == 2 ? (uint8_t)(R->gen_tactic + 1) : 0;
 	if (g->variant == 2 && !ok[0])
 		fs_gpu_plan_failed(R, "the emitted op's plan (the products + the fused kernel)", why[0]);
 	size_t at = strlen(g->gemm);
-	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms%s%s", R->gp.n_calls,
-			       R->gp.n_calls == 1 ? "" : "s", R->kernel ? " + the fused kernel" : "", tm[0].ms, ok[0] ? "" : ", failed: ",
+	at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, "; fused plan: %u product%s%s %.4f ms%s%s", R->ks.gp.n_calls,
+			       R->ks.gp.n_calls == 1 ? "" : "s", R->ks.kernel ? " + the fused kernel" : "", tm[0].ms, ok[0] ? "" : ", failed: ",
 			       why[0]);
 	for (uint32_t i = 1; i < k && at < sizeof(g->gemm); i++) {
 		if (var[i] == 1)
-			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->gp.epilogue,
+			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against cuBLASLt's epilogue (%s) %.4f ms%s%s", R->ks.gp.epilogue,
 					       tm[i].ms, ok[1] ? "" : ", failed: ", why[1]);
 		else
 			at += (size_t)snprintf(g->gemm + at, sizeof(g->gemm) - at, ", against the generated GEMM %.4f ms", tm[i].ms);
@@ -491,9 +479,9 @@ int fs_gpu_gemm_time_variants(struct run *R)
 	else if (at < sizeof(g->gemm) && g->variant)
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": %s chosen", g->variant == 1 ? "the cuBLASLt epilogue" : "the generated GEMM");
 	else if (at < sizeof(g->gemm))
-		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": the product%s %s chosen", R->gp.n_calls == 1 ? "" : "s",
-			 R->kernel ? "+ the fused kernel" : "alone");
-	if (!R->has_gen && R->gen_why[0] && R->kernel) {
+		snprintf(g->gemm + at, sizeof(g->gemm) - at, ": the product%s %s chosen", R->ks.gp.n_calls == 1 ? "" : "s",
+			 R->ks.kernel ? "+ the fused kernel" : "alone");
+	if (!R->has_gen && R->gen_why[0] && R->ks.kernel) {
 		at = strlen(g->gemm);
 		snprintf(g->gemm + at, sizeof(g->gemm) - at, "; no generated GEMM: %s", R->gen_why);
 	}

@@ -25,9 +25,9 @@ uint32_t fs_gpu_kernel_args(struct run *R, const struct launch *L, uint32_t copy
 	uint32_t i;
 	for (i = 0; i < L->k.n_params; i++) {
 		int32_t v = L->k.value[i];
-		int given = !L->k.write[i] && R->q.given && R->q.given[v];
+		int given = !L->k.write[i] && R->ks.q.given && R->ks.q.given[v];
 		A->ptr[i] = (given && L->ref) || (L->store && L->k.write[i]) ? R->refbuf[v] : fs_gpu_buffer(R, v, copy, w);
-		if (given && !L->ref && w == FUSED_BUFS && R->q.pitch[v]) { /* its columns of a concatenated product */
+		if (given && !L->ref && w == FUSED_BUFS && R->ks.q.pitch[v]) { /* its columns of a concatenated product */
 			long long ld;
 			fs_gpu_gemm_in_group(R, v, &A->ptr[i], &ld);
 		}
@@ -59,8 +59,8 @@ int fs_gpu_launch(struct run *R, const struct launch *L, uint32_t copy, enum whe
 /* Where a fused group's product v lies: its columns of the group's output. */
 void fs_gpu_gemm_in_group(const struct run *R, int32_t v, fs_devptr *x, long long *ld)
 {
-	for (uint32_t k = 0; k < R->gp.n_calls; k++) {
-		const struct fs_gemm_call *c = &R->gp.calls[k];
+	for (uint32_t k = 0; k < R->ks.gp.n_calls; k++) {
+		const struct fs_gemm_call *c = &R->ks.gp.calls[k];
 		for (uint32_t j = 0; j < c->n_members; j++)
 			if (c->member[j] == v) {
 				*x = R->catout[k] + (fs_devptr)c->col[j] * fs_dtype_size((enum fs_dtype)c->mm.dtype);
@@ -86,8 +86,8 @@ int fs_gpu_gemm_launch_gen(struct run *R, uint32_t copy)
 {
 	struct kargs A;
 	uint32_t n = fs_gpu_kernel_args(R, &R->epi, copy, FUSED_BUFS, &A), t = R->gen_tactic;
-	fs_devptr a = fs_gpu_buffer(R, R->gp.calls[R->gen.call].a, copy, FUSED_BUFS);
-	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
+	fs_devptr a = fs_gpu_buffer(R, R->ks.gp.calls[R->ks.gen.call].a, copy, FUSED_BUFS);
+	return fs_gemm_gen_launch(&R->c, R->gen_fn[t], &R->ks.gen, &fs_gemm_gen_tactics[t], a, R->gw[t * R->rotate + copy], A.p, n, R->stream,
 				  R->g->error, sizeof(R->g->error));
 }
 
@@ -95,8 +95,8 @@ int fs_gpu_gemm_launch_gen(struct run *R, uint32_t copy)
  * reference (fs_ref_cmp), added to the statistics. */
 int fs_gpu_gemm_compare_products(struct run *R, enum where w)
 {
-	for (uint32_t k = 0; k < R->gp.n; k++) {
-		const struct fs_gemm_call *c = &R->gp.ref[k];
+	for (uint32_t k = 0; k < R->ks.gp.n; k++) {
+		const struct fs_gemm_call *c = &R->ks.gp.ref[k];
 		if (!R->p->is_output[c->op])
 			continue;
 		fs_devptr ref = R->refbuf[c->out], x = fs_gpu_buffer(R, c->out, 0, w);
@@ -119,8 +119,8 @@ int fs_gpu_gemm_run_products(struct run *R, int variant, uint32_t copy, int post
 {
 	if (variant)
 		return post ? 0 : fs_gpu_launch(R, &R->absorbed, copy, FUSED_BUFS);
-	for (uint32_t k = 0; k < R->gp.n_calls; k++)
-		if (R->gp.calls[k].post == post && fs_gpu_launch(R, &R->gl[k], copy, FUSED_BUFS))
+	for (uint32_t k = 0; k < R->ks.gp.n_calls; k++)
+		if (R->ks.gp.calls[k].post == post && fs_gpu_launch(R, &R->gl[k], copy, FUSED_BUFS))
 			return -1;
 	return 0;
 }
@@ -132,9 +132,9 @@ int fs_gpu_measure(struct run *R, enum where w, struct fs_errors *e)
 	uint64_t st[6]; /* struct fs_stats */
 	double se, sr;
 	CK(R->c.cuMemsetD8(R->stats, 0, sizeof(st)));
-	if (R->gemm && fs_gpu_gemm_compare_products(R, w))
+	if (R->ks.gemm && fs_gpu_gemm_compare_products(R, w))
 		return -1;
-	if ((!R->gemm || R->ref.fn) && fs_gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
+	if ((!R->ks.gemm || R->ref.fn) && fs_gpu_launch(R, w == CPU_REF_BUFS ? &R->ref64 : &R->ref, 0, w))
 		return -1;
 	CK(R->c.cuMemcpyDtoH(st, R->stats, sizeof(st)));
 	memset(e, 0, sizeof(*e));
@@ -192,7 +192,7 @@ int fs_gpu_build(struct run *R, const char *source, int fmad, int count, int loa
  * none), the products after it. */
 int fs_gpu_run_plan(struct run *R, int variant, const struct launch *L, uint32_t copy)
 {
-	if (!R->gemm)
+	if (!R->ks.gemm)
 		return fs_gpu_launch(R, L, copy, FUSED_BUFS);
 	if (variant == 2) /* the generated GEMM, then the products reading what it writes */
 		return fs_gpu_gemm_launch_gen(R, copy) || fs_gpu_gemm_run_products(R, 0, copy, 1) ? -1 : 0;
@@ -208,10 +208,10 @@ int fs_gpu_run_once(struct run *R, int variant, const struct launch *L, struct f
 	for (uint32_t v = p->n_in; v < p->n_in + p->n_ops; v++)
 		if (R->fused_out[v])
 			CK(R->c.cuMemsetD8(R->fused_out[v], 0xff, fs_value_bytes(fs_prog_value(p, (int32_t)v))));
-	for (uint32_t k = 0; R->gemm && k < R->gp.n_calls; k++)
+	for (uint32_t k = 0; R->ks.gemm && k < R->ks.gp.n_calls; k++)
 		if (R->catout[k])
-			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->gp.calls[k].mm.M * R->gp.calls[k].mm.N) *
-								  fs_dtype_size((enum fs_dtype)R->gp.calls[k].mm.dtype)));
+			CK(R->c.cuMemsetD8(R->catout[k], 0xff, (size_t)(R->ks.gp.calls[k].mm.M * R->ks.gp.calls[k].mm.N) *
+								  fs_dtype_size((enum fs_dtype)R->ks.gp.calls[k].mm.dtype)));
 	if (fs_gpu_run_plan(R, variant, L, 0))
 		return -1;
 	CK(R->c.cuCtxSynchronize());

@@ -13,11 +13,9 @@
 #ifndef FUSESCAN_GPU_RUN_H
 #define FUSESCAN_GPU_RUN_H
 
-#include "codegen.h"
 #include "cuda.h"
-#include "gemm.h"
-#include "gemm_gen.h"
 #include "gpu.h"
+#include "kernels.h"
 
 /* a generated kernel, or (gc set) a cuBLASLt product */
 struct launch {
@@ -37,8 +35,7 @@ enum where { UNFUSED_BUFS, FUSED_BUFS, CPU_REF_BUFS };
 
 struct run {
 	const struct prog *p;
-	struct prog q;             /* p, reading its products' outputs as given (gemm.h); p itself without products */
-	struct prog qs;            /* q writing only the later products' operands: the reference that stores them */
+	struct fs_kernels ks;      /* the generated kernels' programs and plans (kernels.h); the kernels move to the launches */
 	const struct fs_gpu_opts *o;
 	struct fs_cuda c;
 	struct launch *l;          /* [0] fused (the chosen tactic), then the unfused kernels in order */
@@ -55,10 +52,8 @@ struct run {
 	uint32_t calls;            /* a timed CUDA graph's calls (fs_gpu_graph_calls): o->graph_calls, or a
 				    * product's own while it is tuned alone (its cache entry is the product's) */
 	struct fs_gpu_result *g;
-	/* matrix products (gemm.h): the plan, cuBLASLt, the fused plan's products
+	/* matrix products (gemm.h, their plan in ks): cuBLASLt, the fused plan's products
 	 * (variant 0, before the fused kernel) and its cuBLASLt-epilogue variant 1 */
-	int gemm, kernel;          /* the region holds products; the fused plan has a generated kernel */
-	struct fs_gemm_plan gp;
 	struct fs_lt lt;
 	struct launch gl[FS_GEMM_MAX], absorbed;
 	fs_devptr *wcat, *bcat;    /* per fused product and input copy: concatenated weights, biases */
@@ -66,10 +61,9 @@ struct run {
 	fs_devptr *refbuf;         /* per value: a product's float64 reference */
 	struct launch refg[FS_GEMM_MAX], cmp[FS_GEMM_MAX], cmp64[FS_GEMM_MAX]; /* per product */
 	struct launch store;       /* the reference of what the later products read (FS_GEN_REF_STORE) */
-	/* the generated GEMM (gemm_gen.h), variant 2: per tactic its module and
-	 * the weight it reads on each input copy, the tactic run */
+	/* the generated GEMM (gemm_gen.h, its plan in ks), variant 2: per tactic its
+	 * module and the weight it reads on each input copy, the tactic run */
 	int has_gen;
-	struct fs_gemm_gen gen;
 	struct launch epi;         /* its epilogue (FS_GEN_EPILOGUE): the parameters it takes */
 	void *gen_module[FS_GEMM_GEN_TACTICS], *gen_fn[FS_GEMM_GEN_TACTICS];
 	fs_devptr *gw;             /* [tactic * rotate + copy]; nm 1: the product's own weight (not owned) */

@@ -13,6 +13,7 @@
 #include "emit.h"
 #include "gemm.h"
 #include "gpu.h"
+#include "kernels.h"
 #include "numerics.h"
 #include "prog.h"
 #include "text.h"
@@ -263,12 +264,12 @@ int fs_site_generates(const struct fs_scan *s, const struct fs_graph *g, const u
 	fs_diags_init(&d);
 	int rc = 0;
 	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0) {
-		struct fs_gpu_opts o = {.reps = 1}; /* neither compiled nor executed */
-		struct fs_gpu_result *r = fs_xcalloc(1, sizeof(*r));
-		if (fs_gpu_run(&p, &o, r) && r->refused)
-			snprintf(why, wn, "%s", r->error), rc = -1;
-		fs_gpu_release(r);
-		free(r);
+		struct fs_kernels_opts o = {0}; /* generated only: neither compiler nor device */
+		struct fs_kernels *ks = fs_xcalloc(1, sizeof(*ks));
+		if (fs_kernels_generate(&p, &o, ks))
+			snprintf(why, wn, "%s", ks->error), rc = -1;
+		fs_kernels_release(ks);
+		free(ks);
 	}
 	fs_prog_free(&p);
 	fs_diags_release(&d);
