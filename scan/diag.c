@@ -105,3 +105,25 @@ void fs_diags_release(struct fs_diags *d)
 	free(d->v);
 	fs_diags_init(d);
 }
+
+const char *fs_diags_last(const struct fs_diags *d)
+{
+	for (uint32_t i = d->n; i-- > 0;)
+		if (d->v[i].severity == FS_ERROR)
+			return d->v[i].message;
+	return "";
+}
+
+void fs_diag_reword(struct fs_diags *d, const char *fmt, ...)
+{
+	if (!d->n)
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	struct fs_diag *g = &d->v[d->n - 1];
+	free(g->message);
+	g->message = fs_xstrndup(buf, strlen(buf));
+}

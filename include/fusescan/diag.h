@@ -41,5 +41,12 @@ void fs_diag_add(struct fs_diags *d, enum fs_severity sev, const char *file,
 void fs_diag_print(const struct fs_diag *g, FILE *out);
 void fs_diags_print(const struct fs_diags *d, FILE *out);
 void fs_diags_release(struct fs_diags *d);
+/* The message of the last error recorded, or "": what a result that keeps
+ * a failure's reason (a refusal, a skip) copies. */
+const char *fs_diags_last(const struct fs_diags *d);
+/* Rewords the last diagnostic in place (its file, line and severity kept),
+ * so a caller that adds context still leaves one: fmt may read the old
+ * message, fs_diags_last(d). */
+void fs_diag_reword(struct fs_diags *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
