@@ -93,11 +93,13 @@ static int ints_of(const struct fs_graph *g, uint32_t a, struct op *op)
 	return 0;
 }
 
-static const char *fail_at(struct prog *p, uint32_t node, const char *why, char *buf, size_t n)
+/* The one diagnostic of a region node that cannot be executed, at its line: -1. */
+static int fail_at(struct prog *p, uint32_t node, const char *why, struct fs_diags *d)
 {
-	snprintf(buf, n, "%%%s (%s): %s", fs_scan_str(p->s, p->g->nodes[node].name),
-		 fs_scan_str(p->s, p->s->ops[p->g->nodes[node].op].target), why);
-	return buf;
+	const struct fs_node *x = &p->g->nodes[node];
+	fs_diag_add(d, FS_ERROR, fs_prog_path(p->s, p->g), x->line, 1, NULL, 0, "numerics: cannot execute %%%s (%s): %s",
+		    fs_scan_str(p->s, x->name), fs_scan_str(p->s, p->s->ops[x->op].target), why);
+	return -1;
 }
 
 /* A positional argument of a node. */
@@ -146,32 +148,32 @@ static double default_literal(enum sem_id id, uint32_t k)
 
 /* The non-operand arguments of each kind (dims, bounds, pads, repeats) into
  * op->ints / eps, and the operands of those that take lists or optional
- * tensors. NULL, or why the node cannot be executed. */
-typedef const char *arg_rule(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n);
+ * tensors. 0, or -1 with why the node cannot be executed in d. */
+typedef int arg_rule(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d);
 
-static const char *args_reduction(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_reduction(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	if (np > 1 && ints_of(g, pa[1].a, op))
-		return fail_at(p, node, "reduction dims are not integers", buf, n);
+		return fail_at(p, node, "reduction dims are not integers", d);
 	if (op->sem->kind == RED && np > 2 && g->args[pa[2].a].kind == FS_ARG_BOOL)
 		op->keepdim = (uint8_t)g->args[pa[2].a].i;
-	return NULL;
+	return 0;
 }
 
-static const char *args_permute(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_permute(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	if ((np > 1 && ints_of(g, pa[1].a, op)) || (np > 2 && ints_of(g, pa[2].a, op)))
-		return fail_at(p, node, "dims are not integers", buf, n);
+		return fail_at(p, node, "dims are not integers", d);
 	/* two dims read as transpose(a, b): permute([0, 1]) of a matrix is transpose(0, 0) */
 	if (op->sem->id == SEM_permute && op->n_ints == 2 && (op->ints[0] == 0 || op->ints[0] == -2))
 		op->ints[1] = op->ints[0];
-	return NULL;
+	return 0;
 }
 
 /* slice(x, dim = 0, start = 0, end = MAX, step = 1) */
-static const char *args_slice(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_slice(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	op->n_ints = 4;
@@ -182,85 +184,85 @@ static const char *args_slice(struct prog *p, uint32_t node, struct op *op, cons
 		else if (pa[k].sym && k == 3)
 			op->ints[2] = INT64_MAX; /* a size as the end: the output shape bounds it */
 		else if (!pa[k].none)
-			return fail_at(p, node, "slice bounds are not integers", buf, n);
-	return NULL;
+			return fail_at(p, node, "slice bounds are not integers", d);
+	return 0;
 }
 
 /* cat([a, b, ...], dim = 0); stack the same along a new dim */
-static const char *args_cat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_cat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	if (!np || (g->args[pa[0].a].kind != FS_ARG_LIST && g->args[pa[0].a].kind != FS_ARG_TUPLE))
-		return fail_at(p, node, "cat without a list", buf, n);
+		return fail_at(p, node, "cat without a list", d);
 	for (uint32_t c = pa[0].a + 1; c < pa[0].a + g->args[pa[0].a].span; c += g->args[c].span) {
 		int32_t v = tensor_arg(g, c) ? value_of(p, g->args[c].node, &g->args[c].type) : -1;
 		if (v < 0 || op->n_src >= MAX_ARGS)
-			return fail_at(p, node, "cat of something else than values", buf, n);
+			return fail_at(p, node, "cat of something else than values", d);
 		op->src[op->n_src++] = v;
 	}
 	op->ints[op->n_ints++] = np > 1 && g->args[pa[1].a].kind == FS_ARG_INT ? g->args[pa[1].a].i : 0;
-	return NULL;
+	return 0;
 }
 
 /* pad(x, pads, mode = "constant", value = None), constant_pad_nd(x, pads, value = 0):
  * pads from the last dim on, (before, after) pairs; the output's shape gives the afters */
-static const char *args_pad(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_pad(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	int nd = op->sem->id == SEM_constant_pad_nd;
 	const struct fs_arg *l = np > 1 ? &g->args[pa[1].a] : NULL;
 	if (!l || (l->kind != FS_ARG_LIST && l->kind != FS_ARG_TUPLE))
-		return fail_at(p, node, "a pad without its list of pads", buf, n);
+		return fail_at(p, node, "a pad without its list of pads", d);
 	op->n_ints = op->out.rank;
 	uint32_t e = 0;
 	for (uint32_t c = pa[1].a + 1; c < pa[1].a + l->span; c += g->args[c].span, e++) {
 		if (e / 2 >= op->out.rank)
-			return fail_at(p, node, "more pads than dims", buf, n);
+			return fail_at(p, node, "more pads than dims", d);
 		if (e % 2 == 0 && (g->args[c].kind != FS_ARG_INT || g->args[c].i < 0))
-			return fail_at(p, node, "a pad before a dim that is not a number at least 0", buf, n);
+			return fail_at(p, node, "a pad before a dim that is not a number at least 0", d);
 		if (e % 2 == 0)
 			op->ints[op->out.rank - 1 - e / 2] = g->args[c].i;
 	}
 	const struct fs_arg *mode = !nd && np > 2 ? &g->args[pa[2].a] : NULL;
 	if (mode && !(mode->kind == FS_ARG_STR && !strcmp(fs_scan_str(p->s, mode->text), "constant")))
-		return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", buf, n);
+		return fail_at(p, node, "a pad other than constant (reflect, replicate, circular)", d);
 	uint32_t at = nd ? 2 : 3;
 	op->eps = at < np && !isnan(pa[at].lit) ? pa[at].lit : 0;
-	return NULL;
+	return 0;
 }
 
 /* repeat_interleave(x, repeats, dim, output_size = None): each element `repeats` times along dim */
-static const char *args_repeat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_repeat(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	if (np < 3 || g->args[pa[1].a].kind != FS_ARG_INT || g->args[pa[1].a].i < 1 || g->args[pa[2].a].kind != FS_ARG_INT)
-		return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", buf, n);
+		return fail_at(p, node, "repeat_interleave other than a number of repeats along a dim", d);
 	op->ints[op->n_ints++] = g->args[pa[2].a].i;
 	op->ints[op->n_ints++] = g->args[pa[1].a].i;
-	return NULL;
+	return 0;
 }
 
 /* repeat(x, repeats): the tensor tiled, repeats[k] copies along dim k */
-static const char *args_tile(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_tile(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	if (np < 2 || ints_of(p->g, pa[1].a, op))
-		return fail_at(p, node, "repeat without a list of integer repeats", buf, n);
-	return NULL;
+		return fail_at(p, node, "repeat without a list of integer repeats", d);
+	return 0;
 }
 
 /* tril / triu(x, diagonal = 0) */
-static const char *args_tril(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_tril(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
-	(void)node, (void)buf, (void)n;
+	(void)node, (void)d;
 	op->ints[op->n_ints++] = np > 1 && p->g->args[pa[1].a].kind == FS_ARG_INT ? p->g->args[pa[1].a].i : 0;
-	return NULL;
+	return 0;
 }
 
 /* layer_norm(x, normalized_shape, w, b, eps) */
-static const char *args_layernorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_layernorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	if (np < 2 || pa[0].value < 0 || ints_of(p->g, pa[1].a, op))
-		return fail_at(p, node, "layer_norm without a value and a normalized shape", buf, n);
+		return fail_at(p, node, "layer_norm without a value and a normalized shape", d);
 	op->src[op->n_src++] = pa[0].value;
 	for (uint32_t k = 2; k < 4; k++) /* args[0] / args[1]: weight, bias (-1 when None) */
 		if (k < np && pa[k].value >= 0) {
@@ -270,14 +272,14 @@ static const char *args_layernorm(struct prog *p, uint32_t node, struct op *op, 
 			op->args[k - 2] = (struct arg){-1, k == 2 ? 1.0 : 0.0};
 	op->n_args = 2;
 	op->eps = np > 4 && !isnan(pa[4].lit) ? pa[4].lit : 1e-5;
-	return NULL;
+	return 0;
 }
 
 /* rms_norm(x, weight, eps) */
-static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_rmsnorm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	if (np < 3 || pa[0].value < 0 || pa[1].value < 0 || isnan(pa[2].lit))
-		return fail_at(p, node, "rms norm without a value, a weight and an eps", buf, n);
+		return fail_at(p, node, "rms norm without a value, a weight and an eps", d);
 	op->src[op->n_src++] = pa[0].value;
 	op->args[0] = (struct arg){(int8_t)op->n_src, 0};
 	op->src[op->n_src++] = pa[1].value;
@@ -285,27 +287,27 @@ static const char *args_rmsnorm(struct prog *p, uint32_t node, struct op *op, co
 	op->n_args = 2;
 	op->n_ints = 1; /* normalise the last dim */
 	op->eps = pa[2].lit;
-	return NULL;
+	return 0;
 }
 
 /* linear(x, w[N, K], bias = None); mm / bmm / matmul(a, b); addmm(bias, a, b) */
-static const char *args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, char *buf, size_t n)
+static int args_gemm(struct prog *p, uint32_t node, struct op *op, const struct parg *pa, uint32_t np, struct fs_diags *d)
 {
 	int addmm = op->sem->id == SEM_addmm, linear = (op->sem->flags & NK_WEIGHT) != 0;
 	uint32_t a0 = addmm ? 1 : 0, most = addmm || linear ? 3 : 2;
 	if (np < a0 + 2 || pa[a0].value < 0 || pa[a0 + 1].value < 0)
-		return fail_at(p, node, "a matrix product without two values", buf, n);
+		return fail_at(p, node, "a matrix product without two values", d);
 	if (np > most)
-		return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", buf, n);
+		return fail_at(p, node, "a matrix product with arguments beyond its operands and bias (beta, alpha)", d);
 	op->src[op->n_src++] = pa[a0].value;
 	op->src[op->n_src++] = pa[a0 + 1].value;
 	uint32_t b = addmm ? 0 : 2; /* the bias */
 	if ((addmm || linear) && b < np && pa[b].value >= 0)
 		op->src[op->n_src++] = pa[b].value;
 	else if ((addmm || linear) && b < np && !pa[b].none)
-		return fail_at(p, node, "a matrix product's bias is neither a value nor None", buf, n);
+		return fail_at(p, node, "a matrix product's bias is neither a value nor None", d);
 	op->ints[op->n_ints++] = linear; /* b is [N, K] */
-	return NULL;
+	return 0;
 }
 
 /* kinds whose arguments are their operands alone (elementwise, views, expand) have none */
@@ -316,31 +318,31 @@ static arg_rule *const arg_rules[GEMM + 1] = {
 	[GEMM] = args_gemm,
 };
 
-/* One region node -> op. NULL, or the reason it cannot be executed. */
-static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *buf, size_t n)
+/* One region node -> op. 0, or -1 with the reason it cannot be executed in d. */
+static int build_op(struct prog *p, uint32_t node, struct op *op, struct fs_diags *d)
 {
 	const struct fs_graph *g = p->g;
 	const struct fs_node *x = &g->nodes[node];
 	memset(op, 0, sizeof(*op));
 	op->node = node;
 	if (x->kind != FS_NODE_CALL || (x->n_out != 1 && !fs_sem_tuple_reduction(p->s, x)))
-		return fail_at(p, node, "not a single-output op", buf, n);
+		return fail_at(p, node, "not a single-output op", d);
 	op->sem = fs_sem_of(p->s, x);
 	if (op->sem && op->sem->id == SEM_getitem &&
 	    (x->n_args != 2 || g->args[x->args].kind != FS_ARG_NODE || !fs_sem_tuple_reduction(p->s, &g->nodes[g->args[x->args].node]) ||
 	     g->args[x->args + 1].kind != FS_ARG_INT || g->args[x->args + 1].i != 0))
-		return fail_at(p, node, "an element of a tuple other than the values of a max or min over a dim", buf, n);
+		return fail_at(p, node, "an element of a tuple other than the values of a max or min over a dim", d);
 	if (!op->sem)
-		return fail_at(p, node, "no semantics for this op (fuse/sem.def)", buf, n);
+		return fail_at(p, node, "no semantics for this op (fuse/sem.def)", d);
 	if (bound_type(p, &g->types[x->out], &op->out))
-		return fail_at(p, node, "output shape cannot be bound to sizes", buf, n);
+		return fail_at(p, node, "output shape cannot be bound to sizes", d);
 	struct parg pa[MAX_ARGS];
 	uint32_t np = 0;
 	for (uint32_t a = x->args; a < x->args + x->n_args && np < MAX_ARGS; a += g->args[a].span) {
 		const struct fs_arg *y = &g->args[a];
 		pa[np] = (struct parg){a, -1, number(y), y->kind == FS_ARG_NONE, y->kind == FS_ARG_NODE && !tensor_arg(g, a)};
 		if (tensor_arg(g, a) && (pa[np].value = value_of(p, y->node, &y->type)) < 0)
-			return fail_at(p, node, "an input shape cannot be bound to sizes", buf, n);
+			return fail_at(p, node, "an input shape cannot be bound to sizes", d);
 		np++;
 	}
 	uint8_t kind = op->sem->kind;
@@ -357,14 +359,14 @@ static const char *build_op(struct prog *p, uint32_t node, struct op *op, char *
 		} else if (!isnan(lit) && (kind == UN || kind == BIN || kind == TER || kind == CMP))
 			op->args[op->n_args++] = (struct arg){-1, lit};
 		else
-			return fail_at(p, node, "an operand is neither a value nor a number", buf, n);
+			return fail_at(p, node, "an operand is neither a value nor a number", d);
 	}
 	if (op->sem->id == SEM_bitwise_not && (!op->n_src || fs_prog_value(p, op->src[0])->dtype != FS_DT_BOOL))
-		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", buf, n);
+		return fail_at(p, node, "bitwise_not of other than booleans (of integers: ~a)", d);
 	if (fs_sem_rounding_div(p->s, x)) /* div.Tensor_mode: the dump drops rounding_mode= */
-		return fail_at(p, node, "a division with a rounding mode the dump does not print", buf, n);
+		return fail_at(p, node, "a division with a rounding mode the dump does not print", d);
 	arg_rule *r = arg_rules[kind];
-	return r ? r(p, node, op, pa, np, buf, n) : NULL;
+	return r ? r(p, node, op, pa, np, d) : 0;
 }
 
 /* ---- shape checks: a dump may say anything; execution only reads in bounds -------------- */
@@ -667,11 +669,12 @@ static const char *shape_text(const struct ten *t, char *buf, size_t n)
  * binding, and the largest token count (below `tokens`) at which every op of
  * the region agrees, found by bisection: an export traced at a short
  * sequence bakes in sizes (a chunked scan's number of chunks: 1) that hold
- * only up to a length, and the error says which. */
-static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, const struct op *op, const char *what,
-			char *buf, size_t bn)
+ * only up to a length, and the error says which: -1. */
+static int shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t tokens, const struct op *op, const char *what,
+		       struct fs_diags *d)
 {
-	char sh[64], bind[128];
+	char sh[64], bind[128], buf[400];
+	size_t bn = sizeof(buf);
 	size_t at = (size_t)snprintf(buf, bn, "%s (at ", what);
 	at += (size_t)snprintf(buf + at, at < bn ? bn - at : 0, "%s:", binding_text(p, bind, sizeof(bind)));
 	for (uint32_t k = 0; k < op->n_src && at < bn; k++)
@@ -682,11 +685,11 @@ static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64
 	while (hi - lo > 1) {
 		int64_t mid = lo + (hi - lo) / 2;
 		struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
-		struct fs_diags d;
-		fs_diags_init(&d);
-		int bad = prog_build(&q, nodes, n, mid, &d, 0);
+		struct fs_diags scratch; /* a size that does not bind is the search's step, not an error */
+		fs_diags_init(&scratch);
+		int bad = prog_build(&q, nodes, n, mid, &scratch, 0);
 		fs_prog_free(&q);
-		fs_diags_release(&d);
+		fs_diags_release(&scratch);
 		if (bad)
 			hi = mid;
 		else
@@ -696,35 +699,39 @@ static void shape_error(struct prog *p, const uint32_t *nodes, uint32_t n, int64
 		snprintf(buf + at, bn - at, "; the region's dumped shapes agree up to %lld tokens: the export fixed a size that holds "
 					    "only that far (export again at the length to check, or lower --tokens)",
 			 (long long)lo);
+	return fail_at(p, op->node, buf, d);
 }
 
-/* Why a dumped type binds to no sizes, into buf: the first dim that does
- * not evaluate or is negative, with the binding; or its rank or its size. */
-static void unbound_why(const struct prog *p, const struct fs_type *t, char *buf, size_t n)
+/* The one diagnostic of input `in` (of node x) whose dumped type binds to no
+ * sizes, saying why: the first dim that does not evaluate or is negative,
+ * with the binding; or its rank or its size. -1. */
+static int unbound(const struct prog *p, const struct fs_node *x, uint32_t in, const struct fs_type *t, struct fs_diags *d)
 {
 	const struct fs_types *ty = &p->s->types;
 	const struct fs_shape *sh = &ty->shapes[t->shape];
-	char bind[128];
-	snprintf(buf, n, "its shape is not known");
-	if (sh->kind != FS_SHAPE_DIMS)
-		return;
-	if (sh->rank > MAX_RANK) {
-		snprintf(buf, n, "rank %u, more than the %d the kernels take", sh->rank, MAX_RANK);
-		return;
+	char why[256], bind[128];
+	snprintf(why, sizeof(why), "its shape is not known");
+	if (sh->kind == FS_SHAPE_DIMS && sh->rank > MAX_RANK)
+		snprintf(why, sizeof(why), "rank %u, more than the %d the kernels take", sh->rank, MAX_RANK);
+	else if (sh->kind == FS_SHAPE_DIMS) {
+		snprintf(why, sizeof(why), "more than 2^40 elements at %s", binding_text(p, bind, sizeof(bind)));
+		for (uint32_t i = 0; i < sh->rank; i++) {
+			const struct fs_dim *dim = &ty->dims[sh->dims + i];
+			int64_t v;
+			int bad = fs_dim_eval(ty, dim, p->bind, p->n_bind, &v);
+			if (bad)
+				snprintf(why, sizeof(why), "dim %u (%s) does not evaluate at %s", i, fs_scan_str(p->s, dim->text),
+					 binding_text(p, bind, sizeof(bind)));
+			else if (v < 0)
+				snprintf(why, sizeof(why), "dim %u (%s) is %lld at %s", i, fs_scan_str(p->s, dim->text), (long long)v,
+					 binding_text(p, bind, sizeof(bind)));
+			if (bad || v < 0)
+				break;
+		}
 	}
-	for (uint32_t i = 0; i < sh->rank; i++) {
-		const struct fs_dim *dim = &ty->dims[sh->dims + i];
-		int64_t v;
-		int bad = fs_dim_eval(ty, dim, p->bind, p->n_bind, &v);
-		if (bad)
-			snprintf(buf, n, "dim %u (%s) does not evaluate at %s", i, fs_scan_str(p->s, dim->text), binding_text(p, bind, sizeof(bind)));
-		else if (v < 0)
-			snprintf(buf, n, "dim %u (%s) is %lld at %s", i, fs_scan_str(p->s, dim->text), (long long)v,
-				 binding_text(p, bind, sizeof(bind)));
-		if (bad || v < 0)
-			return;
-	}
-	snprintf(buf, n, "more than 2^40 elements at %s", binding_text(p, bind, sizeof(bind)));
+	fs_diag_add(d, FS_ERROR, fs_prog_path(p->s, p->g), x->line, 1, NULL, 0, "numerics: the shape of input %%%s cannot be bound to sizes: %s",
+		    fs_scan_str(p->s, p->g->nodes[in].name), why);
+	return -1;
 }
 
 /* fs_prog_bind; `explain`: a shape that disagrees says where the region stops binding (shape_error) */
@@ -744,14 +751,8 @@ static int bind_inputs(struct prog *p, const uint32_t *nodes, uint32_t n, struct
 				top |= t == a;
 			int part = cat && a > x->args && g->args[x->args].kind != FS_ARG_NODE && a < x->args + g->args[x->args].span;
 			if ((top || part) && tensor_arg(g, a) && !in_region(p, g->args[a].node) &&
-			    value_of(p, g->args[a].node, &g->args[a].type) < 0) {
-				char why[256];
-				unbound_why(p, &g->args[a].type, why, sizeof(why));
-				fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), x->line, 1, NULL, 0,
-					    "numerics: the shape of input %%%s cannot be bound to sizes: %s",
-					    fs_scan_str(s, g->nodes[g->args[a].node].name), why);
-				return -1;
-			}
+			    value_of(p, g->args[a].node, &g->args[a].type) < 0)
+				return unbound(p, x, g->args[a].node, &g->args[a].type, d);
 		}
 	}
 	return 0;
@@ -761,7 +762,6 @@ static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t
 {
 	const struct fs_scan *s = p->s;
 	const struct fs_graph *g = p->g;
-	char why[512];
 	p->n_bind = fs_bind_default(s, g, tokens, p->bind, 8);
 	p->ops = fs_xcalloc(n + 1, sizeof(*p->ops));
 	p->is_output = fs_xcalloc(n + 1, 1);
@@ -779,18 +779,11 @@ static int prog_build(struct prog *p, const uint32_t *nodes, uint32_t n, int64_t
 	if (bind_inputs(p, nodes, n, d))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *err = build_op(p, nodes[i], &p->ops[p->n_ops], why, sizeof(why));
-		const char *bad = err ? NULL : check_shapes(p, &p->ops[p->n_ops]);
-		char full[400];
-		if (bad && explain)
-			shape_error(p, nodes, n, tokens, &p->ops[p->n_ops], bad, full, sizeof(full));
-		if (bad)
-			err = fail_at(p, nodes[i], explain ? full : bad, why, sizeof(why));
-		if (err) {
-			fs_diag_add(d, FS_ERROR, fs_prog_path(s, g), g->nodes[nodes[i]].line, 1, NULL, 0,
-				    "numerics: cannot execute %s", err);
+		if (build_op(p, nodes[i], &p->ops[p->n_ops], d))
 			return -1;
-		}
+		const char *bad = check_shapes(p, &p->ops[p->n_ops]);
+		if (bad)
+			return explain ? shape_error(p, nodes, n, tokens, &p->ops[p->n_ops], bad, d) : fail_at(p, nodes[i], bad, d);
 		const struct fs_node *x = &g->nodes[nodes[i]];
 		p->is_output[p->n_ops] = (x->flags & FS_NODE_OUTPUT) != 0;
 		for (uint32_t u = 0; u < x->n_users; u++)
