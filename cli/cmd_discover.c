@@ -23,9 +23,13 @@ static void ask_generator(struct fs_discovery *d, int gelu_tanh)
 		for (uint32_t i = 0; m && i < m->n_cands; i++) {
 			struct fs_candidate *k = &m->cands[i];
 			const struct fs_region *r = &m->regions[k->instances[0]];
-			if (k->rec == FS_REC_NEEDS_TRITON &&
-			    fs_site_generates(d->scan, m->g, r->nodes, r->n_nodes, gelu_tanh, FS_APPLY_TOKENS, k->refused, sizeof(k->refused)))
+			struct fs_diags why; /* a refusal is the candidate's reason, no error of the run */
+			fs_diags_init(&why);
+			if (k->rec == FS_REC_NEEDS_TRITON && fs_site_generates(d->scan, m->g, r->nodes, r->n_nodes, gelu_tanh, FS_APPLY_TOKENS, &why)) {
+				snprintf(k->refused, sizeof(k->refused), "%s", fs_diags_last(&why));
 				k->rec = FS_REC_DEFER;
+			}
+			fs_diags_release(&why);
 		}
 	}
 }

@@ -121,12 +121,17 @@ static void heuristic(const struct prog *q, struct fs_bucket_run *b)
 	}
 	if (!e.kernel)
 		snprintf(b->tactic, sizeof(b->tactic), "products");
-	else if (fs_codegen(&e.kq, -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, why, sizeof(why)) == 0) {
-		b->t = k.tactic;
-		fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
-		fs_kernel_release(&k);
-	} else if (!b->error[0])
-		snprintf(b->error, sizeof(b->error), "%.250s", why);
+	else {
+		struct fs_diags d; /* no heuristic kernel is the bucket's error, its result */
+		fs_diags_init(&d);
+		if (fs_codegen(&e.kq, -1, FS_GEN_KERNEL, &fs_tactic_eager, &k, &d) == 0) {
+			b->t = k.tactic;
+			fs_tactic_name(&k.tactic, k.row, b->tactic, sizeof(b->tactic));
+			fs_kernel_release(&k);
+		} else if (!b->error[0])
+			snprintf(b->error, sizeof(b->error), "%.250s", fs_diags_last(&d));
+		fs_diags_release(&d);
+	}
 	fs_emit_op_release(&e);
 }
 

@@ -93,8 +93,8 @@ struct gen {
 	char guard[IDX_LEN];  /* " && (cond)..." under which the current cat branch reads */
 	int in_loop;          /* inside an in-thread reduction loop (inline_reduce): loads are scalar */
 	uint32_t loops;       /* in-thread reduction loops so far: their variables' names */
-	int failed;
-	char why[160];
+	int failed;           /* the first failure is said in d: generation goes on, its kernel is dropped */
+	struct fs_diags *d;
 };
 
 static int is_view(const struct op *op)
@@ -190,7 +190,7 @@ static int compares(const struct gen *G)
 static void fail(struct gen *G, const char *why)
 {
 	if (!G->failed)
-		snprintf(G->why, sizeof(G->why), "%s", why);
+		fs_diag_add(G->d, FS_ERROR, fs_prog_path(G->p->s, G->p->g), 0, 0, NULL, 0, "%s", why);
 	G->failed = 1;
 }
 
@@ -1614,7 +1614,7 @@ static struct fs_tactic eager_for(const struct fs_kernel *k)
 }
 
 /* FS_GEN_EXACT: p with every dim static, generated as the kernel */
-static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kernel *k, char *why, size_t n)
+static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kernel *k, struct fs_diags *d)
 {
 	struct prog q = *p;
 	q.in = fs_xmalloc((p->n_in + 1) * sizeof(*q.in));
@@ -1625,7 +1625,7 @@ static int exact(const struct prog *p, const struct fs_tactic *t, struct fs_kern
 		memset(q.in[i].sym, 0, sizeof(q.in[i].sym));
 	for (uint32_t i = 0; i < p->n_ops; i++)
 		memset(q.ops[i].out.sym, 0, sizeof(q.ops[i].out.sym));
-	int rc = fs_codegen(&q, -1, FS_GEN_KERNEL, t, k, why, n);
+	int rc = fs_codegen(&q, -1, FS_GEN_KERNEL, t, k, d);
 	free(q.in);
 	free(q.ops);
 	return rc;
@@ -1875,21 +1875,23 @@ static void kernel_body(struct gen *G, const struct ten *rowsh, const int32_t *o
 }
 
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *tac, struct fs_kernel *k,
-	       char *why, size_t n)
+	       struct fs_diags *d)
 {
 	if (p->n_ops > FS_MAX_SITE_NODES) { /* the generator recurses along the region's chains */
 		memset(k, 0, sizeof(*k));
-		snprintf(why, n, "a region of %u ops, more than the %d one fused kernel is made of", p->n_ops, FS_MAX_SITE_NODES);
+		fs_diag_add(d, FS_ERROR, fs_prog_path(p->s, p->g), 0, 0, NULL, 0, "a region of %u ops, more than the %d one fused kernel is made of",
+			    p->n_ops, FS_MAX_SITE_NODES);
 		return -1;
 	}
 	if (mode == FS_GEN_EXACT)
-		return exact(p, tac, k, why, n);
+		return exact(p, tac, k, d);
 	struct gen G;
 	gen_init(&G, p, only, mode, tac, k);
+	G.d = d;
 	int32_t outs[FS_KERNEL_MAX_PARAMS];
 	uint32_t n_out = kernel_outputs(&G, outs);
 	if (!n_out) {
-		snprintf(why, n, "nothing to write");
+		fail(&G, "nothing to write");
 		release_gen(&G);
 		return -1;
 	}
@@ -1908,10 +1910,8 @@ int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struc
 	k->grid = k->grid < 1 ? 1 : k->grid > 0x7fffffff ? 0x7fffffff : k->grid;
 	k->source = b.s;
 	k->transcendental = (uint8_t)transcendental(&G);
-	if (G.failed) {
-		snprintf(why, n, "%s", G.why);
+	if (G.failed)
 		fs_kernel_release(k);
-	}
 	int rc = G.failed ? -1 : 0;
 	release_gen(&G);
 	return rc;
@@ -2065,10 +2065,9 @@ void fs_codegen_tuning_key(const struct prog *p, const uint32_t *nodes, uint32_t
 	struct prog q = {.s = p->s, .g = p->g, .gelu_tanh = p->gelu_tanh};
 	struct fs_diags d;
 	struct fs_kernel k;
-	char why[256];
-	fs_diags_init(&d);
+	fs_diags_init(&d); /* a region with no kernel has no key: nothing said */
 	key[0] = '\0';
-	if (fs_prog_build(&q, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, why, sizeof(why)) == 0) {
+	if (fs_prog_build(&q, nodes, n, b, &d) == 0 && fs_codegen(&q, -1, 0, NULL, &k, &d) == 0) {
 		snprintf(key, kn, "%016llx", (unsigned long long)fs_hash_bytes(k.source, strlen(k.source), 0x74756e65ull));
 		fs_kernel_release(&k);
 	}

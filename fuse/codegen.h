@@ -76,10 +76,10 @@ int fs_codegen_buffered(const struct prog *p, int32_t v);
 
 /* The fused kernel (only < 0) or the kernel of op `only`, under tactic t
  * (NULL: the fallback, valid for any shape; &fs_tactic_eager: eager's).
- * 0, or -1 with the reason in why (a tactic the shapes do not allow
- * included). */
+ * 0, or -1 with the reason in d (a tactic the shapes do not allow
+ * included; the dump's file, line 0). */
 int fs_codegen(const struct prog *p, int32_t only, enum fs_gen mode, const struct fs_tactic *t, struct fs_kernel *k,
-	       char *why, size_t n);
+	       struct fs_diags *d);
 void fs_kernel_release(struct fs_kernel *k);
 /* The magic numbers of division by d (1 <= d < 2^31) a kernel takes for
  * each symbol: m | l << 32, with l = ceil(log2 d) and

@@ -144,7 +144,11 @@ static int region_op(const struct prog *q, struct fs_emit_op *e, struct fs_kerne
 	if (fs_emit_op_init(e, q, why, sizeof(why)))
 		return -1;
 	e->kq.index64 = 1;
-	return e->kernel && fs_codegen(&e->kq, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = e->kernel && fs_codegen(&e->kq, -1, FS_GEN_KERNEL, NULL, k, &d) ? -1 : 0;
+	fs_diags_release(&d);
+	return rc;
 }
 
 /* The op's program at site `site` with its kernel (k->source NULL: none). */
@@ -288,7 +292,12 @@ static int bucket_kernel(const struct prog *p, const struct fs_tactic *t, int ex
 	if (fs_emit_op_init(&e, p, why, n))
 		return -1;
 	e.kq.index64 = (uint8_t)index64;
-	int rc = fs_codegen(&e.kq, -1, exact ? FS_GEN_EXACT : FS_GEN_KERNEL, t, k, why, n);
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = fs_codegen(&e.kq, -1, exact ? FS_GEN_EXACT : FS_GEN_KERNEL, t, k, &d);
+	if (rc)
+		snprintf(why, n, "%s", fs_diags_last(&d));
+	fs_diags_release(&d);
 	fs_emit_op_release(&e);
 	return rc;
 }
@@ -326,7 +335,13 @@ static int gen_build(struct fs_cuda *c, const struct fs_emit_op *e, const struct
 		return 0;
 	struct prog q = e->kq;
 	q.index64 = 1;
-	if (fs_gemm_gen_plan(&q, &e->pl, &ge->g, why, wn) || fs_gemm_gen_epilogue(&q, &ge->g, &ge->epi, why, wn))
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = fs_gemm_gen_plan(&q, &e->pl, &ge->g, &d) || fs_gemm_gen_epilogue(&q, &ge->g, &ge->epi, &d);
+	if (rc)
+		snprintf(why, wn, "%s", fs_diags_last(&d));
+	fs_diags_release(&d);
+	if (rc)
 		return -1;
 	for (uint32_t k = 0; k < ge->n; k++) {
 		const struct fs_gemm_gen_tactic *t = &fs_gemm_gen_tactics[ge->tactic[k]];

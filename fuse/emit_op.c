@@ -59,7 +59,13 @@ int fs_emit_op_init(struct fs_emit_op *e, const struct prog *p, char *why, size_
 	e->p = p, e->kq = *p, e->kernel = 1;
 	e->gemm = fs_gemm_any(p);
 	if (e->gemm) {
-		if (fs_gemm_plan(p, &e->pl, why, n)) {
+		struct fs_diags d;
+		fs_diags_init(&d);
+		int rc = fs_gemm_plan(p, &e->pl, &d);
+		if (rc)
+			snprintf(why, n, "%s", fs_diags_last(&d));
+		fs_diags_release(&d);
+		if (rc) {
 			fs_gemm_plan_release(&e->pl);
 			return -1;
 		}

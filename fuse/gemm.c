@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int say(char *why, size_t n, const char *what)
+/* Why product op takes no plan, in d at its line: -1. */
+static int say(const struct prog *p, const struct op *op, struct fs_diags *d, const char *what)
 {
-	snprintf(why, n, "%s", what);
+	const struct fs_node *x = &p->g->nodes[op->node];
+	fs_diag_add(d, FS_ERROR, fs_prog_path(p->s, p->g), x->line, 1, NULL, 0, "matrix product %%%s: %s", fs_scan_str(p->s, x->name), what);
 	return -1;
 }
 
@@ -89,26 +91,26 @@ static int64_t batch_stride(int64_t elems, int64_t matrix, int64_t batch, int *o
 
 /* The bias of product op: a vector over N (the bias epilogue) or a matrix
  * like D (C, beta 1). */
-static int bias_of(const struct prog *p, const struct op *op, int fused, struct fs_gemm_call *c, char *why, size_t n)
+static int bias_of(const struct prog *p, const struct op *op, int fused, struct fs_gemm_call *c, struct fs_diags *d)
 {
 	int32_t base;
 	int tr;
 	const struct ten *t = fs_prog_value(p, op->src[2]);
 	if (resolve(p, op->src[2], fused ? AT_INPUT : AT_BUFFER, &base, &tr) || tr)
-		return say(why, n, "a bias that is no buffer's layout");
+		return say(p, op, d, "a bias that is no buffer's layout");
 	if (t->dtype != c->mm.dtype)
-		return say(why, n, "a bias of another dtype than the product");
+		return say(p, op, d, "a bias of another dtype than the product");
 	if (t->n == c->mm.N)
 		c->mm.bias = 1, c->bias = base;
 	else if (t->n == c->mm.M * c->mm.N && c->mm.batch == 1)
 		c->mm.add_c = 1, c->c = base;
 	else
-		return say(why, n, "a bias that is neither a vector over N nor a matrix like the output");
+		return say(p, op, d, "a bias that is neither a vector over N nor a matrix like the output");
 	return 0;
 }
 
 /* Product i of the program as one cuBLASLt call writing its own output. */
-static int call_of(const struct prog *p, uint32_t i, int fused, struct fs_gemm_call *c, char *why, size_t n)
+static int call_of(const struct prog *p, uint32_t i, int fused, struct fs_gemm_call *c, struct fs_diags *d)
 {
 	const struct op *op = &p->ops[i];
 	const struct ten *out = &op->out, *ta = fs_prog_value(p, op->src[0]), *tb = fs_prog_value(p, op->src[1]);
@@ -120,13 +122,13 @@ static int call_of(const struct prog *p, uint32_t i, int fused, struct fs_gemm_c
 	if (fused && resolve(p, op->src[0], AT_INPUT, &c->a, &at)) /* after the fused kernel, reading what it writes */
 		c->post = 1, stop = AT_KERNEL;
 	if (resolve(p, op->src[0], stop, &c->a, &at) || resolve(p, op->src[1], fused ? AT_INPUT : AT_BUFFER, &c->b, &bt))
-		return say(why, n, fused ? "an operand that is no region input's or fused kernel output's layout (a product reading a "
+		return say(p, op, d, fused ? "an operand that is no region input's or fused kernel output's layout (a product reading a "
 					   "product, or a weight computed in the region)"
 					 : "an operand that is no buffer's layout");
 	if (at)
-		return say(why, n, "a transposed first operand");
+		return say(p, op, d, "a transposed first operand");
 	if (ta->dtype != out->dtype || tb->dtype != out->dtype)
-		return say(why, n, "operands of another dtype than the product");
+		return say(p, op, d, "operands of another dtype than the product");
 	struct fs_lt_mm *m = &c->mm;
 	m->dtype = out->dtype;
 	m->N = out->rank ? out->shape[out->rank - 1] : 0;
@@ -136,13 +138,13 @@ static int call_of(const struct prog *p, uint32_t i, int fused, struct fs_gemm_c
 	else
 		m->M = out->shape[out->rank - 2], m->batch = m->M && m->N ? out->n / (m->M * m->N) : 0, m->b_nk = (uint8_t)bt;
 	if (m->M < 1 || m->N < 1 || m->K < 1 || m->batch < 1)
-		return say(why, n, "a product of no elements");
+		return say(p, op, d, "a product of no elements");
 	m->stride_a = batch_stride(ta->n, m->M * m->K, m->batch, &ok);
 	m->stride_b = batch_stride(tb->n, m->K * m->N, m->batch, &ok);
 	m->stride_d = m->M * m->N, m->ldd = m->N;
 	if (!ok)
-		return say(why, n, "operands broadcast over some batch dims only");
-	return op->n_src > 2 ? bias_of(p, op, fused, c, why, n) : 0;
+		return say(p, op, d, "operands broadcast over some batch dims only");
+	return op->n_src > 2 ? bias_of(p, op, fused, c, d) : 0;
 }
 
 /* A product that can join a concatenated group: a linear's form, its
@@ -246,19 +248,19 @@ static void absorb(const struct prog *p, struct fs_gemm_plan *pl)
 		 c.mm.relu ? "relu" : c.mm.gelu ? "gelu (tanh)" : "residual add (C, beta 1)");
 }
 
-int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, char *why, size_t n)
+int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, struct fs_diags *d)
 {
-	char w[160];
 	memset(pl, 0, sizeof(*pl));
 	for (uint32_t i = 0; i < p->n_ops; i++) {
 		if (p->ops[i].sem->kind != GEMM)
 			continue;
-		if (pl->n == FS_GEMM_MAX)
-			return say(why, n, "more matrix products than the GPU plan takes (16)");
-		if (call_of(p, i, 0, &pl->unfused[pl->n], w, sizeof(w)) || call_of(p, i, 1, &pl->ref[pl->n], w, sizeof(w))) {
-			snprintf(why, n, "matrix product %%%s: %s", fs_scan_str(p->s, p->g->nodes[p->ops[i].node].name), w);
+		if (pl->n == FS_GEMM_MAX) {
+			fs_diag_add(d, FS_ERROR, fs_prog_path(p->s, p->g), p->g->nodes[p->ops[i].node].line, 1, NULL, 0,
+				    "more matrix products than the GPU plan takes (16)");
 			return -1;
 		}
+		if (call_of(p, i, 0, &pl->unfused[pl->n], d) || call_of(p, i, 1, &pl->ref[pl->n], d))
+			return -1;
 		pl->n++;
 	}
 	pl->given = fs_xcalloc(p->n_in + p->n_ops + 1, 1);
@@ -268,11 +270,8 @@ int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, char *why, size_
 		pl->given[c->out] = 1;
 		if (!c->post)
 			continue;
-		if (!p->is_output[c->op] || !feeds_nothing(p, c->out)) {
-			snprintf(why, n, "matrix product %%%s: it reads the fused kernel's output and feeds the region (two kernels around it)",
-				 fs_scan_str(p->s, p->g->nodes[p->ops[c->op].node].name));
-			return -1;
-		}
+		if (!p->is_output[c->op] || !feeds_nothing(p, c->out))
+			return say(p, &p->ops[c->op], d, "it reads the fused kernel's output and feeds the region (two kernels around it)");
 		pl->kernel_out[c->a] = 1;
 	}
 	group(p, pl);

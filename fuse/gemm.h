@@ -12,7 +12,7 @@
  * computes each product with a kernel of kernels/gemm_ref.cuh.
  *
  *   struct fs_gemm_plan pl;
- *   if (fs_gemm_plan(p, &pl, why, sizeof(why)) == 0) ... pl.calls, pl.given
+ *   if (fs_gemm_plan(p, &pl, &d) == 0) ... pl.calls, pl.given
  *   fs_gemm_plan_release(&pl);
  */
 #ifndef FUSESCAN_GEMM_H
@@ -51,9 +51,10 @@ struct fs_gemm_plan {
 
 /* Whether the program holds a matrix product. */
 int fs_gemm_any(const struct prog *p);
-/* The plan of p's products: 0, or -1 with why (a product cuBLASLt cannot
- * take: operands that are no buffer's layout, mixed dtypes). */
-int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, char *why, size_t n);
+/* The plan of p's products: 0, or -1 with why in d, at the product's line
+ * (a product cuBLASLt cannot take: operands that are no buffer's layout,
+ * mixed dtypes). */
+int fs_gemm_plan(const struct prog *p, struct fs_gemm_plan *pl, struct fs_diags *d);
 void fs_gemm_plan_release(struct fs_gemm_plan *pl);
 /* The fused kernel's program beside the plan's products: p reading the
  * products' outputs as given (a concatenated group's at its pitch) and

@@ -18,13 +18,14 @@ const struct fs_gemm_gen_tactic fs_gemm_gen_tactics[FS_GEMM_GEN_TACTICS] = {
 	{2, 2, 3, 1, 1, 64, 1},
 };
 
-static int say(char *why, size_t n, const char *s)
+/* Why q's region runs no generated GEMM, in d: -1. */
+static int say(const struct prog *q, struct fs_diags *d, const char *s)
 {
-	snprintf(why, n, "%s", s);
+	fs_diag_add(d, FS_ERROR, fs_prog_path(q->s, q->g), 0, 0, NULL, 0, "%s", s);
 	return -1;
 }
 
-int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct fs_gemm_gen *g, char *why, size_t n)
+int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct fs_gemm_gen *g, struct fs_diags *d)
 {
 	memset(g, 0, sizeof(*g));
 	uint32_t pre = 0;
@@ -32,17 +33,17 @@ int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct
 		if (!pl->calls[k].post)
 			pre++, g->call = k;
 	if (pre != 1)
-		return say(why, n, "not one product (or concatenated group) before the epilogue");
+		return say(q, d, "not one product (or concatenated group) before the epilogue");
 	const struct fs_gemm_call *c = &pl->calls[g->call];
 	const struct fs_lt_mm *m = &c->mm;
 	if (m->dtype != FS_DT_BF16 || m->batch != 1 || !m->b_nk || m->bias || m->add_c || m->relu || m->gelu || m->K % 8)
-		return say(why, n, "a product other than a bf16 linear without bias (K a multiple of 8)");
+		return say(q, d, "a product other than a bf16 linear without bias (K a multiple of 8)");
 	g->nm = c->n_members ? c->n_members : 1;
 	if (g->nm > 2 || (g->nm == 2 && c->col[1] * 2 != m->N))
-		return say(why, n, "a group of more than two products, or of different widths");
+		return say(q, d, "a group of more than two products, or of different widths");
 	g->M = m->M, g->K = m->K, g->Nm = m->N / g->nm;
 	if (g->Nm % 2 || g->M > 0x7fffffff || m->N > 0x7fffffff)
-		return say(why, n, "an odd number of columns");
+		return say(q, d, "an odd number of columns");
 	for (uint32_t j = 0; j < g->nm; j++) {
 		g->product[j] = c->n_members ? c->member[j] : c->out;
 		g->weight[j] = c->n_members ? c->member_b[j] : c->b;
@@ -52,11 +53,11 @@ int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct
 		const struct ten *t = &q->ops[i].out;
 		int32_t v = (int32_t)(q->n_in + i);
 		if (q->is_output[i] && !(q->given && q->given[v]) && (!t->rank || t->shape[t->rank - 1] != g->Nm || t->n != g->M * g->Nm))
-			return say(why, n, "an epilogue writing a value of another shape than the products'");
+			return say(q, d, "an epilogue writing a value of another shape than the products'");
 	}
 	for (uint32_t j = 0; j < g->nm; j++)
 		if (q->is_output[g->product[j] - (int32_t)q->n_in])
-			return say(why, n, "a product that is itself an output of the region");
+			return say(q, d, "a product that is itself an output of the region");
 	g->member = fs_xmalloc(nv + 1);
 	memset(g->member, -1, nv + 1);
 	for (uint32_t j = 0; j < g->nm; j++)
@@ -64,11 +65,11 @@ int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct
 	return 0;
 }
 
-int fs_gemm_gen_epilogue(struct prog *q, const struct fs_gemm_gen *g, struct fs_kernel *k, char *why, size_t n)
+int fs_gemm_gen_epilogue(struct prog *q, const struct fs_gemm_gen *g, struct fs_kernel *k, struct fs_diags *d)
 {
 	static const struct fs_tactic pair = {2, 128, 1, 0, 0, 0}; /* each thread's two accumulators of a row */
 	q->member = g->member;
-	return fs_codegen(q, -1, FS_GEN_EPILOGUE, &pair, k, why, n);
+	return fs_codegen(q, -1, FS_GEN_EPILOGUE, &pair, k, d);
 }
 
 void fs_gemm_gen_release(struct fs_gemm_gen *g)

@@ -10,7 +10,7 @@
  * beside cuBLASLt + the fused kernel and cuBLASLt's own epilogue.
  *
  *   struct fs_gemm_gen g;
- *   if (fs_gemm_gen_plan(q, &plan, &g, why, sizeof(why)) == 0 && fs_gemm_gen_epilogue(q, &g, &epilogue_kernel, ...) == 0)
+ *   if (fs_gemm_gen_plan(q, &plan, &g, &d) == 0 && fs_gemm_gen_epilogue(q, &g, &epilogue_kernel, ...) == 0)
  *   char *src = fs_gemm_gen_source(&epilogue_kernel, &fs_gemm_gen_tactics[t], g.nm);
  *   fs_gemm_gen_launch(&cuda, fn, &g, &fs_gemm_gen_tactics[t], a, w, args, n_args, stream, err, sizeof(err));
  */
@@ -46,13 +46,13 @@ struct fs_gemm_gen {
  * given) can run as one generated GEMM: its one product before the kernel
  * is a linear's bf16 form without bias, one product or a group of two of
  * the same width, and the kernel writes only values of the products' shape.
- * 0 with g filled, or -1 with why. */
-int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct fs_gemm_gen *g, char *why, size_t n);
+ * 0 with g filled, or -1 with why in d. */
+int fs_gemm_gen_plan(const struct prog *q, const struct fs_gemm_plan *pl, struct fs_gemm_gen *g, struct fs_diags *d);
 void fs_gemm_gen_release(struct fs_gemm_gen *g);
 /* The epilogue of q's generated GEMM g (q->member set to g's): a kernel
  * generated with FS_GEN_EPILOGUE, each thread two columns of a row.
- * 0, or -1 with why. */
-int fs_gemm_gen_epilogue(struct prog *q, const struct fs_gemm_gen *g, struct fs_kernel *k, char *why, size_t n);
+ * 0, or -1 with why in d. */
+int fs_gemm_gen_epilogue(struct prog *q, const struct fs_gemm_gen *g, struct fs_kernel *k, struct fs_diags *d);
 /* The kernel fs_gemm under tactic t: the epilogue (a kernel generated with
  * FS_GEN_EPILOGUE), then kernels/gemm_sm90.cuh. Owned by the caller. */
 char *fs_gemm_gen_source(const struct fs_kernel *epi, const struct fs_gemm_gen_tactic *t, uint32_t nm);

@@ -43,7 +43,12 @@ static void take(struct launch *L, struct fs_kernel *k, enum fs_gen mode)
 static int generate(struct run *R, struct launch *L, const struct fs_tactic *t, enum fs_gen mode, int index64)
 {
 	struct fs_kernel k;
-	int rc = fs_kernels_fused(&R->ks, t, mode, index64, &k, R->g->error, sizeof(R->g->error));
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = fs_kernels_fused(&R->ks, t, mode, index64, &k, &d);
+	if (rc)
+		snprintf(R->g->error, sizeof(R->g->error), "%s", fs_diags_last(&d));
+	fs_diags_release(&d);
 	take(L, &k, mode);
 	return rc;
 }
@@ -674,8 +679,8 @@ int fs_gpu_present(void)
 }
 
 /* The generated set's kernels into the run's launches, its counts and (a
- * refusal) its error into g. */
-static void adopt(struct run *R, int refused)
+ * refusal) its reason, the last error of d, into g. */
+static void adopt(struct run *R, int refused, const struct fs_diags *d)
 {
 	struct fs_kernels *ks = &R->ks;
 	struct fs_gpu_result *g = R->g;
@@ -692,7 +697,7 @@ static void adopt(struct run *R, int refused)
 	g->kernels = ks->kernels, g->unfused_kernels = ks->unfused_kernels, g->ref_kernels = ks->ref_kernels;
 	g->refused = refused;
 	if (refused)
-		snprintf(g->error, sizeof(g->error), "%s", ks->error);
+		snprintf(g->error, sizeof(g->error), "%s", fs_diags_last(d));
 }
 
 /* The generated kernels of every plan compiled (loaded where exec): the
@@ -873,8 +878,11 @@ int fs_gpu_run(const struct prog *p, const struct fs_gpu_opts *o, struct fs_gpu_
 			       : "compiling the kernels (NVRTC), not running them");
 	R.l = fs_xcalloc(p->n_ops + 2, sizeof(*R.l));
 	struct fs_kernels_opts ko = {.cpu_ref = o->cpu_ref != NULL, .compile = local.compile};
-	int rc = fs_kernels_generate(p, &ko, &R.ks);
-	adopt(&R, rc != 0);
+	struct fs_diags d; /* a refusal is the result's (g->error), not a fault of the command */
+	fs_diags_init(&d);
+	int rc = fs_kernels_generate(p, &ko, &R.ks, &d);
+	adopt(&R, rc != 0, &d);
+	fs_diags_release(&d);
 	g->row = R.l[0].k.row;
 	if (!rc && local.compile)
 		rc = compile_set(&R, exec);

@@ -10,7 +10,7 @@
  *
  *   struct fs_kernels ks;
  *   struct fs_kernels_opts o = {.cpu_ref = 1};
- *   if (fs_kernels_generate(p, &o, &ks)) ... ks.error (the generator refuses the region)
+ *   if (fs_kernels_generate(p, &o, &ks, &d)) ... fs_diags_last(&d) (the generator refuses the region)
  *   fs_kernels_release(&ks);
  */
 #ifndef FUSESCAN_KERNELS_H
@@ -50,18 +50,17 @@ struct fs_kernels {
 	char gen_why[160];          /* why there is no generated GEMM */
 	char *fill;                 /* with compile: the module drawing the inputs (fs_codegen_fill) */
 	uint32_t kernels, unfused_kernels, ref_kernels; /* generated */
-	char error[1024];           /* why the generator refuses the region */
 };
 
-/* The set of p's kernels (p outlives ks): 0, or -1 with ks->error where the
+/* The set of p's kernels (p outlives ks): 0, or -1 with why in d where the
  * generator or the products' plan does not take the region (what was
  * generated before the refusal stays, to be released). */
-int fs_kernels_generate(const struct prog *p, const struct fs_kernels_opts *o, struct fs_kernels *ks);
+int fs_kernels_generate(const struct prog *p, const struct fs_kernels_opts *o, struct fs_kernels *ks, struct fs_diags *d);
 void fs_kernels_release(struct fs_kernels *ks);
 /* The fused kernel under tactic t (NULL: the fallback) in mode, with 64-bit
- * indices where index64 (valid for any size): 0, or -1 with why in err. */
+ * indices where index64 (valid for any size): 0, or -1 with why in d. */
 int fs_kernels_fused(const struct fs_kernels *ks, const struct fs_tactic *t, enum fs_gen mode, int index64, struct fs_kernel *k,
-		     char *err, size_t n);
+		     struct fs_diags *d);
 /* The tactics of the fused kernel (its fallback generated as `fallback`) a
  * compile with no GPU to run them covers, the fallback's first: one of each
  * kind (the first vectorised one and its variants: each L2 policy, rows in

@@ -131,10 +131,10 @@ static int variant_build(const struct fs_scan *s, const struct fs_graph *g, cons
 				     "--emit's directory)", sc->name);
 	struct prog any = v->p;
 	any.index64 = 1;
-	char w[256];
-	if (fs_codegen(&any, -1, FS_GEN_KERNEL, NULL, &v->k, w, sizeof(w)))
-		return fail(why, wn, "%s: no op to call (%s)", sc->name, w);
-	return 0;
+	fs_diags_init(&d);
+	rc = fs_codegen(&any, -1, FS_GEN_KERNEL, NULL, &v->k, &d) ? fail(why, wn, "%s: no op to call (%.255s)", sc->name, fs_diags_last(&d)) : 0;
+	fs_diags_release(&d);
+	return rc;
 }
 
 static void variant_free(struct variant *v)

@@ -257,21 +257,20 @@ int fs_site_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const 
 }
 
 int fs_site_generates(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
-		      int64_t tokens, char *why, size_t wn)
+		      int64_t tokens, struct fs_diags *d)
 {
 	struct prog p = {.s = s, .g = g, .gelu_tanh = gelu_tanh};
-	struct fs_diags d;
-	fs_diags_init(&d);
+	struct fs_diags unbound; /* shapes that do not bind at `tokens`: nothing said */
+	fs_diags_init(&unbound);
 	int rc = 0;
-	if (fs_prog_build(&p, nodes, n, tokens, &d) == 0) {
+	if (fs_prog_build(&p, nodes, n, tokens, &unbound) == 0) {
 		struct fs_kernels_opts o = {0}; /* generated only: neither compiler nor device */
 		struct fs_kernels *ks = fs_xcalloc(1, sizeof(*ks));
-		if (fs_kernels_generate(&p, &o, ks))
-			snprintf(why, wn, "%s", ks->error), rc = -1;
+		rc = fs_kernels_generate(&p, &o, ks, d);
 		fs_kernels_release(ks);
 		free(ks);
 	}
 	fs_prog_free(&p);
-	fs_diags_release(&d);
+	fs_diags_release(&unbound);
 	return rc;
 }

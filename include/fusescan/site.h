@@ -59,9 +59,9 @@ int fs_site_kernel_key(const struct fs_scan *s, const struct fs_graph *g, const 
 		       int64_t tokens, char key[20]);
 /* Whether the generator takes the region at `tokens`: every kernel --apply would compile
  * generated, none compiled or run. 0 (it does, or the region's shapes do not bind at
- * `tokens`: nothing said), or -1 with why. nodes in file order. */
+ * `tokens`: nothing said), or -1 with why in d (one error). nodes in file order. */
 int fs_site_generates(const struct fs_scan *s, const struct fs_graph *g, const uint32_t *nodes, uint32_t n, int gelu_tanh,
-		      int64_t tokens, char *why, size_t wn);
+		      int64_t tokens, struct fs_diags *d);
 /* The reports of a run (report/site_text.c, site_json.c): as text, and as a
  * cJSON object (cJSON *) owned by the caller. */
 void fs_site_report_text(const struct fs_site_result *r, FILE *out);

@@ -97,9 +97,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct fs_site_opts no = {.tokens = 2, .triage = 1,
 						      .max_bytes = 1 << 19, .generate_only = 1};
 			struct fs_site_result *nr = fs_xcalloc(1, sizeof(*nr));
-			char why[160];
-			if (fs_site_generates(s, m->g, site->nodes, site->n_nodes, 1, 16, why, sizeof(why)) && sink)
-				fputs(why, sink); /* discover's question to the generator */
+			struct fs_diags why;
+			fs_diags_init(&why);
+			if (fs_site_generates(s, m->g, site->nodes, site->n_nodes, 1, 16, &why) && sink)
+				fputs(fs_diags_last(&why), sink); /* discover's question to the generator */
+			fs_diags_release(&why);
 			if (fs_site_run(s, m->g, site->nodes, site->n_nodes, &form, &no, nr, &s->diags) == 0) {
 				if (sink)
 					fs_site_report_text(nr, sink);

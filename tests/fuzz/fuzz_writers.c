@@ -318,7 +318,10 @@ static void check_emit(const struct prog *p)
 		return;
 	struct fs_kernel k = {0};
 	e.kq.index64 = 1;
-	int have_k = e.kernel && fs_codegen(&e.kq, -1, FS_GEN_KERNEL, NULL, &k, why, sizeof(why)) == 0;
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int have_k = e.kernel && fs_codegen(&e.kq, -1, FS_GEN_KERNEL, NULL, &k, &d) == 0;
+	fs_diags_release(&d);
 	if (e.kernel && !have_k) {
 		fs_emit_op_release(&e);
 		return;

@@ -29,8 +29,10 @@ static int generate(const char *text, int gelu_tanh, struct fs_kernel *k)
 {
 	struct region r;
 	region_build(&r, text, 16, gelu_tanh);
-	char why[200];
-	int rc = r.rc || fs_codegen(&r.p, -1, FS_GEN_KERNEL, NULL, k, why, sizeof(why)) ? -1 : 0;
+	struct fs_diags d;
+	fs_diags_init(&d);
+	int rc = r.rc || fs_codegen(&r.p, -1, FS_GEN_KERNEL, NULL, k, &d) ? -1 : 0;
+	fs_diags_release(&d);
 	region_release(&r);
 	return rc;
 }

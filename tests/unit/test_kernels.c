@@ -26,7 +26,10 @@ static void t_chain(void)
 	for (int full = 0; full < 2 && r.rc == 0; full++) {
 		struct fs_kernels_opts o = {.cpu_ref = full, .compile = full};
 		struct fs_kernels ks;
-		CHECK(fs_kernels_generate(&r.p, &o, &ks) == 0);
+		struct fs_diags d;
+		fs_diags_init(&d);
+		CHECK(fs_kernels_generate(&r.p, &o, &ks, &d) == 0 && d.n == 0);
+		fs_diags_release(&d);
 		CHECK(!ks.gemm && ks.kernel);
 		CHECK_EQ_U(ks.n, 3);
 		for (uint32_t i = 0; i < ks.n; i++)
@@ -51,18 +54,20 @@ static void t_fused_on_demand(void)
 	region_build(&r, chain, 16, 0);
 	struct fs_kernels_opts o = {0};
 	struct fs_kernels ks;
-	CHECK(r.rc == 0 && fs_kernels_generate(&r.p, &o, &ks) == 0);
+	struct fs_diags d;
+	fs_diags_init(&d);
+	CHECK(r.rc == 0 && fs_kernels_generate(&r.p, &o, &ks, &d) == 0);
 	struct fs_tactic some[FS_MAX_TACTICS], all[FS_MAX_TACTICS];
 	uint32_t n = fs_kernels_tactics(&ks.l[0].k, 0, some), m = fs_kernels_tactics(&ks.l[0].k, 1, all);
 	CHECK(n >= 1 && n <= m);
 	CHECK_EQ_U(some[0].vec, 1);
 	struct fs_kernel k;
-	char err[300];
-	CHECK(fs_kernels_fused(&ks, NULL, FS_GEN_KERNEL, 1, &k, err, sizeof(err)) == 0 && k.source);
+	CHECK(fs_kernels_fused(&ks, NULL, FS_GEN_KERNEL, 1, &k, &d) == 0 && k.source);
 	fs_kernel_release(&k);
-	CHECK(fs_kernels_fused(&ks, &some[n - 1], FS_GEN_EXACT, 0, &k, err, sizeof(err)) == 0 && k.source);
+	CHECK(fs_kernels_fused(&ks, &some[n - 1], FS_GEN_EXACT, 0, &k, &d) == 0 && k.source && d.n == 0);
 	fs_kernel_release(&k);
 	fs_kernels_release(&ks);
+	fs_diags_release(&d);
 	region_release(&r);
 }
 
@@ -86,7 +91,10 @@ static void t_products(void)
 	for (int compile = 0; compile < 2 && r.rc == 0; compile++) {
 		struct fs_kernels_opts o = {.compile = compile};
 		struct fs_kernels ks;
-		CHECK(fs_kernels_generate(&r.p, &o, &ks) == 0);
+		struct fs_diags d;
+		fs_diags_init(&d);
+		CHECK(fs_kernels_generate(&r.p, &o, &ks, &d) == 0 && d.n == 0);
+		fs_diags_release(&d);
 		CHECK(ks.gemm && ks.kernel);
 		CHECK_EQ_U(ks.gp.n, 3);
 		uint32_t products = 0;
@@ -121,8 +129,11 @@ static void t_refused(void)
 	CHECK(r.rc == 0);
 	struct fs_kernels_opts o = {0};
 	struct fs_kernels ks;
-	CHECK(fs_kernels_generate(&r.p, &o, &ks) != 0);
-	CHECK(strncmp(ks.error, "fused kernel: an expression past 1 MiB", 38) == 0);
+	struct fs_diags d;
+	fs_diags_init(&d);
+	CHECK(fs_kernels_generate(&r.p, &o, &ks, &d) != 0);
+	CHECK(d.n == 1 && d.n_errors == 1 && strncmp(fs_diags_last(&d), "fused kernel: an expression past 1 MiB", 38) == 0);
+	fs_diags_release(&d);
 	CHECK_EQ_U(ks.kernels, 1);
 	fs_kernels_release(&ks);
 	region_release(&r);
