@@ -8,6 +8,7 @@
  */
 #include "fusescan/rewrite.h"
 
+#include "prog.h" /* fs_prog_path */
 #include "sem.h"
 
 #include <ctype.h>
@@ -314,38 +315,40 @@ static const char *const site_problem_words[] = {
 	[SITE_TUPLE] = "an output is a tuple",
 };
 
-static enum site_problem said(char *buf, size_t n, enum site_problem p)
+/* Problem p of replacing a site by a fused node at line `last`, in d. */
+static enum site_problem said(const struct ctx *c, uint32_t last, struct fs_diags *d, enum site_problem p)
 {
-	snprintf(buf, n, "%s", site_problem_words[p]);
+	fs_diag_add(d, FS_ERROR, fs_prog_path(c->s, c->g), last + 1, 0, NULL, 0, "%s", site_problem_words[p]);
 	return p;
 }
 
 /* The problem of replacing the site by a fused node at line `last` (its
- * words in buf), or SITE_OK. */
+ * words in d), or SITE_OK. */
 static enum site_problem site_problem(struct ctx *c, const struct fs_rewrite *rw, const struct fs_site *site, uint32_t last,
-				      const uint32_t *outs, uint32_t n_out, char *buf, size_t n)
+				      const uint32_t *outs, uint32_t n_out, struct fs_diags *d)
 {
 	const struct fs_graph *g = c->g;
 	if (!n_out)
-		return said(buf, n, SITE_UNUSED);
+		return said(c, last, d, SITE_UNUSED);
 	for (uint32_t k = 0; k < site->n_nodes; k++) {
 		uint32_t v = site->nodes[k];
 		if (v >= g->n_nodes || g->nodes[v].kind != FS_NODE_CALL || c->line[v] == NONE)
-			return said(buf, n, SITE_NOT_CALL);
+			return said(c, last, d, SITE_NOT_CALL);
 		if (c->in_site[v] == 2)
-			return said(buf, n, SITE_OVERLAPS);
+			return said(c, last, d, SITE_OVERLAPS);
 	}
 	if (rw->literals & FS_LIT_EPS && !site_eps(c, site->nodes, site->n_nodes))
-		return said(buf, n, SITE_NO_EPS);
+		return said(c, last, d, SITE_NO_EPS);
 	for (uint32_t k = 0; k < n_out; k++) {
 		const struct fs_node *x = &g->nodes[outs[k]];
 		if (x->n_out != 1)
-			return said(buf, n, SITE_TUPLE);
+			return said(c, last, d, SITE_TUPLE);
 		for (uint32_t u = 0; u < x->n_users; u++) {
 			uint32_t user = g->users[x->users + u];
 			if (c->in_site[user] != 1 && c->line[user] != NONE && c->line[user] < last) {
-				snprintf(buf, n, "%%%s is read at line %u, before the fused node's place at line %u",
-					 fs_scan_str(c->s, x->name), c->line[user] + 1, last + 1);
+				fs_diag_add(d, FS_ERROR, fs_prog_path(c->s, g), c->line[user] + 1, 0, NULL, 0,
+					    "%%%s is read at line %u, before the fused node's place at line %u", fs_scan_str(c->s, x->name),
+					    c->line[user] + 1, last + 1);
 				return SITE_READ_BEFORE;
 			}
 		}
@@ -358,7 +361,8 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 	const struct fs_graph *g = c->g;
 	uint32_t n = site->n_nodes, last = 0, n_in, n_out;
 	uint32_t *in = fs_xmalloc((g->n_args + 1) * sizeof(uint32_t)), *outs = fs_xmalloc((n + 1) * sizeof(uint32_t));
-	char why[300];
+	struct fs_diags why; /* a site skipped is the rewrite's result (out->why), not an error of the run */
+	fs_diags_init(&why);
 	for (uint32_t k = 0; k < n; k++)
 		if (site->nodes[k] < g->n_nodes && c->in_site[site->nodes[k]] == 0)
 			c->in_site[site->nodes[k]] = 1;
@@ -366,17 +370,20 @@ static void apply_site(struct ctx *c, const struct fs_rewrite *rw, const struct 
 	for (uint32_t k = 0; k < n; k++)
 		if (site->nodes[k] < g->n_nodes && c->line[site->nodes[k]] != NONE && c->line[site->nodes[k]] > last)
 			last = c->line[site->nodes[k]];
-	enum site_problem problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
+	enum site_problem problem = site_problem(c, rw, site, last, outs, n_out, &why);
 	if (problem == SITE_READ_BEFORE) { /* earlier, where its inputs allow */
 		last = earliest_line(c, site, last, in, n_in);
-		problem = site_problem(c, rw, site, last, outs, n_out, why, sizeof(why));
+		problem = site_problem(c, rw, site, last, outs, n_out, &why);
 	}
 	if (problem != SITE_OK) {
-		skip(c, "site at %%%s: %s", n ? fs_scan_str(c->s, g->nodes[site->nodes[n - 1] < g->n_nodes ? site->nodes[n - 1] : 0].name) : "?",
-		     why);
+		skip(c, "site at %%%s: %.299s", n ? fs_scan_str(c->s, g->nodes[site->nodes[n - 1] < g->n_nodes ? site->nodes[n - 1] : 0].name) : "?",
+		     fs_diags_last(&why));
 		for (uint32_t k = 0; k < n; k++)
 			if (site->nodes[k] < g->n_nodes && c->in_site[site->nodes[k]] == 1)
 				c->in_site[site->nodes[k]] = 0;
+	}
+	fs_diags_release(&why);
+	if (problem != SITE_OK) {
 		free(in);
 		free(outs);
 		return;
