@@ -35,36 +35,37 @@ static int gpu_failed(const struct fs_gpu_result *g)
 	return g->error[0] && !g->refused;
 }
 
-/* The first failing plan's reason, or NULL: the run's own checks, a
- * compile or GPU error, the GPU reference against the CPU's, the plans the
- * GPU run found failing, then each bucket's. */
-static const char *failure(const struct fs_site_result *r, char *why, size_t n)
+/* The first failing plan's reason, in d (file: the dump's): -1, or 0 where
+ * none fails. The run's own checks, a compile or GPU error, the GPU reference
+ * against the CPU's, the plans the GPU run found failing, then each bucket's. */
+static int failure(const struct fs_site_result *r, const char *file, struct fs_diags *d)
 {
 	const struct fs_gpu_result *g = &r->gpu;
 	const struct fs_check *c = r->cpu.ran && r->cpu.check.verdict == FS_VERDICT_FAIL ? &r->cpu.check
 				 : g->ran && r->gpu_check.check.verdict == FS_VERDICT_FAIL ? &r->gpu_check.check
 											  : NULL;
 	if (c)
-		snprintf(why, n, "%s check: %s", c == &r->cpu.check ? "the CPU" : "the GPU", c->why);
+		fs_diag_add(d, FS_ERROR, file, 0, 0, NULL, 0, "%s check: %s", c == &r->cpu.check ? "the CPU" : "the GPU", c->why);
 	else if (gpu_failed(g))
-		snprintf(why, n, "the kernels' compile or GPU run failed: %.250s", g->error);
+		fs_diag_add(d, FS_ERROR, file, 0, 0, NULL, 0, "the kernels' compile or GPU run failed: %.250s", g->error);
 	/* the reference kernel is generated like the fused one: the CPU's float64 reference is the independent check of it */
 	else if (g->ran && g->ref_checked && (g->ref_vs_cpu.nonfinite || g->ref_vs_cpu.unwritten || g->ref_vs_cpu.nrmse > 1e-9))
-		snprintf(why, n, "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
-			 g->ref_vs_cpu.nrmse, (unsigned long long)(g->ref_vs_cpu.nonfinite + g->ref_vs_cpu.unwritten));
+		fs_diag_add(d, FS_ERROR, file, 0, 0, NULL, 0,
+			    "the GPU's float64 reference disagrees with the CPU's (nrmse %.3g, %llu non-finite or unwritten)",
+			    g->ref_vs_cpu.nrmse, (unsigned long long)(g->ref_vs_cpu.nonfinite + g->ref_vs_cpu.unwritten));
 	else if (g->ran && g->plan_failed[0])
-		snprintf(why, n, "%s", g->plan_failed);
+		fs_diag_add(d, FS_ERROR, file, 0, 0, NULL, 0, "%s", g->plan_failed);
 	else {
 		for (uint32_t i = 0; i < r->buckets.n; i++) {
 			const struct fs_bucket_run *b = &r->buckets.v[i];
 			if ((b->tuned && !b->passed) || b->run_failed) {
-				snprintf(why, n, "the bucket of %lld tokens: %.250s", (long long)b->tokens, b->error);
-				return why;
+				fs_diag_add(d, FS_ERROR, file, 0, 0, NULL, 0, "the bucket of %lld tokens: %.250s", (long long)b->tokens, b->error);
+				return -1;
 			}
 		}
-		return NULL;
+		return 0;
 	}
-	return why;
+	return -1;
 }
 
 /* The one rule: the verdict is the worst check of every plan the run would
@@ -72,11 +73,17 @@ static const char *failure(const struct fs_site_result *r, char *why, size_t n)
  * fused plan slower than the unfused chain at the run's own size (side by
  * side, the speedup's interval wholly below 1) is correct but not
  * profitable. */
-void fs_verdict_settle(struct fs_site_result *r)
+void fs_verdict_settle(struct fs_site_result *r, const char *file)
 {
 	const struct fs_gpu_result *g = &r->gpu;
+	struct fs_diags d; /* a failing plan is the verdict's explanation (r->why), no error of the run */
+	fs_diags_init(&d);
+	int failed = failure(r, file, &d);
+	if (failed)
+		snprintf(r->why, sizeof(r->why), "%s", fs_diags_last(&d));
+	fs_diags_release(&d);
 	r->verdict = FS_VERDICT_FAIL;
-	if (failure(r, r->why, sizeof(r->why)))
+	if (failed)
 		return;
 	r->verdict = FS_VERDICT_PASS;
 	r->why[0] = '\0';

@@ -14,8 +14,9 @@
  * NaN / Inf or unwritten element; c says the verdict, the smallest
  * tolerance that passes and why it fails. */
 void fs_verdict_check(const struct fs_rule *rule, const struct fs_errors *unfused, const struct fs_errors *fused, struct fs_check *c);
-/* r->verdict and r->why from every check the run made (the worst plan). */
-void fs_verdict_settle(struct fs_site_result *r);
+/* r->verdict and r->why from every check the run made (the worst plan),
+ * copied from the first failure's diagnostic (file: the dump's). */
+void fs_verdict_settle(struct fs_site_result *r, const char *file);
 /* A tactic's outputs against the unfused chain's, by fs_verdict_check (ctx:
  * the struct fs_rule): 0, or -1 with why (fs_gpu_opts' check). */
 int fs_verdict_check_tactic(void *ctx, const struct fs_errors *unfused, const struct fs_errors *fused, char *why, size_t n);
