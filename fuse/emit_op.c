@@ -352,8 +352,8 @@ static int symbols_json(const struct fs_emit_op *e, const int32_t *in, uint32_t 
 		char sname[64], into[64];
 		fs_dims_py_sym(p, b, sname, sizeof(sname));
 		if (how[b].how == FS_SYM_NONE) {
-			snprintf(why, n, "symbol %s is no dim of an input, nor solvable from one, and the op's shapes read it apart "
-					 "from the others: the op could not read it", sname);
+			snprintf(why, n, "symbol %s cannot be had from the op's inputs: no input's dim is it or linear in it, and the "
+					 "op's shapes read it other than through its product with another symbol", sname);
 			free(tokens.s);
 			return -1;
 		}
