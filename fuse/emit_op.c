@@ -224,37 +224,161 @@ static cJSON *product_json(const struct fs_emit_op *e, const struct fs_gemm_call
 	return q;
 }
 
-/* The symbols: kernel parameters after the buffers, each read from an
- * input's dim; "tokens" their product. -1 (why) where one is no input's dim. */
+/* The degree of symbol sym in expression e: 0 where it is absent, NONPOLY
+ * where it lies under //, %, max or min (no polynomial of it). */
+enum { NONPOLY = 1000 };
+
+static uint32_t degree(const struct fs_types *t, int32_t e, uint32_t sym)
+{
+	const struct fs_expr *x = &t->exprs[e];
+	uint32_t l = x->lhs >= 0 ? degree(t, x->lhs, sym) : 0, r = x->rhs >= 0 ? degree(t, x->rhs, sym) : 0;
+	switch (x->op) {
+	case FS_EX_INT: return 0;
+	case FS_EX_SYM: return x->sym == sym;
+	case FS_EX_NEG: return l;
+	case FS_EX_ADD:
+	case FS_EX_SUB: return l > r ? l : r;
+	case FS_EX_MUL: return l + r > NONPOLY ? NONPOLY : l + r;
+	default: return l || r ? NONPOLY : 0;
+	}
+}
+
+/* the largest degree of symbol b in any dim of any value of p (0: p does not read it) */
+static uint32_t value_degree(const struct prog *p, uint32_t b)
+{
+	uint32_t most = 0;
+	for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
+		const struct ten *t = fs_prog_value(p, (int32_t)v);
+		for (uint8_t d = 0; d < t->rank; d++) {
+			const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
+			uint32_t k = dim && dim->expr >= 0 ? degree(&p->s->types, dim->expr, p->bind[b].sym) : dim ? NONPOLY : 0;
+			most = k > most ? k : most;
+		}
+	}
+	return most;
+}
+
+/* Every dim of every value of p is the same at (b, c) = (x, y) as at (1,
+ * x * y), the other symbols at their bound values: p reads b and c only as
+ * their product. Each dim is a polynomial of degree at most 3 in b and c
+ * (the caller checks), so agreeing on a 4 x 4 grid proves it. */
+static int product_only(const struct prog *p, uint32_t b, uint32_t c)
+{
+	static const int64_t xs[4] = {2, 3, 5, 7}, ys[4] = {3, 4, 11, 13};
+	struct fs_binding at[8], one[8];
+	memcpy(at, p->bind, p->n_bind * sizeof(*at));
+	memcpy(one, p->bind, p->n_bind * sizeof(*one));
+	for (uint32_t i = 0; i < 16; i++) {
+		at[b].value = xs[i / 4], at[c].value = ys[i % 4];
+		one[b].value = 1, one[c].value = xs[i / 4] * ys[i % 4];
+		for (uint32_t v = 0; v < p->n_in + p->n_ops; v++) {
+			const struct ten *t = fs_prog_value(p, (int32_t)v);
+			for (uint8_t d = 0; d < t->rank; d++) {
+				const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
+				int64_t u, w;
+				if (dim && (fs_dim_eval(&p->s->types, dim, at, p->n_bind, &u) ||
+					    fs_dim_eval(&p->s->types, dim, one, p->n_bind, &w) || u != w))
+					return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+/* Input i's dim d is exactly symbol b */
+static int dim_is(const struct prog *p, const struct ten *t, uint8_t d, uint32_t b)
+{
+	const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
+	return dim && dim->expr >= 0 && p->s->types.exprs[dim->expr].op == FS_EX_SYM && p->s->types.exprs[dim->expr].sym == p->bind[b].sym;
+}
+
+/* dim d of t is linear in symbol c, its other symbols known, and grows with c at
+ * the bound sizes: c = (dim - f(c = 0)) / (f(c = 1) - f(c = 0)) */
+static int solvable(const struct prog *p, const struct fs_emit_sym *known, const struct ten *t, uint8_t d, uint32_t c)
+{
+	const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
+	if (!dim || dim->expr < 0 || degree(&p->s->types, dim->expr, p->bind[c].sym) != 1)
+		return 0;
+	for (uint32_t o = 0; o < p->n_bind; o++)
+		if (o != c && known[o].how == FS_SYM_NONE && degree(&p->s->types, dim->expr, p->bind[o].sym))
+			return 0;
+	struct fs_binding at[8];
+	int64_t lo, hi;
+	memcpy(at, p->bind, p->n_bind * sizeof(*at));
+	for (uint32_t o = 0; o < p->n_bind; o++)
+		at[o].value = known[o].value;
+	at[c].value = 1;
+	if (fs_dim_eval(&p->s->types, dim, at, p->n_bind, &lo))
+		return 0;
+	at[c].value = 2;
+	return !fs_dim_eval(&p->s->types, dim, at, p->n_bind, &hi) && hi > lo;
+}
+
+void fs_emit_op_symbols(const struct fs_emit_op *e, const int32_t *in, uint32_t n_in, struct fs_emit_sym *out)
+{
+	const struct prog *p = e->p;
+	for (uint32_t b = 0; b < p->n_bind; b++) {
+		struct fs_emit_sym *q = &out[b];
+		*q = (struct fs_emit_sym){.how = FS_SYM_NONE, .value = p->bind[b].value};
+		for (uint32_t i = 0; i < n_in && q->how == FS_SYM_NONE; i++)
+			for (uint8_t d = 0; d < fs_prog_value(p, in[i])->rank && q->how == FS_SYM_NONE; d++)
+				if (dim_is(p, fs_prog_value(p, in[i]), d, b))
+					q->how = FS_SYM_DIM, q->input = i, q->dim = d;
+		if (q->how == FS_SYM_NONE && !value_degree(p, b))
+			q->how = FS_SYM_UNUSED;
+	}
+	/* a symbol read only through its product with one the op reads (a batch of 1 flattened
+	 * into the tokens: 32*s70*s72) is 1, the other carrying the product */
+	for (uint32_t b = 0; b < p->n_bind; b++)
+		for (uint32_t c = 0; c < p->n_bind && out[b].how == FS_SYM_NONE; c++)
+			if (c != b && out[c].how == FS_SYM_NONE && p->bind[b].value == 1 && value_degree(p, b) <= 3 &&
+			    value_degree(p, c) <= 3 && product_only(p, b, c))
+				out[b].how = FS_SYM_FOLDED, out[b].value = 1, out[b].into = c;
+	/* then each left, in turn, solved from an input's dim linear in it over the symbols known */
+	for (uint32_t step = 0, again = 1; again;) {
+		again = 0;
+		for (uint32_t c = 0; c < p->n_bind; c++)
+			for (uint32_t i = 0; i < n_in && out[c].how == FS_SYM_NONE; i++)
+				for (uint8_t d = 0; d < fs_prog_value(p, in[i])->rank && out[c].how == FS_SYM_NONE; d++)
+					if (solvable(p, out, fs_prog_value(p, in[i]), d, c))
+						out[c] = (struct fs_emit_sym){FS_SYM_SOLVE, i, d, p->bind[c].value, 0, step++}, again = 1;
+	}
+}
+/* The symbols, in the kernel's parameter order, each with how the op gets
+ * it (fs_emit_op_symbols); "tokens" their product. -1 (why) where one
+ * cannot be had from the inputs. */
 static int symbols_json(const struct fs_emit_op *e, const int32_t *in, uint32_t n_in, cJSON *j, char *why, size_t n)
 {
 	const struct prog *p = e->p;
+	struct fs_emit_sym how[8];
 	cJSON *syms = cJSON_AddArrayToObject(j, "symbols");
 	struct fs_text tokens = {0};
+	fs_emit_op_symbols(e, in, n_in, how);
 	for (uint32_t b = 0; b < p->n_bind; b++) {
-		char sname[64];
+		char sname[64], into[64];
 		fs_dims_py_sym(p, b, sname, sizeof(sname));
+		if (how[b].how == FS_SYM_NONE) {
+			snprintf(why, n, "symbol %s cannot be had from the op's inputs: no input's dim is it or linear in it, and the "
+					 "op's shapes read it other than through its product with another symbol", sname);
+			free(tokens.s);
+			return -1;
+		}
 		cJSON *q = cJSON_CreateObject();
 		cJSON_AddStringToObject(q, "name", sname);
 		cJSON_AddItemToArray(syms, q);
 		fs_text_put(&tokens, "%s%s", b ? " * " : "", sname);
-		for (uint32_t i = 0; i < n_in && !cJSON_HasObjectItem(q, "from"); i++) {
-			const struct ten *t = fs_prog_value(p, in[i]);
-			for (uint8_t d = 0; d < t->rank; d++) {
-				const struct fs_dim *dim = fs_dim_symbolic(t, d) ? &p->s->types.dims[t->sym[d] - 1] : NULL;
-				if (dim && dim->expr >= 0 && p->s->types.exprs[dim->expr].op == FS_EX_SYM &&
-				    p->s->types.exprs[dim->expr].sym == p->bind[b].sym) {
-					cJSON *from = cJSON_AddObjectToObject(q, "from");
-					cJSON_AddNumberToObject(from, "input", i);
-					cJSON_AddNumberToObject(from, "dim", d);
-					break;
-				}
-			}
+		if (how[b].how == FS_SYM_DIM || how[b].how == FS_SYM_SOLVE) {
+			cJSON *from = cJSON_AddObjectToObject(q, "from");
+			cJSON_AddNumberToObject(from, "input", how[b].input);
+			cJSON_AddNumberToObject(from, "dim", how[b].dim);
+			if (how[b].how == FS_SYM_SOLVE)
+				cJSON_AddNumberToObject(from, "solve", how[b].step);
+			continue;
 		}
-		if (!cJSON_HasObjectItem(q, "from")) {
-			snprintf(why, n, "symbol %s is no dim of any input: the op could not read it", sname);
-			free(tokens.s);
-			return -1;
+		cJSON_AddNumberToObject(q, "value", (double)how[b].value);
+		if (how[b].how == FS_SYM_FOLDED) {
+			fs_dims_py_sym(p, how[b].into, into, sizeof(into));
+			cJSON_AddStringToObject(q, "folded_into", into);
 		}
 	}
 	cJSON_AddStringToObject(j, "tokens", tokens.s ? tokens.s : "1");

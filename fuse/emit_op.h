@@ -44,12 +44,32 @@ struct fs_emit_sig {
 	struct fs_text sig, args, ret, doc;
 };
 
+/* How the op gets each symbol of its program (its kernels take every one):
+ * read off an input's dim that is exactly it (DIM); solved from an input's
+ * dim linear in it, once the symbols that dim also reads are known, `step`
+ * the order (SOLVE: sym = (size - f(0)) / (f(1) - f(0)), f the dim's
+ * formula); its bound value, where no shape of the op reads it (UNUSED);
+ * 1, where the op's shapes read it only through its product with symbol
+ * `into` (a batch of 1 flattened into the tokens: 32*s70*s72), which then
+ * carries the product (FOLDED); NONE: none of these. */
+enum fs_emit_sym_how { FS_SYM_NONE, FS_SYM_DIM, FS_SYM_SOLVE, FS_SYM_UNUSED, FS_SYM_FOLDED };
+struct fs_emit_sym {
+	uint8_t how;
+	uint32_t input;  /* DIM, SOLVE: the op's input (index into its inputs) */
+	uint8_t dim;     /* and its dim */
+	int64_t value;   /* UNUSED, FOLDED: the value the op gives it */
+	uint32_t into;   /* FOLDED: the symbol carrying the product */
+	uint32_t step;   /* SOLVE: its place in the order the op solves them */
+};
+
 int fs_emit_op_init(struct fs_emit_op *e, const struct prog *p, char *why, size_t n);
 void fs_emit_op_release(struct fs_emit_op *e);
 /* The op's inputs (values of p, at most FS_KERNEL_MAX_PARAMS) and outputs
  * (what the region's users read, in order); k: the fused kernel (NULL: none). */
 uint32_t fs_emit_op_inputs(const struct fs_emit_op *e, const struct fs_kernel *k, int32_t *v);
 uint32_t fs_emit_op_outputs(const struct fs_emit_op *e, const struct fs_kernel *k, int32_t *v);
+/* out[b]: how the op gets symbol b of e->p's bindings; in: its inputs (fs_emit_op_inputs). */
+void fs_emit_op_symbols(const struct fs_emit_op *e, const int32_t *in, uint32_t n_in, struct fs_emit_sym *out);
 /* The descriptor's "symbols", "tokens", "inputs", "outputs", "views",
  * "buffers", "args" (k's buffers, each a tensor and an element offset),
  * "products" and "epilogue" in j, and the module's signature. 0, or -1 with why. */

@@ -187,8 +187,10 @@ static void settle(const struct prog *p, const struct fs_site *site, const struc
 	if (!o->generate_only && (o->emit_dir || (r->gpu.ran && !fs_gemm_any(p))))
 		fs_buckets_run(p, site, o, seed, r, &set);
 	fs_verdict_settle(r, fs_prog_path(p->s, p->g));
-	if (o->emit_dir && !o->generate_only)
+	if (o->emit_dir && !o->generate_only) {
 		emit_stage(p, &set, o, r);
+		fs_verdict_emit(r);
+	}
 	fs_bucket_set_release(&set);
 }
 

@@ -95,9 +95,18 @@ void fs_verdict_settle(struct fs_site_result *r, const char *file)
 	}
 }
 
+void fs_verdict_emit(struct fs_site_result *r)
+{
+	if (!r->emit.failed || r->verdict == FS_VERDICT_FAIL)
+		return;
+	r->verdict = FS_VERDICT_REFUSED;
+	snprintf(r->why, sizeof(r->why), "the numerics pass, --emit failed: %.250s", r->emit.text);
+}
+
 const char *fs_verdict_name(enum fs_verdict v)
 {
-	return v == FS_VERDICT_PASS ? "pass" : v == FS_VERDICT_FAIL ? "fail" : "correct, not profitable";
+	static const char *const names[] = {"pass", "fail", "correct, not profitable", "refused"};
+	return names[v];
 }
 
 const char *fs_triage_name(enum fs_triage t)

@@ -91,7 +91,10 @@ def _tensor_spec(t):
     return t["name"], t["shape"], [_formula(d) for d in t["shape"]], getattr(torch, t["dtype"].split(".")[-1])
 
 
-_SYMBOLS = [(s["name"], s["from"]["input"], s["from"]["dim"]) for s in DESC["symbols"]]
+# each symbol: (name, input, dim, solve step or None, fixed value or None): read off an input's dim,
+# solved from one (linear in it), or a value where the op's shapes do not read it apart
+_SYMBOLS = [(s["name"], s["from"]["input"], s["from"]["dim"], s["from"].get("solve"), None) if "from" in s
+            else (s["name"], None, None, None, int(s["value"])) for s in DESC["symbols"]]
 _INPUTS = [_tensor_spec(t) for t in DESC["inputs"]]
 _OUTPUTS = [_tensor_spec(t) for t in DESC["outputs"]]
 _ORDERS = [t.get("order") for t in DESC["outputs"]]
@@ -413,7 +416,15 @@ def _symbols(inputs, where, real=True):
             _fail(where, f"input '{name}' is on {t.device}, input '{_INPUTS[0][0]}' on {inputs[0].device}")
         if real and not t.is_contiguous():
             _fail(where, f"input '{name}' is not contiguous (call .contiguous())")
-    s = {name: inputs[i].shape[d] for name, i, d in _SYMBOLS}
+    s = {name: inputs[i].shape[d] if value is None else value for name, i, d, step, value in _SYMBOLS if step is None}
+    for name, i, d, _, _ in sorted((x for x in _SYMBOLS if x[3] is not None), key=lambda x: x[3]):
+        f = _INPUTS[i][2][d]
+        at0 = f({**s, name: 0})
+        per = f({**s, name: 1}) - at0
+        if per <= 0 or (inputs[i].shape[d] - at0) % per:
+            _fail(where, f"input '{_INPUTS[i][0]}' has shape {tuple(inputs[i].shape)}: dim {d} is {inputs[i].shape[d]}, "
+                  f"not {_INPUTS[i][1][d]} for any {name}")
+        s[name] = (inputs[i].shape[d] - at0) // per
     for t, (name, shape, dims, _) in zip(inputs, _INPUTS):
         for d, (text, f) in enumerate(zip(shape, dims)):
             if t.shape[d] != f(s):

@@ -39,7 +39,7 @@ static void kernels_json(const struct fs_site_result *r, cJSON *o)
 	cJSON_AddNumberToObject(k, "reference", r->gpu.ref_kernels);
 	cJSON_AddNumberToObject(k, "gemm", r->gpu.gemm_kernels);
 	if (r->emit.text[0])
-		cJSON_AddStringToObject(k, "emitted", r->emit.text);
+		cJSON_AddStringToObject(k, r->emit.failed ? "emit_failed" : "emitted", r->emit.text);
 }
 
 /* one row of a tactic table */

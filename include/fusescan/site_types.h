@@ -146,7 +146,8 @@ struct fs_bucket_run {
 
 /* A check passes or fails; the verdict of a run is the worst check of every
  * plan it would use, and where all pass, whether the fusion pays. */
-enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL, FS_VERDICT_NOT_PROFITABLE };
+/* REFUSED: every check passes, but an output the run was asked for (--emit) could not be written */
+enum fs_verdict { FS_VERDICT_PASS, FS_VERDICT_FAIL, FS_VERDICT_NOT_PROFITABLE, FS_VERDICT_REFUSED };
 
 /* One check: the fused execution's errors against fused <= k x unfused + tol. */
 struct fs_check {
