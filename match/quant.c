@@ -79,18 +79,18 @@ static int operand_is(const struct fs_scan *s, const struct fs_graph *g, const s
 	return 0;
 }
 
-/* The mined region's catalog entry holding node v, or NULL. */
+/* The catalog entry of a mined region holding node v, one naming a residual
+ * add (add_*) first, or NULL. */
 static const char *region_entry(const struct fs_catalog *cat, const struct fs_mine *m, uint32_t v)
 {
+	const char *found = NULL;
 	for (uint32_t r = 0; r < m->n_regions; r++) {
 		const struct fs_region *x = &m->regions[r];
-		if (x->entry < 0)
-			continue;
-		for (uint32_t i = 0; i < x->n_nodes; i++)
-			if (x->nodes[i] == v)
-				return cat->e[x->entry].name;
+		for (uint32_t i = 0; x->entry >= 0 && i < x->n_nodes; i++)
+			if (x->nodes[i] == v && (!found || !strncmp(cat->e[x->entry].name, "add_", 4)))
+				found = cat->e[x->entry].name;
 	}
-	return NULL;
+	return found;
 }
 
 /* What wrote value v: an AutoDeploy kernel by its op, an unfused gated
@@ -100,7 +100,9 @@ static enum fs_quant_form form_of(const struct fs_catalog *cat, const struct fs_
 	const struct fs_scan *s = m->s;
 	const struct fs_graph *g = m->g;
 	const struct fs_node *n = &g->nodes[v];
-	const char *k = key_of(s, n);
+	const char *k = key_of(s, n), *e = region_entry(cat, m, v);
+	if (e && !strncmp(e, "add_", 4) && strstr(e, "rmsnorm"))
+		return FS_QF_ADD_RMSNORM;
 	if (strstr(k, "fused_add_rms_norm"))
 		return FS_QF_ADD_RMSNORM;
 	if (!strcmp(k, "getitem")) {
@@ -117,9 +119,8 @@ static enum fs_quant_form form_of(const struct fs_catalog *cat, const struct fs_
 		return FS_QF_GEGLU;
 	if ((!strcmp(k, "pow") || !strcmp(k, "square") || !strcmp(k, "mul")) && operand_is(s, g, n, "relu"))
 		return FS_QF_RELU2;
-	const char *e = region_entry(cat, m, v);
 	if (e && strstr(e, "rmsnorm") && e != strstr(e, "rmsnorm_add"))
-		return !strncmp(e, "add_", 4) ? FS_QF_ADD_RMSNORM : FS_QF_RMSNORM;
+		return FS_QF_RMSNORM;
 	return FS_QF_OTHER;
 }
 
