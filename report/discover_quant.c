@@ -45,7 +45,9 @@ static void transform_text(const struct fs_discovery *d, const struct fs_quant_s
 {
 	int tdef;
 	const char *t = fs_quant_transform(&d->cat, q, &tdef);
-	if (!t)
+	if (q->form == FS_QF_OTHER)
+		snprintf(buf, n, "no norm or gated activation writes the value (an attention output, a copy): listed, not a candidate");
+	else if (!t)
 		snprintf(buf, n, "AutoDeploy has no transform for it");
 	else if (tdef < 0)
 		snprintf(buf, n, "transform %s (its default is not in the catalog)", t);
