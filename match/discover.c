@@ -91,6 +91,7 @@ static void analyse(struct fs_discovery *d, uint32_t module, uint32_t run, struc
 	struct fs_mine_opts mo = {&d->cat, a->bind, a->n_bind};
 	a->mine = fs_mine_graph(d->scan, g, &mo);
 	fs_mlir_trace(d->scan, a);
+	fs_quant_trace(&d->cat, a);
 }
 
 /* Each module of a file; or, where its root calls the others, the root with
@@ -326,6 +327,7 @@ void fs_discovery_free(struct fs_discovery *d)
 		fs_mine_free(d->a[i].mine);
 		fs_graph_free(d->a[i].inlined);
 		free(d->a[i].mlir);
+		free(d->a[i].quant);
 	}
 	free(d->a);
 	for (uint32_t r = 0; r < d->scan->n_runs; r++) {

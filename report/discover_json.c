@@ -167,6 +167,8 @@ static cJSON *analysis_json(const struct fs_discovery *d, const struct fs_analys
 			cJSON_AddItemToArray(af, x);
 		}
 	}
+	if (a->n_quant) /* only quantized graphs have the key */
+		cJSON_AddItemToObject(o, "fp8_quant", fs_quant_json(d, a));
 	cJSON *mk = cJSON_AddArrayToObject(o, "mlir_kernels");
 	for (uint32_t i = 0; i < a->n_mlir; i++)
 		cJSON_AddItemToArray(mk, mlir_json(d, &a->mlir[i]));

@@ -192,6 +192,7 @@ static void analysis(const struct fs_discovery *d, const struct fs_analysis *a, 
 		candidate(d, a, i + 1, &a->mine->cands[i], out);
 	if (n < a->mine->n_cands)
 		fprintf(out, "(%u more candidates; --top 0 shows all)\n\n", a->mine->n_cands - n);
+	fs_quant_text(d, a, out);
 	already_fused(d, a, out);
 	mlir_kernels(d, a, out);
 	cleanups(d, a, out);

@@ -54,6 +54,10 @@ void fs_evo_fall(const struct fs_discovery *d, const struct fs_evolution *e, uin
 /* What an MLIR kernel took the place of: "replaced silu, mul at 002 stage/transform (2 nodes
  * read from FILE)", or "an MLIR kernel reading 2 tensors (why the ops are unknown)". */
 void fs_mlir_text(const struct fs_discovery *d, const struct fs_mlir_kernel *k, char *buf, size_t n);
+/* The FP8 quantization fusions of a graph (discover_quant.c): a text section, and the
+ * JSON array "fp8_quant". */
+void fs_quant_text(const struct fs_discovery *d, const struct fs_analysis *a, FILE *out);
+cJSON *fs_quant_json(const struct fs_discovery *d, const struct fs_analysis *a);
 /* Human-readable byte count: "1.5 GB", "302.0 MB", "4.1 kB", "12 B". */
 const char *fs_human_bytes(int64_t b, char *buf, size_t n);
 /* The bindings the cost model used ("s72=1 s70=8192"), and the symbols it left unbound. */

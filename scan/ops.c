@@ -342,6 +342,8 @@ static int kind_fits(const struct param *q, uint8_t k)
 		return k == FS_ARG_INT || k == FS_ARG_NODE;
 	if (!strcmp(q->type, "bool"))
 		return k == FS_ARG_BOOL;
+	if (!strcmp(q->type, "list"))
+		return k == FS_ARG_LIST || k == FS_ARG_TUPLE;
 	return !strcmp(q->type, "str") && k == FS_ARG_STR;
 }
 
@@ -352,6 +354,16 @@ static const char *schema_of(const struct fs_scan *s, const struct fs_node *n)
 		if (!strcmp(opsigs[i].key, key))
 			return opsigs[i].schema;
 	return NULL;
+}
+
+int fs_op_param(const struct fs_scan *s, const struct fs_node *n, const char *name)
+{
+	const char *p = n->kind == FS_NODE_CALL ? schema_of(s, n) : NULL;
+	struct param q;
+	for (int k = 0; p && next_param(&p, &q); k++)
+		if (!strcmp(q.name, name))
+			return k;
+	return -1;
 }
 
 int fs_op_args_fit(const struct fs_scan *s, const struct fs_graph *g, const struct fs_node *n, char *why,

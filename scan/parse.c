@@ -217,6 +217,16 @@ static const char *find_last_sep(const char *p, const char *e)
 	return NULL;
 }
 
+/* The dtype printed at [p, e); a torch name the table does not know is an error. */
+static enum fs_dtype dtype_of(struct parser *P, const char *p, const char *e)
+{
+	enum fs_dtype d = fs_types_dtype(P->s, p, (size_t)(e - p));
+	if (d == FS_DT_OTHER && starts(p, e, "torch."))
+		perr(P, p, "unknown dtype '%.*s' (known: torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2, ...)",
+		     (int)(e - p), p);
+	return d;
+}
+
 /* type := [shape ' : '] dtype | '(' shapes ')' ' : ' '(' dtypes ')'.
  * Appends the output types to the graph; returns how many (0 on error). */
 static uint16_t parse_type(struct parser *P, const char *p, const char *e)
@@ -225,12 +235,11 @@ static uint16_t parse_type(struct parser *P, const char *p, const char *e)
 	const char *sep = find_last_sep(p, e);
 	const char *sp = p, *se = sep ? sep : p, *dp = sep ? sep + 3 : p, *de = e;
 	if (!sep) { /* oldest format: dtype only */
-		push_type(P->g, 0, fs_types_dtype(P->s, dp, (size_t)(de - dp)));
+		push_type(P->g, 0, dtype_of(P, dp, de));
 		return 1;
 	}
 	if (!(de > dp && *dp == '(' && de[-1] == ')' && *sp == '(' && se[-1] == ')')) {
-		push_type(P->g, fs_types_shape(P->s, sp, (size_t)(se - sp)),
-			  fs_types_dtype(P->s, dp, (size_t)(de - dp)));
+		push_type(P->g, fs_types_shape(P->s, sp, (size_t)(se - sp)), dtype_of(P, dp, de));
 		return 1;
 	}
 	/* multi-output: (s1, s2) : (d1, d2) */
@@ -250,8 +259,7 @@ static uint16_t parse_type(struct parser *P, const char *p, const char *e)
 		}
 		trim(&sb, &sx);
 		trim(&db, &dx);
-		push_type(P->g, fs_types_shape(P->s, sb, (size_t)(sx - sb)),
-			  fs_types_dtype(P->s, db, (size_t)(dx - db)));
+		push_type(P->g, fs_types_shape(P->s, sb, (size_t)(sx - sb)), dtype_of(P, db, dx));
 		k++;
 	}
 }
@@ -500,6 +508,38 @@ static int parse_placeholder(struct parser *P, uint32_t sym, const char *t, cons
 	return 0;
 }
 
+/* Whether a printed shape holds one element: `scalar`, or dims all 1 (unknown: not said otherwise). */
+static int one_element(const struct fs_scan *s, uint32_t shape)
+{
+	const struct fs_shape *sh = fs_scan_shape(s, shape);
+	if (sh->kind != FS_SHAPE_DIMS)
+		return 1;
+	for (uint16_t i = 0; i < sh->rank; i++) {
+		const struct fs_dim *d = &s->types.dims[sh->dims + i];
+		if (d->expr != FS_DIM_CONST || d->value != 1)
+			return 0;
+	}
+	return 1;
+}
+
+/* A quantized product's per-tensor input scale (its schema's input_scale,
+ * scan/opsig.def) must hold one element: an error at the argument if not. */
+static void check_scale(struct parser *P, const struct fs_node *n, const char *open, const char *close)
+{
+	int k = fs_op_param(P->s, n, "input_scale");
+	if (k < 0 || (uint32_t)k >= n->n_top)
+		return;
+	uint32_t at = n->args;
+	for (int i = 0; i < k; i++)
+		at += P->g->args[at].span;
+	const struct fs_arg *a = &P->g->args[at];
+	if (a->kind != FS_ARG_NODE || one_element(P->s, a->type.shape))
+		return;
+	const char *name = fs_scan_str(P->s, P->g->nodes[a->node].name);
+	perr(P, ref_at(open, close, name), "the per-tensor input scale %%%s is %s, not a scalar: %s quantizes with one scale",
+	     name, fs_scan_str(P->s, fs_scan_shape(P->s, a->type.shape)->text), fs_scan_str(P->s, P->s->ops[n->op].target));
+}
+
 /* node := '%' NAME ' = ' TARGET '(' args ')' [' : ' type] ; t is the target. -1: the line is bad */
 static int parse_call(struct parser *P, uint32_t sym, const char *t, const char *e)
 {
@@ -536,6 +576,7 @@ static int parse_call(struct parser *P, uint32_t sym, const char *t, const char 
 		return -1;
 	P->g->nodes[id].n_out = k;
 	P->g->n_calls++;
+	check_scale(P, &P->g->nodes[id], paren, close);
 	return 0;
 }
 

@@ -12,6 +12,7 @@ non-strict torch.export with dynamic batch and sequence dims, and printed as
 Needs PyTorch and transformers (the GPU machine has both):
 
   python3 scripts/export_dumps.py --arch gpt2 --layers 2 --out dumps/export_gpt2_2l
+  python3 scripts/export_dumps.py --arch llama --layers 2 --quant fp8 --out dumps/fp8_export_llama_2l
   python3 scripts/export_dumps.py --arch gemma2 --out dumps/export_gemma2
   python3 scripts/export_dumps.py --arch gpt2 --layers 2 --set n_embd=4096 \
       --set n_head=32 --set n_inner=14336 --out dumps/export_gpt2_l3w_2l
@@ -184,6 +185,39 @@ def build(arch, layers, sets, device="meta"):
     return model, cfg
 
 
+FP8_SKIP = ("lm_head", "mlp.gate", "block_sparse_moe.gate", "router")  # kept bf16, as FP8 checkpoints keep them
+
+
+def quantize_fp8(model):
+    """every nn.Linear but the LM head and MoE routers swapped for a static
+    per-tensor FP8 linear as torchao / transformers write one: weight in
+    float8_e4m3fn, 0-d float32 input and weight scales (buffers), forward
+    (x / s_in).clamp(-448, 448).to(float8_e4m3fn), then torch._scaled_mm.
+    Scales are 1.0: a dump needs their shapes, not their values."""
+    import torch
+
+    class StaticFP8Linear(torch.nn.Module):
+        def __init__(self, lin):
+            super().__init__()
+            self.weight = torch.nn.Parameter(lin.weight.detach().to(torch.float8_e4m3fn), requires_grad=False)
+            self.bias = lin.bias
+            self.register_buffer("input_scale", torch.tensor(1.0, dtype=torch.float32, device=lin.weight.device))
+            self.register_buffer("weight_scale", torch.tensor(1.0, dtype=torch.float32, device=lin.weight.device))
+
+        def forward(self, x):
+            q = (x / self.input_scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+            out = torch._scaled_mm(q.reshape(-1, q.shape[-1]), self.weight.t(), self.input_scale,
+                                   self.weight_scale, self.bias, None, x.dtype)
+            return out.reshape(*x.shape[:-1], out.shape[-1])
+
+    for name, mod in list(model.named_modules()):
+        for child, lin in list(mod.named_children()):
+            full = f"{name}.{child}" if name else child
+            if isinstance(lin, torch.nn.Linear) and not any(full.endswith(k) for k in FP8_SKIP):
+                setattr(mod, child, StaticFP8Linear(lin))
+    return model
+
+
 def export(model, device, tokens=16):
     """the model exported as AutoDeploy exports it: non-strict, batch and
     sequence dims symbolic, traced at a sequence of `tokens`. Dim.AUTO keeps
@@ -218,12 +252,17 @@ def main():
     ap.add_argument("--trace-tokens", type=int, default=16, metavar="N",
                     help="the sequence length traced, 2 to 65536 (default 16); past a chunk's length "
                          "(256 for Mamba 2, Bamba and MiniMax, 64 for Qwen3-Next) the chunk count stays symbolic")
+    ap.add_argument("--quant", choices=["fp8"],
+                    help="quantize the linears first: fp8 = static per-tensor FP8 written out "
+                         "(div, clamp, to(float8_e4m3fn), torch._scaled_mm; docs/fp8.md)")
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
     if not 2 <= args.trace_tokens <= 65536:
         ap.error(f"--trace-tokens {args.trace_tokens}: want 2 to 65536")
 
     model, cfg = build(args.arch, args.layers, args.set)
+    if args.quant == "fp8":
+        model = quantize_fp8(model)
     ep = export(model, "meta", args.trace_tokens)
     os.makedirs(args.out, exist_ok=True)
     write_atomic(os.path.join(args.out, "001_export_export_to_gm.txt"),

@@ -60,6 +60,34 @@ struct fs_mlir_kernel {
 	uint32_t n_ops;
 };
 
+/* FP8 quantization sites (match/quant.c): what wrote the value a quantized
+ * product quantizes, and how the product quantizes it. */
+enum fs_quant_form { FS_QF_RMSNORM, FS_QF_ADD_RMSNORM, FS_QF_SWIGLU, FS_QF_GEGLU, FS_QF_RELU2, FS_QF_OTHER, FS_QF_COUNT };
+enum fs_quant_flavour {
+	FS_QV_AD,          /* an AutoDeploy FP8 linear with a static per-tensor input scale */
+	FS_QV_PLAIN,       /* (x / s).clamp(-448, 448).to(float8) written out (plain export) */
+	FS_QV_FINEGRAINED, /* a fine-grained FP8 linear: per token, 128-channel groups, dynamic */
+	FS_QV_COUNT
+};
+const char *fs_quant_form_name(enum fs_quant_form f);
+const char *fs_quant_flavour_name(enum fs_quant_flavour v);
+
+/* The most quantization sites an analysis keeps. */
+enum { FS_QUANT_SITES = 4096 };
+
+/* One (value, scale) pair: the readers that quantize one value with one scale. */
+struct fs_quant_site {
+	uint32_t value;            /* the quantized value (node, views skipped) */
+	uint32_t scale;            /* its scale's node, or UINT32_MAX (dynamic) */
+	uint32_t reader;           /* the first reader: the FP8 linear, or the plain chain's cast */
+	uint32_t n_readers;        /* readers with this scale */
+	uint32_t n_other;          /* readers of the value that are no quantization (and the graph's output) */
+	uint32_t launches;         /* kernels the fusion saves: each reader's quantization */
+	int64_t bytes;             /* bytes saved (docs/fp8.md), -1 unknown */
+	uint8_t form;              /* enum fs_quant_form */
+	uint8_t flavour;           /* enum fs_quant_flavour */
+};
+
 /* One analysed graph. */
 struct fs_analysis {
 	uint32_t module;           /* index into scan->modules */
@@ -73,7 +101,17 @@ struct fs_analysis {
 	uint32_t n_unbound;        /* all of them (the first 8 in unbound) */
 	struct fs_mlir_kernel *mlir; /* the MLIR kernels it calls (the first FS_MLIR_KERNELS) */
 	uint32_t n_mlir;
+	struct fs_quant_site *quant; /* its FP8 quantization sites, reader order (the first FS_QUANT_SITES) */
+	uint32_t n_quant;
 };
+
+/* The FP8 quantization sites of analysis a's mined graph. */
+void fs_quant_trace(const struct fs_catalog *cat, struct fs_analysis *a);
+
+/* AutoDeploy's transform that fuses site q's quantization into the kernel
+ * writing its value, or NULL where AD has none; *tdef its enum fs_tdefault in
+ * the effective config, or -1 where the catalog does not declare it. */
+const char *fs_quant_transform(const struct fs_catalog *c, const struct fs_quant_site *q, int *tdef);
 
 /* The MLIR kernels analysis a's graph calls, each traced back to what it took the place of. */
 void fs_mlir_trace(const struct fs_scan *s, struct fs_analysis *a);

@@ -128,6 +128,9 @@ uint32_t *fs_dumpfile_op_counts(const struct fs_scan *s, const struct fs_dumpfil
  * "auto_deploy.torch_rmsnorm"), or -1 if the table has no row for it. */
 int fs_op_key_flags(const struct fs_scan *s, const char *key, size_t n);
 
+/* The position of parameter `name` in call n's schema (scan/opsig.def), or
+ * -1: no schema, or none of that name. */
+int fs_op_param(const struct fs_scan *s, const struct fs_node *n, const char *name);
 /* Whether call n's printed arguments fit its op's schema (scan/opsig.def:
  * the AutoDeploy ops read by position): 1 when they do or the op has no
  * schema there, 0 when not, the first misfit said in why. */

@@ -19,7 +19,7 @@ SCHEMAS = {'fusescan.scan/1': 'scan-1.json', 'fusescan.discover/1': 'discover-1.
 def reports(exe, tests, work):
     """(what, document) of every report: the fixtures' scans, discoveries and matches, and --emit's descriptors"""
     d = os.path.join(tests, 'data')
-    inputs = sorted(glob.glob(os.path.join(d, 'export_*'))) + [os.path.join(d, r) for r in ('adrun_tiny_llama_2l', 'adrun_mlir_2l')]
+    inputs = sorted(glob.glob(os.path.join(d, 'export_*'))) + sorted(glob.glob(os.path.join(d, 'fp8*'))) + [os.path.join(d, r) for r in ('adrun_tiny_llama_2l', 'adrun_mlir_2l')]
     runs = [[c, '--format', 'json', p] for p in inputs for c in ('scan', 'discover')]
     run = os.path.join(d, 'adrun_tiny_llama_2l')
     runs += [['discover', '--format', 'json', '--kernels-from', os.path.join(d, 'srctree'), run],
